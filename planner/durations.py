@@ -1,0 +1,152 @@
+"""Durations and interleaving (contract §4): the one piece of arithmetic that the planners
+and the verifier share. Everything here is a pure function of numbers and profiles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from itertools import permutations
+
+from planner.instance import GpuProfile, Instance, Job
+
+StageTuple = tuple[float, float, float]  # (data, gpu / speed, net) in ms
+
+# Guards the ceiling against float noise such as 437.00000000000006 time units.
+_EPS = 1e-9
+
+
+def ceil_units(ms: float, unit_ms: float) -> int:
+    return max(0, math.ceil(ms / unit_ms - _EPS))
+
+
+def solo_iteration_ms(gp: GpuProfile, speed: float = 1.0) -> float:
+    """Measured iteration time with the GPU stage scaled by the node's speed."""
+    return gp.iteration_ms - gp.stages.gpu + gp.stages.gpu / speed
+
+
+def stage_tuple(gp: GpuProfile, speed: float = 1.0) -> StageTuple:
+    return (gp.stages.data, gp.stages.gpu / speed, gp.stages.net)
+
+
+def solo_duration(instance: Instance, job: Job, speed: float = 1.0) -> int:
+    """Duration in time units of `job` run alone on a node of the given speed."""
+    if job.duration is not None:
+        return job.duration
+    assert job.iterations is not None
+    it = solo_iteration_ms(instance.gpu_profile(job), speed)
+    return ceil_units(job.iterations * it, instance.unit_ms)
+
+
+def slot_cycle(order: Sequence[StageTuple]) -> float:
+    """Steady period of the 4-slot cycle for one ordering of k <= 4 jobs."""
+    k = len(order)
+    d = [s[0] for s in order]
+    g = [s[1] for s in order]
+    n = [s[2] for s in order]
+    f = [0.0] * 161
+    for i in range(160):
+        best = f[i]
+        q = (i + 1) % 4
+        if q < k:
+            best = max(best, f[i] + n[q])
+        q = (i + 2) % 4
+        if q < k:
+            best = max(best, f[i] + g[q])
+        q = (i + 3) % 4
+        if i >= 1 and q < k:
+            best = max(best, f[i - 1] + d[q])
+        f[i + 1] = best
+    return (f[160] - f[80]) / 20
+
+
+def pair_cycle(a: StageTuple, b: StageTuple) -> float:
+    return max(a[0], b[1] + b[2]) + max(b[0], a[1] + a[2])
+
+
+@lru_cache(maxsize=65536)
+def _raw_cycle_sorted(stages: tuple[StageTuple, ...]) -> float:
+    best = min(slot_cycle(p) for p in permutations(stages))
+    if len(stages) == 2:
+        best = min(best, pair_cycle(stages[0], stages[1]))
+    return best
+
+
+def raw_cycle(stages: Sequence[StageTuple]) -> float:
+    """TT(G): the best cycle over all orderings (and the pair formula for two jobs)."""
+    if len(stages) < 2:
+        raise ValueError("a group has at least two members")
+    return _raw_cycle_sorted(tuple(sorted(stages)))
+
+
+def group_cycle(stages: Sequence[StageTuple], overhead: Mapping[int, float]) -> float:
+    """c(G) = overhead[k] * TT(G), in ms per iteration of every member."""
+    return overhead[len(stages)] * raw_cycle(stages)
+
+
+def member_elapsed_ms(
+    iterations: Sequence[int],
+    stages: Sequence[StageTuple],
+    solo_ms: Sequence[float],
+    overhead: Mapping[int, float],
+) -> list[float]:
+    """Time from the group's start to each member's end, in ms, phase by phase.
+
+    All members advance one iteration per cycle; when one finishes, the rest go on as a
+    smaller group with its own cycle, the last one alone at its solo iteration time.
+    """
+    remaining = [float(it) for it in iterations]
+    active = list(range(len(iterations)))
+    elapsed = [0.0] * len(iterations)
+    now = 0.0
+    while active:
+        if len(active) == 1:
+            cyc = solo_ms[active[0]]
+        else:
+            cyc = group_cycle([stages[i] for i in active], overhead)
+        step = min(remaining[i] for i in active)
+        now += step * cyc
+        still = []
+        for i in active:
+            remaining[i] -= step
+            if remaining[i] <= 0:
+                elapsed[i] = now
+            else:
+                still.append(i)
+        active = still
+    return elapsed
+
+
+def group_member_durations(instance: Instance, jobs: Sequence[Job], speed: float = 1.0) -> list[int]:
+    """Each member's `end - start` in time units when `jobs` run as one group."""
+    gps = [instance.gpu_profile(j) for j in jobs]
+    elapsed = member_elapsed_ms(
+        [j.iterations or 0 for j in jobs],
+        [stage_tuple(gp, speed) for gp in gps],
+        [solo_iteration_ms(gp, speed) for gp in gps],
+        instance.interleaving.overhead,
+    )
+    return [ceil_units(e, instance.unit_ms) for e in elapsed]
+
+
+def group_admissible(instance: Instance, jobs: Sequence[Job], speed: float = 1.0,
+                     gpu_mem_gb: float | None = None) -> bool:
+    """Contract §4: 2..max_group profiled jobs, same GPU count, a cycle shorter than the sum
+    of solo iteration times, and their GPU memory fits on one GPU (when both are known)."""
+    k = len(jobs)
+    if not 2 <= k <= instance.interleaving.max_group:
+        return False
+    if any(not j.profiled for j in jobs) or len({j.gpus for j in jobs}) != 1:
+        return False
+    gpus = jobs[0].gpus
+    profs = [instance.profiles[j.model] for j in jobs if j.model is not None]
+    if any(gpus not in p.by_gpus for p in profs):
+        return False
+    if gpu_mem_gb is not None:
+        mems = [p.gpu_mem_gb for p in profs]
+        if all(m is not None for m in mems) and sum(m or 0.0 for m in mems) > gpu_mem_gb + 1e-9:
+            return False
+    gps = [p.by_gpus[gpus] for p in profs]
+    cyc = group_cycle([stage_tuple(gp, speed) for gp in gps], instance.interleaving.overhead)
+    return cyc < sum(solo_iteration_ms(gp, speed) for gp in gps)

@@ -1,0 +1,203 @@
+"""The problem data: small frozen dataclasses built by `planner.read` after validation.
+
+Everything a planner or the verifier needs is here, already resolved: node groups are
+expanded into nodes, model names into profiles, defaults filled in. Times are integers in
+the instance's `time_unit`; profile times are milliseconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+UNIT_MS: Mapping[str, float] = {"ms": 1.0, "s": 1000.0, "min": 60000.0}
+
+OBJECTIVES = ("makespan", "total_weighted_jct", "total_weighted_tardiness")
+
+# Measured slowdown of real interleaving relative to solo runs on Muri's testbed (contract §4).
+DEFAULT_OVERHEAD: Mapping[int, float] = {2: 1.33 / 1.015, 3: 1.5 / 1.015, 4: 1.37 / 1.015}
+
+
+@dataclass(frozen=True)
+class Stages:
+    """Per-iteration stage times in ms: data loading, GPU compute, gradient sync."""
+
+    data: float
+    gpu: float
+    net: float
+
+
+@dataclass(frozen=True)
+class GpuProfile:
+    """A model's measured behaviour at one GPU count."""
+
+    iteration_ms: float
+    stages: Stages
+
+
+@dataclass(frozen=True)
+class Profile:
+    model: str
+    by_gpus: Mapping[int, GpuProfile]
+    gpu_mem_gb: float | None = None
+    batch_size: int | None = None
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """One entry of `cluster.nodes`: `count` identical nodes."""
+
+    name: str
+    count: int
+    gpus: int
+    gpu_type: str | None = None
+    gpu_mem_gb: float | None = None
+    cpus: float | None = None  # None: not limited
+    mem_gb: float | None = None  # None: not limited
+    speed: float = 1.0
+    gpu_idle_w: float = 0.0
+    gpu_busy_w: float = 0.0
+
+
+@dataclass(frozen=True)
+class Node:
+    """One machine, `<group>-<i>`; `index` is its position in `Instance.nodes`."""
+
+    name: str
+    group: NodeGroup
+    index: int
+
+    @property
+    def gpus(self) -> int:
+        return self.group.gpus
+
+    @property
+    def speed(self) -> float:
+        return self.group.speed
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    gpus: int
+    model: str | None = None  # profiled job: model + iterations
+    iterations: int | None = None
+    duration: int | None = None  # explicit job: solo duration in time units
+    release: int = 0
+    priority: int = 0
+    weight: float = 1.0
+    due: int | None = None
+    deadline: int | None = None
+    after: tuple[str, ...] = ()
+    cpus_per_gpu: float = 0.0
+    mem_gb_per_gpu: float = 0.0
+    tenant: str | None = None
+    node_types: tuple[str, ...] | None = None  # None: any node group
+    demand: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def profiled(self) -> bool:
+        return self.model is not None
+
+
+@dataclass(frozen=True)
+class Admits:
+    """Whom a reservation lets in; both empty means nobody (`"for": null`)."""
+
+    tenants: frozenset[str] = frozenset()
+    jobs: frozenset[str] = frozenset()
+
+    def admits(self, job: Job) -> bool:
+        return job.id in self.jobs or (job.tenant is not None and job.tenant in self.tenants)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """Either GPUs of nodes (`nodes`, optional `gpus`) or an amount of a pool."""
+
+    id: str
+    start: int
+    end: int
+    admits: Admits = Admits()
+    nodes: tuple[str, ...] = ()
+    gpus: tuple[int, ...] | None = None  # None: every GPU of the listed nodes
+    pool: str | None = None
+    amount: float = 0.0
+
+
+@dataclass(frozen=True)
+class Interleaving:
+    enabled: bool = False
+    max_group: int = 4
+    overhead: Mapping[int, float] = field(default_factory=lambda: dict(DEFAULT_OVERHEAD))
+
+
+@dataclass(frozen=True)
+class Instance:
+    name: str
+    jobs: tuple[Job, ...]
+    node_groups: tuple[NodeGroup, ...]
+    nodes: tuple[Node, ...]
+    profiles: Mapping[str, Profile] = field(default_factory=dict)
+    pools: Mapping[str, float] = field(default_factory=dict)
+    reservations: tuple[Reservation, ...] = ()
+    time_unit: str = "s"
+    horizon: int | None = None
+    interleaving: Interleaving = Interleaving()
+    priority_policy: str = "strict"  # "strict" | "none"
+    objective: tuple[str, ...] = ("total_weighted_jct",)
+
+    @property
+    def unit_ms(self) -> float:
+        return UNIT_MS[self.time_unit]
+
+    @cached_property
+    def job_by_id(self) -> Mapping[str, Job]:
+        return {j.id: j for j in self.jobs}
+
+    @cached_property
+    def node_by_name(self) -> Mapping[str, Node]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def group_by_name(self) -> Mapping[str, NodeGroup]:
+        return {g.name: g for g in self.node_groups}
+
+    def gpu_profile(self, job: Job) -> GpuProfile:
+        """The profile entry a profiled job runs with (validated to exist)."""
+        assert job.model is not None
+        return self.profiles[job.model].by_gpus[job.gpus]
+
+    def eligible_groups(self, job: Job) -> tuple[NodeGroup, ...]:
+        """Node groups the job may run on: allowed by `node_types` and big enough (R5)."""
+        if job.gpus == 0:
+            return ()
+        out = []
+        for g in self.node_groups:
+            if job.node_types is not None and g.name not in job.node_types:
+                continue
+            if self.misfit(job, g) is None:
+                out.append(g)
+        return tuple(out)
+
+    def misfit(self, job: Job, g: NodeGroup) -> str | None:
+        """Why `job` cannot run on nodes of group `g` (ignoring `node_types`), or None."""
+        if job.gpus > g.gpus:
+            if job.gpus % g.gpus:
+                return f"{job.gpus} GPUs is not a whole number of {g.gpus}-GPU nodes"
+            if job.gpus // g.gpus > g.count:
+                return f"needs {job.gpus // g.gpus} nodes, the group has {g.count}"
+        per_node = min(job.gpus, g.gpus)
+        if g.cpus is not None and per_node * job.cpus_per_gpu > g.cpus + 1e-9:
+            return f"needs {per_node * job.cpus_per_gpu:g} CPUs per node, nodes have {g.cpus:g}"
+        if g.mem_gb is not None and per_node * job.mem_gb_per_gpu > g.mem_gb + 1e-9:
+            return f"needs {per_node * job.mem_gb_per_gpu:g} GB per node, nodes have {g.mem_gb:g}"
+        if job.model is not None and g.gpu_mem_gb is not None:
+            need = self.profiles[job.model].gpu_mem_gb
+            if need is not None and need > g.gpu_mem_gb + 1e-9:
+                return f"model needs {need:g} GB of GPU memory, GPUs have {g.gpu_mem_gb:g}"
+        return None
+
+    def nodes_of(self, group: NodeGroup) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.group.name == group.name)

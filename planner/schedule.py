@@ -1,0 +1,165 @@
+"""The schedule every planner returns and `plan check` reads (contract §6).
+
+Metrics and objective values are not stored here: `planner.metrics` computes them from the
+schedule when it is written or shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+FORMAT = "planner-schedule/1"
+STATUSES = ("optimal", "feasible", "infeasible", "unknown")
+
+
+@dataclass(frozen=True)
+class Placement:
+    node: str
+    gpus: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """Where and when one job runs; `group` names its interleaving group, if any."""
+
+    id: str
+    start: int
+    end: int
+    placement: tuple[Placement, ...] = ()
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class Group:
+    id: str
+    jobs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    instance: str
+    solver: str
+    status: str
+    jobs: tuple[Assignment, ...] = ()
+    groups: tuple[Group, ...] = ()
+    lower_bound: Mapping[str, float] | None = None
+    wall_s: float = 0.0
+    # Free-form facts about the run: why `auto` chose a solver, the greedy start, gaps...
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def with_(self, **changes: Any) -> Schedule:
+        return replace(self, **changes)
+
+
+def schedule_to_dict(s: Schedule, objective: Mapping[str, float],
+                     metrics: Mapping[str, float]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "format": FORMAT,
+        "instance": s.instance,
+        "solver": s.solver,
+        "status": s.status,
+        "objective": dict(objective),
+        "lower_bound": dict(s.lower_bound) if s.lower_bound is not None else None,
+        "wall_s": round(s.wall_s, 3),
+        "jobs": [
+            {
+                "id": a.id,
+                "start": a.start,
+                "end": a.end,
+                "group": a.group,
+                "placement": [{"node": p.node, "gpus": list(p.gpus)} for p in a.placement],
+            }
+            for a in s.jobs
+        ],
+        "groups": [{"id": g.id, "jobs": list(g.jobs)} for g in s.groups],
+        "metrics": dict(metrics),
+    }
+    if s.info:
+        out["info"] = dict(s.info)
+    return out
+
+
+class ScheduleFormatError(ValueError):
+    """A schedule file that is not in the contract's format; `problems` are (path, text)."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        super().__init__("; ".join(f"{p}: {m}" for p, m in problems))
+        self.problems = problems
+
+
+def _int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def schedule_from_dict(d: Any) -> Schedule:
+    """Parse a schedule document; structural problems raise ScheduleFormatError.
+
+    Only the shape is checked here; whether the schedule obeys the rules is the
+    verifier's business.
+    """
+    probs: list[tuple[str, str]] = []
+    if not isinstance(d, dict):
+        raise ScheduleFormatError([("$", "a schedule is a JSON object")])
+    jobs: list[Assignment] = []
+    raw_jobs = d.get("jobs")
+    if not isinstance(raw_jobs, list):
+        probs.append(("jobs", "missing or not a list"))
+        raw_jobs = []
+    for i, j in enumerate(raw_jobs):
+        path = f"jobs[{i}]"
+        if not isinstance(j, dict):
+            probs.append((path, "not an object"))
+            continue
+        if not isinstance(j.get("id"), str):
+            probs.append((f"{path}.id", "missing or not a string"))
+            continue
+        for key in ("start", "end"):
+            if not _int(j.get(key)):
+                probs.append((f"{path}.{key}", "missing or not an integer"))
+        pl: list[Placement] = []
+        raw_pl = j.get("placement") or []
+        if not isinstance(raw_pl, list):
+            probs.append((f"{path}.placement", "not a list"))
+            raw_pl = []
+        for k, p in enumerate(raw_pl):
+            ok = (isinstance(p, dict) and isinstance(p.get("node"), str)
+                  and isinstance(p.get("gpus"), list) and all(_int(x) for x in p["gpus"]))
+            if not ok:
+                probs.append((f"{path}.placement[{k}]", "needs a node name and a list of GPU indices"))
+                continue
+            pl.append(Placement(p["node"], tuple(p["gpus"])))
+        group = j.get("group")
+        if group is not None and not isinstance(group, str):
+            probs.append((f"{path}.group", "not a string or null"))
+            group = None
+        if _int(j.get("start")) and _int(j.get("end")):
+            jobs.append(Assignment(j["id"], j["start"], j["end"], tuple(pl), group))
+    groups: list[Group] = []
+    raw_groups = d.get("groups") or []
+    if not isinstance(raw_groups, list):
+        probs.append(("groups", "not a list"))
+        raw_groups = []
+    for i, g in enumerate(raw_groups):
+        if not (isinstance(g, dict) and isinstance(g.get("id"), str)
+                and isinstance(g.get("jobs"), list) and all(isinstance(x, str) for x in g["jobs"])):
+            probs.append((f"groups[{i}]", "needs an id and a list of job ids"))
+            continue
+        groups.append(Group(g["id"], tuple(g["jobs"])))
+    status = d.get("status", "feasible")
+    if status not in STATUSES:
+        probs.append(("status", f"must be one of {', '.join(STATUSES)}"))
+    if probs:
+        raise ScheduleFormatError(probs)
+    lb = d.get("lower_bound")
+    return Schedule(
+        instance=str(d.get("instance", "")),
+        solver=str(d.get("solver", "")),
+        status=status,
+        jobs=tuple(jobs),
+        groups=tuple(groups),
+        lower_bound=lb if isinstance(lb, dict) else None,
+        wall_s=float(d.get("wall_s") or 0.0),
+        info=d.get("info") or {},
+    )
