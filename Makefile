@@ -1,0 +1,36 @@
+# Every target creates the virtual environment it needs, so a fresh clone needs only
+# python3 (>= 3.11) and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+TIME   ?= 20
+
+.PHONY: demo test lint bench install clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/plan solve instances/demo.json --time-limit $(TIME) \
+		-o out/demo-schedule.json --gantt out/demo-gantt.csv
+	$(BIN)/plan check instances/demo.json out/demo-schedule.json
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check planner tests bench scripts
+	$(BIN)/mypy planner
+
+bench: $(STAMP)
+	$(BIN)/plan bench instances/bench --solvers greedy:fifo,greedy:sjf,greedy:srsf,greedy:interleave,cpsat \
+		--time-limit 10 --workers 2 --baseline greedy:fifo -o out/bench.csv
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache

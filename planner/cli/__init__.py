@@ -1,0 +1,28 @@
+"""The `plan` command: a thin click layer. Commands parse arguments, call the library,
+and hand its values to `planner.cli.terminal` for printing."""
+
+from __future__ import annotations
+
+import click
+
+from planner import __version__
+from planner.cli.commands import check, export, models, validate
+from planner.cli.convert import generate, import_
+from planner.cli.solve import solve
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="plan")
+def main() -> None:
+    """Plan deep-learning training jobs on a GPU cluster."""
+
+
+for command in (solve, validate, check, export, models, import_, generate):
+    main.add_command(command)
+
+try:  # `plan bench` lives in its own module
+    from planner.cli.bench import bench
+
+    main.add_command(bench)
+except ImportError:  # pragma: no cover - only while the bench module is absent
+    pass

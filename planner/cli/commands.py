@@ -1,0 +1,108 @@
+"""`plan validate`, `plan check`, `plan export`, `plan models`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from planner.cli import terminal
+from planner.cli.common import EXIT_INFEASIBLE, handle_errors
+from planner.errors import InputError, Problem
+from planner.schedule import Schedule, ScheduleFormatError, schedule_from_dict
+
+
+def read_schedule(path: str) -> Schedule:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(path, [Problem("$", f"cannot read: {e.strerror}")]) from None
+    except json.JSONDecodeError as e:
+        raise InputError(path, [Problem("$", f"malformed JSON at line {e.lineno} column "
+                                             f"{e.colno}: {e.msg}")]) from None
+    try:
+        return schedule_from_dict(data)
+    except ScheduleFormatError as e:
+        raise InputError(path, [Problem(p, m) for p, m in e.problems]) from None
+
+
+@click.command()
+@click.argument("instance", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@handle_errors
+def validate(instance: str, as_json: bool) -> None:
+    """Check an instance file only."""
+    from planner.read import read_instance
+
+    inst = read_instance(instance)
+    counts = {"jobs": len(inst.jobs), "nodes": len(inst.nodes),
+              "GPUs": sum(n.gpus for n in inst.nodes), "reservations": len(inst.reservations)}
+    if as_json:
+        terminal.print_json({"valid": True, "instance": inst.name, **counts})
+    else:
+        terminal.print_validated(inst.name, counts)
+
+
+@click.command()
+@click.argument("instance", type=click.Path(dir_okay=False))
+@click.argument("schedule", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@handle_errors
+def check(instance: str, schedule: str, as_json: bool) -> None:
+    """Verify a schedule against the rules R1-R10; exit 1 on violations."""
+    from planner.read import read_instance
+    from planner.verify import verify
+
+    inst = read_instance(instance)
+    sched = read_schedule(schedule)
+    violations = verify(inst, sched)
+    if as_json:
+        terminal.print_json({"valid": not violations, "violations": [
+            {"rule": v.rule, "job": v.job, "node": v.node, "gpu": v.gpu, "time": v.time,
+             "message": v.message} for v in violations]})
+    elif violations:
+        terminal.print_violations(violations)
+    else:
+        terminal.out.print(f"[green]ok[/] {schedule}: {len(sched.jobs)} jobs, no violations")
+    if violations:
+        sys.exit(EXIT_INFEASIBLE)
+
+
+@click.command()
+@click.argument("schedule", type=click.Path(dir_okay=False))
+@click.option("--gantt", "gantt", required=True, type=click.Path(dir_okay=False),
+              help="Write the Gantt CSV here.")
+@click.option("--instance", "instance", type=click.Path(dir_okay=False),
+              help="Instance file, for the priority, tenant and model columns "
+                   "(default: the file recorded in the schedule, when readable).")
+@handle_errors
+def export(schedule: str, gantt: str, instance: str | None) -> None:
+    """Write the Gantt CSV of a schedule."""
+    from planner.export import write_gantt
+    from planner.read import read_instance
+
+    sched = read_schedule(schedule)
+    path = instance or sched.info.get("instance_file")
+    inst = None
+    if path and Path(path).is_file():
+        inst = read_instance(path)
+    elif not instance:
+        terminal.print_note("instance file not found: priority, tenant and model left empty")
+    write_gantt(gantt, sched, inst)
+    terminal.print_note(f"wrote {gantt}")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@handle_errors
+def models(as_json: bool) -> None:
+    """List the model catalogue."""
+    from planner.catalogue import catalogue_rows
+
+    rows = catalogue_rows()
+    if as_json:
+        terminal.print_json(rows)
+    else:
+        terminal.print_models(rows)

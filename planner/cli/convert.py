@@ -1,0 +1,85 @@
+"""`plan import` (public benchmark and trace files) and `plan generate` (synthetic)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from planner.cli import terminal
+from planner.cli.common import handle_errors
+from planner.errors import InputError, Problem
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(path, [Problem("$", f"cannot read: {e.strerror}")]) from None
+
+
+def _write_instance(doc: dict[str, Any], output: str, source: str) -> None:
+    """Validate what a converter made before writing it: a bad file is never written."""
+    from planner.export import write_json
+    from planner.read import instance_from_dict
+
+    inst = instance_from_dict(doc, file=source)
+    write_json(output, doc)
+    terminal.print_note(f"wrote {output}: {len(inst.jobs)} jobs, {len(inst.nodes)} nodes")
+
+
+@click.command("import")
+@click.argument("kind", type=click.Choice(["psplib", "jobshop", "muri"]))
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option("--name", help="Instance name (default: the file's stem).")
+@click.option("--nodes", type=click.IntRange(min=1), default=8, show_default=True,
+              help="muri: number of nodes.")
+@click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True,
+              help="muri: GPUs per node.")
+@click.option("--first", type=click.IntRange(min=1), help="muri: keep only this many jobs.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True,
+              help="muri: skip this many jobs first.")
+@click.option("--all-at-zero", is_flag=True, help="muri: release every job at time 0.")
+@click.option("--time-unit", type=click.Choice(["ms", "s", "min"]), default="s",
+              show_default=True, help="muri: time unit of the instance.")
+@handle_errors
+def import_(kind: str, file: str, output: str, name: str | None, nodes: int,
+            gpus_per_node: int, first: int | None, offset: int, all_at_zero: bool,
+            time_unit: str) -> None:
+    """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
+    name = name or Path(file).stem
+    doc: dict[str, Any]
+    if kind == "psplib":
+        from planner.importers.psplib import parse_sm
+
+        doc = {**parse_sm(_read_text(file)), "name": name}
+    elif kind == "jobshop":
+        from planner.importers.jobshop import parse_jss
+
+        doc = {**parse_jss(_read_text(file)), "name": name}
+    else:
+        from planner.importers.muri import muri_to_instance
+
+        if not Path(file).is_file():
+            raise InputError(file, [Problem("$", "no such file")])
+        doc = muri_to_instance(file, name=name, nodes=nodes, gpus_per_node=gpus_per_node,
+                               first=first, offset=offset, all_at_zero=all_at_zero,
+                               time_unit=time_unit)
+    _write_instance(doc, output, file)
+
+
+@click.command()
+@click.option("--family", type=click.Choice(["dl", "rcpsp", "mixed"]), default="dl",
+              show_default=True)
+@click.option("--jobs", "n_jobs", type=click.IntRange(min=1), required=True)
+@click.option("--nodes", type=click.IntRange(min=1), required=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@handle_errors
+def generate(family: str, n_jobs: int, nodes: int, seed: int, output: str) -> None:
+    """Write a seeded synthetic instance."""
+    from planner.generate import generate as make
+
+    _write_instance(make(family, n_jobs, nodes, seed), output, f"<generated {family}>")

@@ -1,0 +1,82 @@
+"""Writing results: the schedule JSON and the Gantt CSV (contract §6).
+
+Files are written whole or not at all: each goes to a temporary file beside the target,
+which is renamed over it only when complete.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from planner.instance import Instance
+from planner.metrics import metrics, objective_values
+from planner.schedule import Schedule, schedule_to_dict
+
+GANTT_HEADER = ("job", "group", "node", "gpus", "start", "end", "priority", "tenant", "model")
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    write_atomic(path, json.dumps(data, indent=1) + "\n")
+
+
+def schedule_document(instance: Instance, schedule: Schedule,
+                      objectives: Sequence[str]) -> dict[str, Any]:
+    """The schedule as the contract's JSON document, with objective values and metrics
+    computed from it (an empty schedule has no objective values)."""
+    if schedule.jobs:
+        obj = objective_values(instance, schedule, objectives)
+        met = metrics(instance, schedule)
+    else:
+        obj, met = {}, {}
+    return schedule_to_dict(schedule, obj, met)
+
+
+def gantt_rows(schedule: Schedule, instance: Instance | None) -> list[tuple[Any, ...]]:
+    """One row per (job, node); jobs without placement get one row with an empty node.
+    Without the instance, priority, tenant and model are left empty."""
+    rows: list[tuple[Any, ...]] = []
+    jobs = instance.job_by_id if instance is not None else {}
+    for a in sorted(schedule.jobs, key=lambda a: (a.start, a.id)):
+        job = jobs.get(a.id)
+        extra = (
+            (job.priority, job.tenant or "", job.model or "") if job is not None else ("", "", "")
+        )
+        group = a.group or ""
+        if not a.placement:
+            rows.append((a.id, group, "", "", a.start, a.end, *extra))
+        for p in a.placement:
+            gpus = ";".join(str(g) for g in p.gpus)
+            rows.append((a.id, group, p.node, gpus, a.start, a.end, *extra))
+    return rows
+
+
+def gantt_csv(rows: Iterable[Sequence[Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(GANTT_HEADER)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def write_gantt(path: str | Path, schedule: Schedule, instance: Instance | None) -> None:
+    write_atomic(path, gantt_csv(gantt_rows(schedule, instance)))
