@@ -1,0 +1,118 @@
+"""Metrics and objective values of a schedule (contract §6), from the schedule alone.
+
+- makespan: the latest end (time 0 is the origin); 0 for an empty schedule.
+- JCT of a job: `end - release`. avg_jct is the mean, p99_jct the nearest-rank 99th
+  percentile (sorted JCTs, index `ceil(0.99 n) - 1`); both 0 for an empty schedule.
+- total_weighted_jct: sum of `weight * (end - release)`; total_weighted_tardiness: sum of
+  `weight * max(0, end - due)` over jobs with a `due`.
+- gpu_utilization: busy GPU-time / (GPUs in the cluster * makespan), 0 when either is 0.
+  A group keeps its GPUs busy once, from its start to its last member's end, not once
+  per member.
+- energy_kwh: every GPU of the cluster draws `gpu_busy_w` while busy and `gpu_idle_w`
+  otherwise, from time 0 to the makespan.
+
+Jobs of the schedule that the instance does not know, and repeated ids, are ignored (the
+verifier reports them). Nothing is rounded here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+
+from planner.instance import OBJECTIVES, Instance
+from planner.schedule import Assignment, Schedule
+
+METRIC_KEYS = ("makespan", "avg_jct", "p99_jct", "total_weighted_jct",
+               "total_weighted_tardiness", "gpu_utilization", "energy_kwh")
+
+
+def _known(instance: Instance, schedule: Schedule) -> list[Assignment]:
+    seen: set[str] = set()
+    out = []
+    for a in schedule.jobs:
+        if a.id in instance.job_by_id and a.id not in seen:
+            seen.add(a.id)
+            out.append(a)
+    return out
+
+
+def nearest_rank(values: Sequence[float], pct: float) -> float:
+    """The nearest-rank percentile: sorted values, index ceil(pct/100 * n) - 1."""
+    if not values:
+        return 0.0
+    xs = sorted(values)
+    k = max(1, math.ceil(pct / 100 * len(xs) - 1e-9))
+    return float(xs[k - 1])
+
+
+def busy_gpu_time(instance: Instance, schedule: Schedule) -> dict[str, float]:
+    """Node name -> busy GPU-time on it (GPUs * time units), groups counted once."""
+    busy: dict[str, float] = defaultdict(float)
+    groups: dict[str, list[Assignment]] = defaultdict(list)
+    for a in _known(instance, schedule):
+        if a.group is not None:
+            groups[a.group].append(a)
+            continue
+        for p in a.placement:
+            busy[p.node] += len(set(p.gpus)) * (a.end - a.start)
+    for members in groups.values():
+        start = min(a.start for a in members)
+        end = max(a.end for a in members)
+        gpus: dict[str, set[int]] = defaultdict(set)
+        for a in members:
+            for p in a.placement:
+                gpus[p.node].update(p.gpus)
+        for node, gs in gpus.items():
+            busy[node] += len(gs) * (end - start)
+    return dict(busy)
+
+
+def metrics(instance: Instance, schedule: Schedule) -> dict[str, float]:
+    """The seven metrics of contract §6, keyed as in the schedule file."""
+    jobs = _known(instance, schedule)
+    by_id = instance.job_by_id
+    makespan = max((a.end for a in jobs), default=0)
+    jct = [a.end - by_id[a.id].release for a in jobs]
+    twj = sum(by_id[a.id].weight * (a.end - by_id[a.id].release) for a in jobs)
+    twt = 0.0
+    for a in jobs:
+        j = by_id[a.id]
+        if j.due is not None:
+            twt += j.weight * max(0, a.end - j.due)
+    busy = busy_gpu_time(instance, schedule)
+    cluster_gpus = sum(n.gpus for n in instance.nodes)
+    total_busy = sum(busy.values())
+    util = total_busy / (cluster_gpus * makespan) if cluster_gpus and makespan else 0.0
+    # W * time units -> kWh: * unit_ms / 3.6e6 (ms per hour) / 1000 (W per kW)
+    to_kwh = instance.unit_ms / 3.6e9
+    energy = 0.0
+    for n in instance.nodes:
+        b = busy.get(n.name, 0.0)
+        idle = n.gpus * makespan - b
+        energy += (b * n.group.gpu_busy_w + idle * n.group.gpu_idle_w) * to_kwh
+    return {
+        "makespan": float(makespan),
+        "avg_jct": sum(jct) / len(jct) if jct else 0.0,
+        "p99_jct": nearest_rank(jct, 99),
+        "total_weighted_jct": float(twj),
+        "total_weighted_tardiness": float(twt),
+        "gpu_utilization": util,
+        "energy_kwh": energy,
+    }
+
+
+def objective_values(instance: Instance, schedule: Schedule,
+                     names: Sequence[str]) -> dict[str, float]:
+    """The named objectives (contract §2) of the schedule, in the given order."""
+    bad = [n for n in names if n not in OBJECTIVES]
+    if bad:
+        raise ValueError(f"unknown objective {', '.join(bad)}; known: {', '.join(OBJECTIVES)}")
+    m = metrics(instance, schedule)
+    return {n: m[n] for n in names}
+
+
+def group_count(schedule: Schedule) -> int:
+    """How many interleaving groups the schedule's jobs use."""
+    return len({a.group for a in schedule.jobs if a.group is not None})
