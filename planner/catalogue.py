@@ -1,0 +1,65 @@
+"""The model catalogue: measured profiles in models/<model>.json (contract §3).
+
+The default folder is `$PLANNER_MODELS` when set, else the repository's `models/`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from planner.errors import InputError, Problem
+from planner.instance import Profile
+from planner.read import Checker, parse_profile
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+def models_dir(directory: Path | str | None = None) -> Path:
+    if directory is not None:
+        return Path(directory)
+    env = os.environ.get("PLANNER_MODELS")
+    return Path(env) if env else DEFAULT_DIR
+
+
+def load_profile(path: Path) -> Profile:
+    """One catalogue file; its `model` must match the file name."""
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(str(path), [Problem("$", "file not found")]) from None
+    except json.JSONDecodeError as e:
+        raise InputError(str(path), [Problem(
+            "$", f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}")]) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(path), [Problem("$", f"cannot read the file: {e}")]) from None
+    ck = Checker()
+    prof = parse_profile(d, "$", ck, name=path.stem)
+    if prof is None or ck.problems:
+        raise InputError(str(path), ck.problems)
+    return prof
+
+
+def load_catalogue(directory: Path | str | None = None) -> dict[str, Profile]:
+    """Every `*.json` profile in the folder, by model name (a missing folder is empty)."""
+    folder = models_dir(directory)
+    if not folder.is_dir():
+        return {}
+    return {p.stem: load_profile(p) for p in sorted(folder.glob("*.json"))}
+
+
+def catalogue_rows(directory: Path | str | None = None) -> list[dict[str, Any]]:
+    """One row per model for `plan models`: name, GPU counts, memory, batch size, and the
+    solo iteration time at each GPU count (ms)."""
+    rows = []
+    for name, prof in load_catalogue(directory).items():
+        rows.append({
+            "model": name,
+            "gpus": list(prof.by_gpus),
+            "gpu_mem_gb": prof.gpu_mem_gb,
+            "batch_size": prof.batch_size,
+            "iteration_ms": {g: gp.iteration_ms for g, gp in prof.by_gpus.items()},
+        })
+    return rows

@@ -1,0 +1,152 @@
+"""Convert a Muri trace (SIGCOMM 2022 artifact, CSV) into an instance dict (contract §2).
+
+Columns used: `job_id, num_gpu, submit_time (ms), iterations, model_name, priority (0/1)`.
+The stage columns are not copied: the models/ catalogue carries the same figures (one profile
+per model and GPU count, derived from these traces by scripts/make_models.py), so jobs name
+their model and the planner computes durations from the catalogue.
+
+Choices:
+- Rows are taken in file order: skip `offset` rows, then keep `first` rows (all if None).
+- `release = floor((submit_time - t0) / unit_ms)` where `t0` is the smallest submit time among
+  the selected rows, so a slice taken from the middle of a trace starts at time 0;
+  `all_at_zero` sets every release to 0 (like the traces' `*_pr.csv` variants).
+- Job ids are `j<job_id>`; `priority` is the trace's 0/1 column.
+- `policy.priority` is "none" by default: the traces mark about half the jobs priority 1, and
+  strict priority (R9) over an online trace forbids a priority-0 job to start before any
+  later-or-equal-released priority-1 job, which rules out almost all backfilling. Pass
+  `strict_priority=True` to keep R9.
+- One node group (`gpu_type` lower-cased as its name) with `gpus_per_node` GPUs per node,
+  `gpu_mem_gb` per GPU and nominal V100 power figures (60 W idle, 300 W busy = SXM2 TDP);
+  cpus and mem_gb are left unset (unlimited) because the trace has no CPU or memory demand.
+- Interleaving enabled with groups of up to `max_group` jobs; objective total weighted JCT.
+- A job that cannot fit the cluster (more GPUs than it has, or a multi-node GPU count that is
+  not a whole number of nodes) is refused: InputError naming `rows[i].num_gpu`, with i the
+  0-based data row of the file.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from planner.errors import InputError, Problem
+from planner.instance import UNIT_MS
+
+COLUMNS = ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "priority")
+
+
+def read_rows(path: str | Path) -> list[dict[str, str]]:
+    """The data rows of a trace CSV; InputError when the file is missing or not a trace."""
+    try:
+        with Path(path).open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            header = reader.fieldnames or []
+    except OSError as e:
+        raise InputError(str(path), [Problem("$", f"cannot read the file: {e}")]) from None
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise InputError(str(path), [Problem("$", f"not a Muri trace: missing column(s) "
+                                             f"{', '.join(missing)}")])
+    return rows
+
+
+def muri_to_instance(
+    source: str | Path | Iterable[Mapping[str, str]],
+    *,
+    name: str,
+    nodes: int,
+    gpus_per_node: int,
+    first: int | None = None,
+    offset: int = 0,
+    all_at_zero: bool = False,
+    time_unit: str = "s",
+    gpu_type: str = "V100",
+    gpu_mem_gb: float | None = 32,
+    gpu_idle_w: float = 60.0,
+    gpu_busy_w: float = 300.0,
+    strict_priority: bool = False,
+    max_group: int = 4,
+    file: str | None = None,
+) -> dict[str, Any]:
+    """The instance dict for rows `offset .. offset+first-1` of a trace (a path or rows).
+
+    `file` names the source in errors and in `description` (default: the path, or "<rows>").
+    """
+    if isinstance(source, str | Path):
+        file = file or str(source)
+        rows: list[Mapping[str, str]] = list(read_rows(source))
+    else:
+        file = file or "<rows>"
+        rows = list(source)
+    if time_unit not in UNIT_MS:
+        raise InputError(file, [Problem("time_unit", f"'{time_unit}' is not one of ms, s, min")])
+    if nodes < 1 or gpus_per_node < 1 or offset < 0 or (first is not None and first < 0):
+        raise InputError(file, [Problem("$", "nodes and gpus_per_node must be >= 1, offset "
+                                        "and first >= 0")])
+    stop = None if first is None else offset + first
+    chosen = list(enumerate(rows))[offset:stop]
+
+    problems: list[Problem] = []
+    parsed: list[tuple[int, dict[str, Any]]] = []
+    for i, row in chosen:
+        values: dict[str, Any] = {}
+        for col in COLUMNS:
+            text = (row.get(col) or "").strip()
+            if col == "model_name":
+                if not text:
+                    problems.append(Problem(f"rows[{i}].{col}", "empty model name"))
+                values[col] = text
+                continue
+            try:
+                values[col] = int(float(text)) if col == "submit_time" else int(text)
+            except ValueError:
+                problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got "
+                                        f"'{text}'"))
+        g = values.get("num_gpu")
+        if g is not None:
+            why = _misfit(g, nodes, gpus_per_node)
+            if why:
+                problems.append(Problem(f"rows[{i}].num_gpu", why))
+        parsed.append((i, values))
+    if problems:
+        raise InputError(file, problems)
+
+    unit = UNIT_MS[time_unit]
+    t0 = min((v["submit_time"] for _, v in parsed), default=0)
+    jobs = []
+    for _, v in parsed:
+        release = 0 if all_at_zero else int((v["submit_time"] - t0) // unit)
+        jobs.append({"id": f"j{v['job_id']}", "model": v["model_name"], "gpus": v["num_gpu"],
+                     "iterations": v["iterations"], "release": release,
+                     "priority": v["priority"]})
+    span = f"rows {parsed[0][0]}-{parsed[-1][0]}" if parsed else "no rows"
+    group: dict[str, Any] = {"name": gpu_type.lower(), "count": nodes, "gpus": gpus_per_node,
+                             "gpu_type": gpu_type, "gpu_idle_w": gpu_idle_w,
+                             "gpu_busy_w": gpu_busy_w}
+    if gpu_mem_gb is not None:
+        group["gpu_mem_gb"] = gpu_mem_gb
+    return {
+        "version": 1,
+        "name": name,
+        "description": f"Imported from {Path(file).name} ({span}), Muri trace (SIGCOMM 2022 "
+                       f"artifact, Apache-2.0, derived from the Microsoft Philly trace)",
+        "time_unit": time_unit,
+        "cluster": {"nodes": [group]},
+        "interleaving": {"enabled": True, "max_group": max_group},
+        "policy": {"priority": "strict" if strict_priority else "none"},
+        "objective": ["total_weighted_jct"],
+        "jobs": jobs,
+    }
+
+
+def _misfit(gpus: int, nodes: int, per_node: int) -> str | None:
+    if gpus < 1:
+        return f"{gpus} GPUs: a training job needs at least one"
+    if gpus > nodes * per_node:
+        return f"{gpus} GPUs is more than the cluster's {nodes * per_node}"
+    if gpus > per_node and gpus % per_node:
+        return f"{gpus} GPUs is not a whole number of {per_node}-GPU nodes"
+    return None

@@ -1,0 +1,162 @@
+"""Pass 2 of reading an instance: cross-references between its parts.
+
+Runs on what the structural pass (`planner.read`) could build; ids and names of items that
+had structural problems still count as known, so one typo is reported once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from planner.errors import Problem
+from planner.instance import Instance, Job, Profile
+from planner.read import Parsed, join, suggest
+
+
+def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile]) -> list[Problem]:
+    out: list[Problem] = []
+    _duplicates(p, instance, out)
+    job_ids = {jid for _, jid in p.job_ids}
+    group_names = {g for _, g in p.group_names}
+    for path, job in p.jobs:
+        _job(p, instance, available, path, job, job_ids, group_names, out)
+    out += _cycles(p)
+    tenants = p.tenants
+    for path, r in p.reservations:
+        raw = p.raw[path]
+        for k, name in enumerate(r.nodes):
+            node = instance.node_by_name.get(name)
+            if node is None:
+                if p.cluster_ok:
+                    out.append(Problem(f"{path}.nodes[{k}]", f"unknown node '{name}'"
+                                       f"{suggest(name, instance.node_by_name)}"))
+                continue
+            for i, g in enumerate(r.gpus or ()):
+                if g >= node.gpus:
+                    out.append(Problem(f"{path}.gpus[{i}]", f"GPU {g} is outside node {name}"
+                                       f" (GPUs 0-{node.gpus - 1})"))
+        if r.pool is not None:
+            if r.pool not in p.pool_names:
+                out.append(Problem(f"{path}.pool", f"unknown pool '{r.pool}'"
+                                   f"{suggest(r.pool, p.pool_names)}"))
+            elif r.pool in p.pools and r.amount > p.pools[r.pool] + 1e-9:
+                out.append(Problem(f"{path}.amount", f"{r.amount:g} is more than the pool's "
+                                   f"capacity {p.pools[r.pool]:g}"))
+        admits: Any = raw.get("for") or {}
+        for k, jid in enumerate(admits.get("jobs", [])):
+            if jid not in job_ids:
+                out.append(Problem(f"{path}.for.jobs[{k}]",
+                                   f"unknown job '{jid}'{suggest(jid, job_ids)}"))
+        for k, t in enumerate(admits.get("tenants", [])):
+            if t not in tenants:
+                out.append(Problem(f"{path}.for.tenants[{k}]",
+                                   f"no job has tenant '{t}'{suggest(t, tenants)}"))
+    return out
+
+
+def _duplicates(p: Parsed, instance: Instance, out: list[Problem]) -> None:
+    for what, items in (("job id", p.job_ids), ("node group", p.group_names),
+                        ("reservation id", p.reservation_ids)):
+        first: dict[str, str] = {}
+        for path, name in items:
+            if name in first:
+                out.append(Problem(path, f"duplicate {what} '{name}' (also at {first[name]})"))
+            else:
+                first[name] = path
+    seen: set[str] = set()
+    for node in instance.nodes:
+        if node.name in seen and node.name not in {g for _, g in p.group_names}:
+            out.append(Problem("cluster.nodes", f"two node groups expand to node '{node.name}'"))
+        seen.add(node.name)
+
+
+def _job(p: Parsed, instance: Instance, available: Mapping[str, Profile], path: str, job: Job,
+         job_ids: set[str], group_names: set[str], out: list[Problem]) -> None:
+    raw = p.raw[path]
+    runnable = True  # profile resolved, so Instance.misfit may be asked
+    if job.model is not None:
+        prof = available.get(job.model)
+        if prof is None:
+            runnable = False
+            if job.model not in p.profile_names:  # a broken inline profile is reported already
+                out.append(Problem(f"{path}.model", f"unknown model '{job.model}': not in "
+                                   f"profiles nor in the models/ catalogue"
+                                   f"{suggest(job.model, available)}"))
+        elif job.gpus not in prof.by_gpus:
+            runnable = False
+            counts = ", ".join(str(g) for g in prof.by_gpus)
+            out.append(Problem(f"{path}.gpus", f"{job.model} has no profile for {job.gpus} "
+                               f"GPUs (it runs at {counts})"))
+    for k, dep in enumerate(raw.get("after", [])):
+        if dep not in job_ids:
+            out.append(Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, job_ids)}"))
+    for k, g in enumerate(job.node_types or ()):
+        if g not in group_names:
+            out.append(Problem(f"{path}.node_types[{k}]",
+                               f"unknown node group '{g}'{suggest(g, group_names)}"))
+    for pool, amount in job.demand.items():
+        if pool not in p.pool_names:
+            out.append(Problem(f"{path}.demand.{pool}",
+                               f"unknown pool '{pool}'{suggest(pool, p.pool_names)}"))
+        elif pool in p.pools and amount > p.pools[pool] + 1e-9:
+            out.append(Problem(f"{path}.demand.{pool}", f"demand {amount:g} exceeds the pool's "
+                               f"capacity {p.pools[pool]:g}"))
+    if job.deadline is not None and job.release > job.deadline:
+        out.append(Problem(f"{path}.deadline",
+                           f"deadline {job.deadline} is before release {job.release}"))
+    if instance.horizon is not None and job.release > instance.horizon:
+        out.append(Problem(f"{path}.release",
+                           f"release {job.release} is after the horizon {instance.horizon}"))
+    if job.gpus == 0 or not runnable or not p.cluster_ok:
+        return
+    allowed = [g for g in instance.node_groups
+               if job.node_types is None or g.name in job.node_types]
+    if not allowed:
+        return  # only unknown node types: reported above
+    reasons = [(g.name, instance.misfit(job, g)) for g in allowed]
+    if all(r is not None for _, r in reasons):
+        why = "; ".join(f"{name}: {r}" for name, r in reasons)
+        out.append(Problem(path, f"job '{job.id}' fits no node ({why})"))
+
+
+def _cycles(p: Parsed) -> list[Problem]:
+    """One problem per cycle in `after`, naming its jobs in order, each waiting for the next."""
+    order = {j.id: i for i, (_, j) in enumerate(p.jobs)}
+    path_of = {j.id: path for path, j in p.jobs}
+    edges = {j.id: [d for d in j.after if d in order] for _, j in p.jobs}
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    found: list[list[str]] = []
+    for root in order:
+        if root in state:
+            continue
+        stack: list[tuple[str, int]] = [(root, 0)]
+        trail: list[str] = [root]
+        state[root] = 1
+        while stack:
+            node, i = stack[-1]
+            if i < len(edges[node]):
+                stack[-1] = (node, i + 1)
+                nxt = edges[node][i]
+                if state.get(nxt) == 1:
+                    cyc = trail[trail.index(nxt):]
+                    start = min(range(len(cyc)), key=lambda k: order[cyc[k]])
+                    found.append(cyc[start:] + cyc[:start])
+                elif nxt not in state:
+                    state[nxt] = 1
+                    stack.append((nxt, 0))
+                    trail.append(nxt)
+            else:
+                state[node] = 2
+                stack.pop()
+                trail.pop()
+    problems = []
+    seen: set[tuple[str, ...]] = set()
+    for cyc in found:
+        if tuple(cyc) in seen:
+            continue
+        seen.add(tuple(cyc))
+        text = " -> ".join(cyc + [cyc[0]])
+        problems.append(Problem(join(path_of[cyc[0]], "after"),
+                                f"cycle in after (each job waits for the next): {text}"))
+    return problems
