@@ -1,0 +1,194 @@
+"""Candidate interleaving groups shared by the greedy, CP-SAT and MILP planners.
+
+A candidate is a set of 2..max_group profiled jobs with the same GPU count that may run
+interleaved on one node group (contract §4). The list is pruned so that every job appears
+in at most `max_per_job` candidates; planners choose among them.
+
+Why it is not quadratic: jobs of the same model and GPU count have identical stage tuples,
+so the cycle of a group depends only on its multiset of models. Per (node group, GPU count)
+we evaluate every model multiset once (pairs of all models present; a multiset of k >= 3 is
+tried only as an extension of an admissible (k-1)-multiset, as Muri merges pairs into larger
+groups), then pick concrete job combinations for the admissible ones. Job combinations are
+taken between jobs of similar solo duration (neighbours in duration order), because a group
+whose members end unevenly leaves its last member running on its own with the GPUs held.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from planner.durations import (
+    group_admissible,
+    group_cycle,
+    group_member_durations,
+    solo_duration,
+    solo_iteration_ms,
+    stage_tuple,
+)
+from planner.instance import Instance, Job, NodeGroup
+
+
+@dataclass(frozen=True)
+class CandidateGroup:
+    jobs: tuple[str, ...]  # member ids, sorted
+    gpus: int
+    node_group: str  # the node group whose speed and gpu_mem_gb it was evaluated for
+    efficiency: float  # sum of members' solo iteration ms / group cycle ms (> 1 pays)
+    durations: tuple[int, ...]  # member end - start in time units, same order as jobs
+    span: int  # max of durations: how long the group holds its GPUs
+
+
+def _efficiency(instance: Instance, reps: Sequence[Job], speed: float) -> float:
+    gps = [instance.gpu_profile(j) for j in reps]
+    cyc = group_cycle([stage_tuple(gp, speed) for gp in gps], instance.interleaving.overhead)
+    return sum(solo_iteration_ms(gp, speed) for gp in gps) / cyc
+
+
+def _model_multisets(
+    instance: Instance, by_model: dict[str, list[Job]], ng: NodeGroup
+) -> list[tuple[float, tuple[str, ...]]]:
+    """Admissible model multisets with their efficiency, most efficient first."""
+    models = sorted(by_model)
+    out: list[tuple[float, tuple[str, ...]]] = []
+    level: list[tuple[str, ...]] = [(m,) for m in models]
+    for _k in range(2, instance.interleaving.max_group + 1):
+        nxt: list[tuple[str, ...]] = []
+        for base in level:
+            for m in models:
+                if m < base[-1]:
+                    continue  # each multiset once, in sorted order
+                combo = (*base, m)
+                if combo.count(m) > len(by_model[m]):
+                    continue  # not enough jobs of that model
+                reps = _representatives(by_model, combo)
+                if not group_admissible(instance, reps, ng.speed, ng.gpu_mem_gb):
+                    continue
+                nxt.append(combo)
+                out.append((_efficiency(instance, reps, ng.speed), combo))
+        level = nxt
+    out.sort(key=lambda e: (-e[0], e[1]))
+    return out
+
+
+def _representatives(by_model: dict[str, list[Job]], combo: tuple[str, ...]) -> list[Job]:
+    seen: dict[str, int] = defaultdict(int)
+    reps = []
+    for m in combo:
+        reps.append(by_model[m][seen[m]])
+        seen[m] += 1
+    return reps
+
+
+def candidate_groups(
+    instance: Instance, max_per_job: int = 4, jobs: Sequence[Job] | None = None
+) -> list[CandidateGroup]:
+    """Admissible interleaving groups among `jobs` (default: all jobs of the instance).
+
+    Empty when interleaving is disabled. Pruning rule: model multisets are visited from the
+    most to the least efficient (ties by model names), node groups in instance order; for
+    each multiset, each job (shortest first) of its first model is combined with the jobs of
+    the other models closest to it in solo duration that still have room, and a combination
+    is kept only while every member appears in fewer than `max_per_job` kept candidates.
+    So each job keeps its (at most `max_per_job`) most efficient candidates, with members
+    of similar length. The result is sorted by efficiency (descending), then member ids.
+    """
+    if not instance.interleaving.enabled or instance.interleaving.max_group < 2:
+        return []
+    pool = [j for j in (instance.jobs if jobs is None else jobs) if j.profiled and j.gpus >= 1]
+    count: dict[str, int] = defaultdict(int)
+    seen: set[tuple[str, tuple[str, ...]]] = set()
+    out: list[CandidateGroup] = []
+    for ng in instance.node_groups:
+        buckets: dict[int, dict[str, list[Job]]] = defaultdict(lambda: defaultdict(list))
+        for j in pool:
+            model = j.model or ""
+            if ng in instance.eligible_groups(j) and j.gpus in instance.profiles[model].by_gpus:
+                buckets[j.gpus][model].append(j)
+        for gpus in sorted(buckets):
+            by_model = buckets[gpus]
+            dur = {j.id: solo_duration(instance, j, ng.speed)
+                   for ms in by_model.values() for j in ms}
+            for ms in by_model.values():
+                ms.sort(key=lambda j: (dur[j.id], j.id))
+            for eff, combo in _model_multisets(instance, by_model, ng):
+                for members in _job_combinations(by_model, combo, dur, count, max_per_job):
+                    ids = tuple(sorted(j.id for j in members))
+                    if (ng.name, ids) in seen:
+                        continue
+                    seen.add((ng.name, ids))
+                    ordered = sorted(members, key=lambda j: j.id)
+                    durs = tuple(group_member_durations(instance, ordered, ng.speed))
+                    out.append(CandidateGroup(ids, gpus, ng.name, eff, durs, max(durs)))
+                    for i in ids:
+                        count[i] += 1
+    out.sort(key=lambda c: (-c.efficiency, c.jobs, c.node_group))
+    return out
+
+
+def _job_combinations(
+    by_model: dict[str, list[Job]],
+    combo: tuple[str, ...],
+    dur: dict[str, int],
+    count: dict[str, int],
+    max_per_job: int,
+) -> list[list[Job]]:
+    """Concrete job sets for one model multiset: each job of the first model (shortest
+    first) with the nearest-length jobs of the other models, among jobs that still have
+    room. Jobs are booked here so that one multiset cannot overfill a job; the caller books
+    the kept ones in `count`."""
+    booked: dict[str, int] = defaultdict(int)
+
+    def room(j: Job) -> bool:
+        return count[j.id] + booked[j.id] < max_per_job
+
+    # Per model, the jobs with room, in duration order; a job leaves when it fills up, so
+    # the nearest-job search below skips at most the members already chosen.
+    avail = {m: [j for j in by_model[m] if room(j)] for m in set(combo)}
+    keys = {m: [(dur[j.id], j.id) for j in avail[m]] for m in avail}
+
+    def book(j: Job) -> None:
+        booked[j.id] += 1
+        if not room(j):
+            m = j.model or ""
+            i = bisect.bisect_left(keys[m], (dur[j.id], j.id))
+            del avail[m][i]
+            del keys[m][i]
+
+    out: list[list[Job]] = []
+    for anchor in list(avail[combo[0]]):
+        if not room(anchor):
+            continue
+        members = [anchor]
+        for m in combo[1:]:
+            pick = _nearest(avail[m], keys[m], dur[anchor.id], members)
+            if pick is None:
+                break
+            members.append(pick)
+        else:
+            out.append(members)
+            for j in members:
+                book(j)
+    return out
+
+
+def _nearest(cands: list[Job], keys: list[tuple[int, str]], target: int,
+             taken: list[Job]) -> Job | None:
+    """The job of `cands` (sorted by duration) closest to `target`, not in `taken`."""
+    i = bisect.bisect_left(keys, (target, ""))
+    lo, hi = i - 1, i
+    taken_ids = {j.id for j in taken}
+    while lo >= 0 or hi < len(cands):
+        dl = target - keys[lo][0] if lo >= 0 else None
+        dh = keys[hi][0] - target if hi < len(cands) else None
+        if dh is not None and (dl is None or dh <= dl):
+            j = cands[hi]
+            hi += 1
+        else:
+            j = cands[lo]
+            lo -= 1
+        if j.id not in taken_ids:
+            return j
+    return None

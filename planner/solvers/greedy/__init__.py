@@ -1,0 +1,152 @@
+"""Greedy list-scheduling planner (serial schedule generation).
+
+Repeatedly take the ready job (all predecessors placed) with the smallest key of the rule
+(`order.py`) and place it at its earliest feasible start (`place.py`, over the timelines of
+`timeline.py`) no earlier than its release, its predecessors' ends and, under strict
+priority, the starts of placed higher-priority jobs released no later. Under the
+`interleave` rule the job may instead be placed together with ready partners as an
+interleaving group (`form.py`). A job that cannot be placed (a hard deadline, the horizon,
+or strict priority that precedence makes impossible) ends the run with status "unknown"
+and `info["reason"]` naming the job and the constraint.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+
+from planner.durations import solo_duration
+from planner.groups import CandidateGroup, candidate_groups
+from planner.instance import Instance, Job
+from planner.schedule import Assignment, Group, Schedule
+from planner.solvers import SolveOptions, objectives_of
+from planner.solvers.greedy.form import choose_group
+from planner.solvers.greedy.order import RULES, best_solo_duration, default_rule, sort_keys
+from planner.solvers.greedy.place import Cluster, Unit
+
+__all__ = ["solve_greedy", "RULES"]
+
+
+def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions) -> Schedule:
+    t_begin = time.perf_counter()
+    rule = rule or default_rule(instance)
+    if rule not in RULES:
+        raise ValueError(f"unknown greedy rule {rule!r}")
+    solver = f"greedy:{rule}"
+    objective = objectives_of(instance, options)[0]
+    strict = instance.priority_policy == "strict"
+    by_id = instance.job_by_id
+    solo = {j.id: best_solo_duration(instance, j) for j in instance.jobs}
+    keys = sort_keys(instance, rule, solo)
+    cluster = Cluster(instance)
+
+    succ: dict[str, list[str]] = defaultdict(list)
+    waiting = {j.id: len(set(j.after)) for j in instance.jobs}
+    for j in instance.jobs:
+        for a in set(j.after):
+            succ[a].append(j.id)
+    heap = [(keys[j.id], j.id) for j in instance.jobs if waiting[j.id] == 0]
+    heapq.heapify(heap)
+
+    placed: dict[str, Assignment] = {}
+    groups: list[Group] = []
+    started: list[tuple[int, int, int]] = []  # (priority, release, start) of placed jobs
+
+    interleave = rule == "interleave" and instance.interleaving.enabled
+    cands_of: dict[str, list[CandidateGroup]] = defaultdict(list)
+    if interleave:
+        for cg in candidate_groups(instance):
+            for i in cg.jobs:
+                cands_of[i].append(cg)
+    total_gpus = sum(n.gpus for n in instance.nodes) or 1
+
+    def bounds(members: Sequence[Job]) -> tuple[int, int | None]:
+        lb = 0
+        ub: int | None = None
+        for m in members:
+            lb = max(lb, m.release, *(placed[a].end for a in m.after))
+            if not strict:
+                continue
+            for prio, rel, st in started:
+                if prio > m.priority and rel <= m.release:
+                    lb = max(lb, st)
+                elif prio < m.priority and m.release <= rel:
+                    ub = st if ub is None else min(ub, st)
+        return lb, ub
+
+    def solo_unit(job: Job) -> Unit:
+        if job.gpus == 0:
+            return Unit((job,), 0, ((None, (solo_duration(instance, job),)),))
+        opts = tuple((g, (solo_duration(instance, job, g.speed),))
+                     for g in instance.eligible_groups(job))
+        return Unit((job,), job.gpus, opts)
+
+    def available(job: Job) -> bool:
+        return job.id not in placed and waiting[job.id] == 0
+
+    def queue_wait(job: Job, now: int) -> float:
+        # GPU-time of the ready, unplaced jobs released by `now` that come before `job`.
+        k = keys[job.id]
+        work = sum(max(by_id[i].gpus, 0) * solo[i] for key, i in heap
+                   if key < k and i not in placed and by_id[i].release <= now)
+        return work / total_gpus
+
+    eff_prio = {}
+    if interleave:
+        from planner.solvers.greedy.order import effective_priorities
+
+        eff_prio = effective_priorities(instance)
+
+    while heap:
+        _, jid = heapq.heappop(heap)
+        if jid in placed:
+            continue  # already placed as a group member
+        job = by_id[jid]
+        unit = solo_unit(job)
+        lb, ub = bounds([job])
+        if ub is not None and ub < lb:
+            return _failed(instance, solver, job,
+                           f"strict priority: it cannot start before {lb} but a placed "
+                           f"lower-priority job released no earlier starts at {ub}", t_begin)
+        opt, why = cluster.find(unit, lb, ub)
+        if opt is None:
+            return _failed(instance, solver, job, why, t_begin)
+        group_id = None
+        if interleave and cands_of.get(jid):
+            cands = [cg for cg in cands_of[jid]
+                     if all(by_id[i].priority == job.priority
+                            and eff_prio[i] == eff_prio[jid] == job.priority for i in cg.jobs)]
+            pick = choose_group(instance, job, opt, cands, cluster, available, bounds,
+                                solo_unit, queue_wait, objective) if cands else None
+            if pick is not None:
+                unit, opt = pick
+                group_id = f"g{len(groups) + 1}"
+                groups.append(Group(group_id, tuple(m.id for m in unit.members)))
+        cluster.book(unit, opt)
+        for m, d in zip(unit.members, opt.durations, strict=True):
+            placed[m.id] = Assignment(m.id, opt.start, opt.start + d, opt.placement, group_id)
+            started.append((m.priority, m.release, opt.start))
+            for s in succ[m.id]:
+                waiting[s] -= 1
+                if waiting[s] == 0:
+                    heapq.heappush(heap, (keys[s], s))
+
+    if len(placed) != len(instance.jobs):  # only with a cycle in `after` (validated away)
+        missing = sorted(set(by_id) - set(placed))
+        return Schedule(instance.name, solver, "unknown",
+                        info={"reason": f"jobs {missing[:5]} wait on a precedence cycle"},
+                        wall_s=time.perf_counter() - t_begin)
+    jobs = tuple(placed[j.id] for j in instance.jobs)
+    return Schedule(
+        instance=instance.name, solver=solver, status="feasible", jobs=jobs,
+        groups=tuple(groups), lower_bound=None, wall_s=time.perf_counter() - t_begin,
+        info={"rule": rule, "groups": len(groups)},
+    )
+
+
+def _failed(instance: Instance, solver: str, job: Job, why: str, t_begin: float) -> Schedule:
+    return Schedule(instance.name, solver, "unknown",
+                    info={"reason": f"job {job.id}: {why}", "job": job.id},
+                    wall_s=time.perf_counter() - t_begin)

@@ -1,0 +1,87 @@
+"""Ordering rules of the greedy planner: which ready job is placed next.
+
+Every rule gives a static sort key per job; the serial schedule generation in
+`planner.solvers.greedy` picks, among the jobs whose predecessors are placed, the one with
+the smallest key. Under `policy.priority = "strict"` the key starts with the job's
+*effective* priority (descending): its own priority raised to the highest priority of any
+job that (transitively) depends on it, so that a low-priority predecessor of an important
+job is placed before the jobs the important one must not wait behind. The rule's own key
+follows, then the job id, so that ties are deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from planner.durations import solo_duration
+from planner.instance import Instance, Job
+
+RULES = ("fifo", "sjf", "srsf", "priority", "interleave")
+
+Key = tuple[float | int | str, ...]
+
+
+def default_rule(instance: Instance) -> str:
+    return "interleave" if instance.interleaving.enabled else "srsf"
+
+
+def best_solo_duration(instance: Instance, job: Job) -> int:
+    """Shortest solo duration over the node groups the job may use."""
+    if job.duration is not None or job.gpus == 0:
+        return solo_duration(instance, job)
+    groups = instance.eligible_groups(job)
+    if not groups:
+        return solo_duration(instance, job)
+    return min(solo_duration(instance, job, g.speed) for g in groups)
+
+
+def effective_priorities(instance: Instance) -> dict[str, int]:
+    """Each job's priority raised to the highest priority among its transitive successors."""
+    succ: dict[str, list[str]] = {j.id: [] for j in instance.jobs}
+    for j in instance.jobs:
+        for a in j.after:
+            succ[a].append(j.id)
+    memo: dict[str, int] = {}
+
+    def eff(jid: str) -> int:
+        # Iterative DFS (chains may be long); `after` is acyclic (validated on input).
+        stack = [jid]
+        while stack:
+            cur = stack[-1]
+            if cur in memo:
+                stack.pop()
+                continue
+            todo = [s for s in succ[cur] if s not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            p = instance.job_by_id[cur].priority
+            memo[cur] = max([p, *(memo[s] for s in succ[cur])])
+            stack.pop()
+        return memo[jid]
+
+    return {j.id: eff(j.id) for j in instance.jobs}
+
+
+def rule_key(instance: Instance, rule: str, solo: Mapping[str, int]) -> Callable[[Job], Key]:
+    """The rule's own part of the sort key (without priority class and id)."""
+    if rule == "fifo":
+        return lambda j: (j.release,)
+    if rule == "sjf":
+        return lambda j: (solo[j.id], j.release)
+    if rule in ("srsf", "interleave"):
+        # Smallest GPU-time first; GPU-less jobs count as one GPU so that they still sort
+        # by length among themselves.
+        return lambda j: (max(j.gpus, 1) * solo[j.id], solo[j.id], j.release)
+    if rule == "priority":
+        inf = float("inf")
+        return lambda j: (-j.priority, j.due if j.due is not None else inf, j.release)
+    raise ValueError(f"unknown greedy rule {rule!r}")
+
+
+def sort_keys(instance: Instance, rule: str, solo: Mapping[str, int]) -> dict[str, Key]:
+    """Full static key per job: (effective priority desc under strict, rule key, id)."""
+    own = rule_key(instance, rule, solo)
+    strict = instance.priority_policy == "strict"
+    eff = effective_priorities(instance) if strict else {}
+    return {j.id: ((-eff[j.id],) if strict else ()) + own(j) + (j.id,) for j in instance.jobs}

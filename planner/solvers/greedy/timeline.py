@@ -1,0 +1,171 @@
+"""Resource availability over time for the greedy planner.
+
+Three kinds of timeline, each answering "does this demand fit during [t0, t1)?" and
+"book it":
+- `GpuTimeline`: one per GPU, the sorted, disjoint busy intervals of jobs and groups
+  (exclusive use, R6) plus the reservations on that GPU (R10), checked per job.
+- `StepProfile`: a piecewise-constant usage (node CPUs, node memory, one pool class).
+- `PoolTimeline`: a pool with its reservations, using the team brief's exact subset rule
+  (Hall's condition) for reservations that admit jobs.
+
+The planner's candidate start times are event times: ends of booked intervals and ends of
+reservations (`Events`).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+
+from planner.instance import Admits, Job
+
+_TOL = 1e-9
+
+
+class Events:
+    """Sorted distinct times at which some resource becomes free."""
+
+    def __init__(self) -> None:
+        self.times: list[int] = []
+
+    def add(self, t: int) -> None:
+        i = bisect.bisect_left(self.times, t)
+        if i == len(self.times) or self.times[i] != t:
+            self.times.insert(i, t)
+
+    def after(self, t: int) -> Iterable[int]:
+        """Times strictly greater than t, ascending (a snapshot)."""
+        i = bisect.bisect_right(self.times, t)
+        return self.times[i:]
+
+
+class GpuTimeline:
+    """Busy intervals of one GPU (disjoint, sorted) and its reservations."""
+
+    __slots__ = ("starts", "ends", "reservations")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.reservations: list[tuple[int, int, Admits]] = []
+
+    def free(self, t0: int, t1: int, members: Sequence[Job]) -> bool:
+        """No booked interval overlaps [t0, t1) and no reservation that fails to admit a
+        member overlaps it. (Conservative for groups: the whole hold is checked.)"""
+        if t1 <= t0:
+            return True
+        i = bisect.bisect_right(self.ends, t0)
+        if i < len(self.starts) and self.starts[i] < t1:
+            return False
+        for rs, re, adm in self.reservations:
+            if rs < t1 and t0 < re and not all(adm.admits(m) for m in members):
+                return False
+        return True
+
+    def book(self, t0: int, t1: int) -> None:
+        if t1 <= t0:
+            return
+        i = bisect.bisect_right(self.ends, t0)
+        self.starts.insert(i, t0)
+        self.ends.insert(i, t1)
+
+
+class StepProfile:
+    """Usage as a step function: `values[i]` holds on [times[i], times[i+1])."""
+
+    __slots__ = ("times", "values")
+
+    def __init__(self) -> None:
+        self.times: list[int] = [0]
+        self.values: list[float] = [0.0]
+
+    def _split(self, t: int) -> int:
+        i = bisect.bisect_right(self.times, t) - 1
+        if self.times[i] != t:
+            self.times.insert(i + 1, t)
+            self.values.insert(i + 1, self.values[i])
+            return i + 1
+        return i
+
+    def max_over(self, t0: int, t1: int) -> float:
+        if t1 <= t0:
+            return 0.0
+        i = bisect.bisect_right(self.times, t0) - 1
+        j = bisect.bisect_left(self.times, t1)
+        return max(self.values[i:j])
+
+    def at(self, t: int) -> float:
+        return self.values[bisect.bisect_right(self.times, t) - 1]
+
+    def add(self, t0: int, t1: int, amount: float) -> None:
+        if t1 <= t0 or amount == 0:
+            return
+        i = self._split(t0)
+        j = self._split(t1)
+        for k in range(i, j):
+            self.values[k] += amount
+
+    def breakpoints(self, t0: int, t1: int) -> list[int]:
+        i = bisect.bisect_right(self.times, t0)
+        j = bisect.bisect_left(self.times, t1)
+        return self.times[i:j]
+
+
+class PoolTimeline:
+    """A pool's usage per admission class and its reservations (R8, R10).
+
+    A job's class is the set of this pool's reservations that admit it. Brief's rule: at
+    every instant, for every subset U of the active reservations, the demand of running
+    jobs admitted by no reservation in U is at most capacity - sum of U's amounts.
+    """
+
+    def __init__(self, capacity: float, reservations: Sequence[tuple[int, int, float, Admits]]):
+        self.capacity = capacity
+        self.reservations = list(reservations)
+        self.by_class: dict[frozenset[int], StepProfile] = {}
+
+    def job_class(self, job: Job) -> frozenset[int]:
+        return frozenset(i for i, r in enumerate(self.reservations) if r[3].admits(job))
+
+    def fits(self, t0: int, t1: int, items: Sequence[tuple[int, frozenset[int], float]]) -> bool:
+        """Whether extra demands `items` = (end, class, amount), all starting at t0, fit."""
+        if not items:
+            return True
+        if t1 <= t0:
+            return True
+        points = {t0}
+        for prof in self.by_class.values():
+            points.update(prof.breakpoints(t0, t1))
+        for end, _, _ in items:
+            if t0 < end < t1:
+                points.add(end)
+        for rs, re, _, _ in self.reservations:
+            for x in (rs, re):
+                if t0 < x < t1:
+                    points.add(x)
+        for tau in sorted(points):
+            usage: dict[frozenset[int], float] = {c: p.at(tau) for c, p in self.by_class.items()}
+            for end, cls, amount in items:
+                if tau < end:
+                    usage[cls] = usage.get(cls, 0.0) + amount
+            active = [i for i, r in enumerate(self.reservations) if r[0] <= tau < r[1]]
+            if not self._ok(usage, active):
+                return False
+        return True
+
+    def _ok(self, usage: dict[frozenset[int], float], active: list[int]) -> bool:
+        for k in range(len(active) + 1):
+            for sub in combinations(active, k):
+                u = set(sub)
+                held = sum(self.reservations[i][2] for i in sub)
+                load = sum(v for c, v in usage.items() if not (c & u))
+                if load > self.capacity - held + _TOL:
+                    return False
+        return True
+
+    def book(self, t0: int, t1: int, cls: frozenset[int], amount: float) -> None:
+        prof = self.by_class.get(cls)
+        if prof is None:
+            prof = self.by_class[cls] = StepProfile()
+        prof.add(t0, t1, amount)
