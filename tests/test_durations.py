@@ -1,0 +1,107 @@
+"""planner.durations against the contract's test vectors.
+
+tests/data/interleave_vectors.json is a copy of the contract's interleave_vectors.json
+(/work/shared/spec/, built from the Muri artifact's trace2.csv stage times, Apache-2.0).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from builders import make_instance, profile
+
+from planner.durations import (
+    ceil_units,
+    group_admissible,
+    group_cycle,
+    group_member_durations,
+    member_elapsed_ms,
+    raw_cycle,
+    solo_duration,
+)
+from planner.instance import DEFAULT_OVERHEAD, Interleaving, Job, NodeGroup
+
+VECTORS = json.loads((Path(__file__).parent / "data" / "interleave_vectors.json").read_text())
+REL = 1e-6
+
+
+def test_overheads_match_defaults():
+    for k, v in VECTORS["overhead"].items():
+        assert DEFAULT_OVERHEAD[int(k)] == pytest.approx(v, rel=REL)
+
+
+@pytest.mark.parametrize("vec", VECTORS["groups"], ids=lambda v: "+".join(v["models"]))
+def test_group_vectors(vec):
+    stages = [tuple(s) for s in vec["stages_ms"]]
+    assert raw_cycle(stages) == pytest.approx(vec["raw_cycle_ms"], rel=REL)
+    cyc = group_cycle(stages, DEFAULT_OVERHEAD)
+    assert cyc == pytest.approx(vec["cycle_ms"], rel=REL)
+    assert (cyc < sum(vec["solo_iteration_ms"])) == vec["admissible"]
+
+
+@pytest.mark.parametrize("vec", VECTORS["groups"], ids=lambda v: "+".join(v["models"]))
+def test_group_admissible_from_profiles(vec):
+    inst, jobs = _vector_instance(vec["gpus"], vec["models"], vec["stages_ms"],
+                                  vec["solo_iteration_ms"], [1] * len(vec["models"]), "ms")
+    assert group_admissible(inst, jobs) == vec["admissible"]
+
+
+def _stage_table():
+    """(model, gpus) -> (stages, solo) gathered from the group vectors."""
+    table = {}
+    for vec in VECTORS["groups"]:
+        for m, st, solo in zip(vec["models"], vec["stages_ms"], vec["solo_iteration_ms"],
+                               strict=True):
+            table[(m, vec["gpus"])] = (st, solo)
+    return table
+
+
+def _vector_instance(gpus, models, stages, solos, iterations, unit):
+    profs = [profile(f"{m}#{i}", {gpus: (solo, *st)})
+             for i, (m, st, solo) in enumerate(zip(models, stages, solos, strict=True))]
+    jobs = [Job(f"j{i}", gpus, model=p.model, iterations=it)
+            for i, (p, it) in enumerate(zip(profs, iterations, strict=True))]
+    inst = make_instance(jobs, [NodeGroup("n", 1, max(gpus, 1))], profs, time_unit=unit,
+                         interleaving=Interleaving(enabled=True))
+    return inst, jobs
+
+
+@pytest.mark.parametrize("vec", VECTORS["phases"], ids=lambda v: "+".join(v["models"]))
+def test_phase_vectors(vec):
+    table = _stage_table()
+    stages = [tuple(table[(m, vec["gpus"])][0]) for m in vec["models"]]
+    solos = [table[(m, vec["gpus"])][1] for m in vec["models"]]
+    ends = member_elapsed_ms(vec["iterations"], stages, solos, DEFAULT_OVERHEAD)
+    assert ends == pytest.approx(vec["member_end_ms"], rel=REL)
+    assert [ceil_units(e, 1000.0) for e in ends] == vec["member_end_s"]
+    # The same through the instance-level function, in seconds and in milliseconds.
+    for unit, want in (("s", vec["member_end_s"]),
+                       ("ms", [math.ceil(e - 1e-6) for e in vec["member_end_ms"]])):
+        inst, jobs = _vector_instance(vec["gpus"], vec["models"], stages, solos,
+                                      vec["iterations"], unit)
+        assert group_member_durations(inst, jobs) == want
+
+
+def _solo_instance(unit):
+    gpt2 = profile("gpt2", {8: (437.0, 0.6, 419.0, 49.0)})
+    jobs = [Job("p", 8, model="gpt2", iterations=1000), Job("e", 8, duration=7)]
+    return make_instance(jobs, [NodeGroup("n", 1, 8)], [gpt2], time_unit=unit), jobs
+
+
+@pytest.mark.parametrize(("unit", "speed", "want"), [
+    ("ms", 1.0, 437_000),
+    ("s", 1.0, 437),
+    ("min", 1.0, 8),  # 437 s = 7.28 min -> 8
+    # speed 2: 437 - 419 + 209.5 = 227.5 ms per iteration
+    ("ms", 2.0, 227_500),
+    ("s", 2.0, 228),
+    ("min", 2.0, 4),  # 227.5 s = 3.79 min
+    ("s", 0.5, 856),  # 437 - 419 + 838 = 856 ms
+])
+def test_solo_duration(unit, speed, want):
+    inst, (p, e) = _solo_instance(unit)
+    assert solo_duration(inst, p, speed) == want
+    assert solo_duration(inst, e, speed) == 7  # explicit durations ignore speed and unit
