@@ -343,3 +343,55 @@ def test_many_jobs_verify():
     assert verify(inst, sched) == []
     sched = make_schedule(list(sched.jobs[:-1]) + [assign(f"j{n - 1}", 0, 2, place("n-1", 3))])
     assert rules(verify(inst, sched)) == {"R6", "R9"}
+
+
+# --- the same instance read from JSON (planner.read) ---------------------------------
+
+
+SMALL_JSON = {
+    "version": 1, "name": "small", "time_unit": "s", "horizon": 2000,
+    "cluster": {"nodes": [
+        {"name": "a", "count": 2, "gpus": 4, "gpu_mem_gb": 32, "cpus": 16, "mem_gb": 64,
+         "speed": 1.0, "gpu_idle_w": 50, "gpu_busy_w": 250},
+        {"name": "b", "count": 2, "gpus": 2, "gpu_mem_gb": 16, "cpus": 8, "mem_gb": 32,
+         "speed": 2.0, "gpu_idle_w": 30, "gpu_busy_w": 200}],
+        "pools": {"power": 5}},
+    "interleaving": {"enabled": True},
+    "profiles": {
+        "dqn": {"model": "dqn", "gpu_mem_gb": 4, "by_gpus": {"2": {
+            "iteration_ms": 509, "stages_ms": {"data": 435, "gpu": 8, "net": 0.5}}}},
+        "gpt2": {"model": "gpt2", "gpu_mem_gb": 12, "by_gpus": {"2": {
+            "iteration_ms": 437, "stages_ms": {"data": 0.6, "gpu": 419, "net": 49}}}}},
+    "jobs": [
+        {"id": "d1", "model": "dqn", "gpus": 2, "iterations": 1000, "priority": 1,
+         "tenant": "rl", "cpus_per_gpu": 2, "mem_gb_per_gpu": 12},
+        {"id": "g1", "model": "gpt2", "gpus": 2, "iterations": 3000, "cpus_per_gpu": 2,
+         "mem_gb_per_gpu": 12},
+        {"id": "s1", "model": "gpt2", "gpus": 2, "iterations": 1000, "release": 10,
+         "tenant": "nlp", "due": 200},
+        {"id": "big", "gpus": 8, "duration": 50, "node_types": ["a"], "after": ["g1"],
+         "deadline": 1700, "weight": 2.0},
+        {"id": "p_hi", "gpus": 1, "duration": 20, "priority": 5, "mem_gb_per_gpu": 20,
+         "due": 100},
+        {"id": "p_lo", "gpus": 1, "duration": 30, "node_types": ["a"], "after": ["p_hi"]},
+        {"id": "t1", "gpus": 0, "duration": 10, "demand": {"power": 3}},
+        {"id": "t2", "gpus": 0, "duration": 5, "demand": {"power": 2}, "tenant": "ops"}],
+    "reservations": [
+        {"id": "nlp-hold", "start": 0, "end": 300, "nodes": ["b-1"], "gpus": [0],
+         "for": {"tenants": ["nlp"]}},
+        {"id": "maint", "start": 0, "end": 100, "nodes": ["b-0"], "gpus": [0], "for": None},
+        {"id": "power-cap", "start": 0, "end": 20, "pool": "power", "amount": 2, "for": None}],
+}
+
+
+def test_small_instance_from_json_matches_the_builder():
+    from planner.read import instance_from_dict
+
+    inst = instance_from_dict(SMALL_JSON, catalogue={})
+    built = small_instance()
+    for f in ("jobs", "node_groups", "nodes", "profiles", "pools", "reservations",
+              "interleaving", "horizon", "priority_policy"):
+        assert getattr(inst, f) == getattr(built, f), f
+    assert verify(inst, small_schedule()) == []
+    v = one("R8", verify(inst, small_schedule(t2=assign("t2", 5, 10))))
+    assert (v.job, v.time) == ("t2", 5)
