@@ -52,7 +52,7 @@ def load_catalogue(directory: Path | str | None = None) -> dict[str, Profile]:
 
 def catalogue_rows(directory: Path | str | None = None) -> list[dict[str, Any]]:
     """One row per model for `plan models`: name, GPU counts, memory, batch size, and the
-    solo iteration time at each GPU count (ms)."""
+    solo iteration time in ms at each GPU count (a list aligned with `gpus`)."""
     rows = []
     for name, prof in load_catalogue(directory).items():
         rows.append({
@@ -60,6 +60,6 @@ def catalogue_rows(directory: Path | str | None = None) -> list[dict[str, Any]]:
             "gpus": list(prof.by_gpus),
             "gpu_mem_gb": prof.gpu_mem_gb,
             "batch_size": prof.batch_size,
-            "iteration_ms": {g: gp.iteration_ms for g, gp in prof.by_gpus.items()},
+            "iteration_ms": [gp.iteration_ms for gp in prof.by_gpus.values()],
         })
     return rows

@@ -570,8 +570,20 @@ def instance_from_dict(d: Any, file: str = "<dict>",
     instance = build_instance(parsed, profiles)
     problems += cross_check(parsed, instance, available)
     if problems:
-        raise InputError(file, problems)
+        raise InputError(file, sorted(problems, key=_document_order))
     return instance
+
+
+def _document_order(p: Problem) -> tuple[int, int]:
+    """Sort key: top-level section in contract order, then item index (the sort is stable,
+    so one item's structural problems stay before its cross-reference problems)."""
+    head = p.path.split(".")[0]
+    name, _, rest = head.partition("[")
+    rank = TOP_FIELDS.index(name) if name in TOP_FIELDS else (-1 if name == "$" else 99)
+    if name == "cluster" and "[" in p.path:
+        rest = p.path.split("[", 1)[1]
+    index = int(rest.split("]")[0]) if rest[:1].isdigit() else -1
+    return rank, index
 
 
 def read_instance(path: str | Path, catalogue: Mapping[str, Profile] | None = None) -> Instance:

@@ -416,6 +416,8 @@ def test_catalogue_has_eight_models_at_all_gpu_counts() -> None:
     rows = catalogue_rows()
     assert [r["model"] for r in rows] == sorted(CATALOGUE)
     assert rows[0]["gpus"] == [1, 2, 4, 8, 16, 32]
+    gpt2_row = next(r for r in rows if r["model"] == "gpt2")
+    assert gpt2_row["iteration_ms"][gpt2_row["gpus"].index(8)] == 437
 
 
 def test_catalogue_from_env_and_bad_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
