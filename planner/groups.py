@@ -7,10 +7,11 @@ in at most `max_per_job` candidates; planners choose among them.
 Why it is not quadratic: jobs of the same model and GPU count have identical stage tuples,
 so the cycle of a group depends only on its multiset of models. Per (node group, GPU count)
 we evaluate every model multiset once (pairs of all models present; a multiset of k >= 3 is
-tried only as an extension of an admissible (k-1)-multiset, as Muri merges pairs into larger
-groups), then pick concrete job combinations for the admissible ones. Job combinations are
-taken between jobs of similar solo duration (neighbours in duration order), because a group
-whose members end unevenly leaves its last member running on its own with the GPUs held.
+tried only as an extension of one of the `_EXTEND` most efficient admissible (k-1)-multisets,
+as Muri merges pairs into larger groups), then pick concrete job combinations for the
+admissible ones. Job combinations are taken between jobs close in release time and solo
+duration: a group starts at its latest member's release, and a group whose members end
+unevenly leaves its last member running on its own with the GPUs held.
 """
 
 from __future__ import annotations
@@ -47,12 +48,16 @@ def _efficiency(instance: Instance, reps: Sequence[Job], speed: float) -> float:
     return sum(solo_iteration_ms(gp, speed) for gp in gps) / cyc
 
 
+_EXTEND = 6
+
+
 def _model_multisets(
     instance: Instance, by_model: dict[str, list[Job]], ng: NodeGroup
 ) -> list[tuple[float, tuple[str, ...]]]:
     """Admissible model multisets with their efficiency, most efficient first."""
     models = sorted(by_model)
     out: list[tuple[float, tuple[str, ...]]] = []
+    efficiency: dict[tuple[str, ...], float] = {}
     level: list[tuple[str, ...]] = [(m,) for m in models]
     for _k in range(2, instance.interleaving.max_group + 1):
         nxt: list[tuple[str, ...]] = []
@@ -67,8 +72,12 @@ def _model_multisets(
                 if not group_admissible(instance, reps, ng.speed, ng.gpu_mem_gb):
                     continue
                 nxt.append(combo)
-                out.append((_efficiency(instance, reps, ng.speed), combo))
-        level = nxt
+                efficiency[combo] = _efficiency(instance, reps, ng.speed)
+                out.append((efficiency[combo], combo))
+        # Only the best few are extended: evaluating every multiset of 3-4 models costs
+        # thousands of slot-cycle simulations per (node group, GPU count).
+        nxt.sort(key=lambda c: (-efficiency[c], c))
+        level = nxt[:_EXTEND]
     out.sort(key=lambda e: (-e[0], e[1]))
     return out
 
@@ -93,7 +102,9 @@ def candidate_groups(
     the other models closest to it in solo duration that still have room, and a combination
     is kept only while every member appears in fewer than `max_per_job` kept candidates.
     So each job keeps its (at most `max_per_job`) most efficient candidates, with members
-    of similar length. The result is sorted by efficiency (descending), then member ids.
+    close in release time and length (smallest |release gap| + |duration gap| among the
+    nearest jobs in release order). The result is sorted by efficiency (descending), then
+    member ids.
     """
     if not instance.interleaving.enabled or instance.interleaving.max_group < 2:
         return []
@@ -112,7 +123,7 @@ def candidate_groups(
             dur = {j.id: solo_duration(instance, j, ng.speed)
                    for ms in by_model.values() for j in ms}
             for ms in by_model.values():
-                ms.sort(key=lambda j: (dur[j.id], j.id))
+                ms.sort(key=lambda j: (j.release, dur[j.id], j.id))
             for eff, combo in _model_multisets(instance, by_model, ng):
                 for members in _job_combinations(by_model, combo, dur, count, max_per_job):
                     ids = tuple(sorted(j.id for j in members))
@@ -135,25 +146,25 @@ def _job_combinations(
     count: dict[str, int],
     max_per_job: int,
 ) -> list[list[Job]]:
-    """Concrete job sets for one model multiset: each job of the first model (shortest
-    first) with the nearest-length jobs of the other models, among jobs that still have
-    room. Jobs are booked here so that one multiset cannot overfill a job; the caller books
-    the kept ones in `count`."""
+    """Concrete job sets for one model multiset: each job of the first model (in release
+    order) with, per other model, the job nearest to it among those that still have room.
+    Jobs are booked here so that one multiset cannot overfill a job; the caller books the
+    kept ones in `count`."""
     booked: dict[str, int] = defaultdict(int)
 
     def room(j: Job) -> bool:
         return count[j.id] + booked[j.id] < max_per_job
 
-    # Per model, the jobs with room, in duration order; a job leaves when it fills up, so
-    # the nearest-job search below skips at most the members already chosen.
+    # Per model, the jobs with room in (release, duration) order; a job leaves when it
+    # fills up, so the nearest-job search below stays local.
     avail = {m: [j for j in by_model[m] if room(j)] for m in set(combo)}
-    keys = {m: [(dur[j.id], j.id) for j in avail[m]] for m in avail}
+    keys = {m: [(j.release, dur[j.id], j.id) for j in avail[m]] for m in avail}
 
     def book(j: Job) -> None:
         booked[j.id] += 1
         if not room(j):
             m = j.model or ""
-            i = bisect.bisect_left(keys[m], (dur[j.id], j.id))
+            i = bisect.bisect_left(keys[m], (j.release, dur[j.id], j.id))
             del avail[m][i]
             del keys[m][i]
 
@@ -163,7 +174,7 @@ def _job_combinations(
             continue
         members = [anchor]
         for m in combo[1:]:
-            pick = _nearest(avail[m], keys[m], dur[anchor.id], members)
+            pick = _nearest(avail[m], keys[m], anchor, dur, members)
             if pick is None:
                 break
             members.append(pick)
@@ -174,21 +185,23 @@ def _job_combinations(
     return out
 
 
-def _nearest(cands: list[Job], keys: list[tuple[int, str]], target: int,
-             taken: list[Job]) -> Job | None:
-    """The job of `cands` (sorted by duration) closest to `target`, not in `taken`."""
-    i = bisect.bisect_left(keys, (target, ""))
-    lo, hi = i - 1, i
+# How many neighbours on each side, in release order, the nearest-job search looks at.
+_WINDOW = 8
+
+
+def _nearest(cands: list[Job], keys: list[tuple[int, int, str]], anchor: Job,
+             dur: dict[str, int], taken: list[Job]) -> Job | None:
+    """The job of `cands` nearest to `anchor`: smallest |release gap| + |duration gap|
+    (the group starts at the later release and the shorter member leaves the longer one
+    running alone), among the `_WINDOW` neighbours on each side in release order."""
+    i = bisect.bisect_left(keys, (anchor.release, dur[anchor.id], anchor.id))
     taken_ids = {j.id for j in taken}
-    while lo >= 0 or hi < len(cands):
-        dl = target - keys[lo][0] if lo >= 0 else None
-        dh = keys[hi][0] - target if hi < len(cands) else None
-        if dh is not None and (dl is None or dh <= dl):
-            j = cands[hi]
-            hi += 1
-        else:
-            j = cands[lo]
-            lo -= 1
-        if j.id not in taken_ids:
-            return j
-    return None
+    best: tuple[int, str, Job] | None = None
+    for k in range(max(0, i - _WINDOW), min(len(cands), i + _WINDOW + 1)):
+        j = cands[k]
+        if j.id in taken_ids:
+            continue
+        d = abs(j.release - anchor.release) + abs(dur[j.id] - dur[anchor.id])
+        if best is None or (d, j.id) < best[:2]:
+            best = (d, j.id, j)
+    return None if best is None else best[2]

@@ -22,7 +22,7 @@ from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance, Job
 from planner.schedule import Assignment, Group, Schedule
 from planner.solvers import SolveOptions, objectives_of
-from planner.solvers.greedy.form import choose_group
+from planner.solvers.greedy.form import Queue, choose_group
 from planner.solvers.greedy.order import RULES, best_solo_duration, default_rule, sort_keys
 from planner.solvers.greedy.place import Cluster, Unit
 
@@ -30,12 +30,27 @@ __all__ = ["solve_greedy", "RULES"]
 
 
 def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions) -> Schedule:
+    """Plan `instance` by list scheduling with the given rule (None: the default rule,
+    "interleave" when interleaving is enabled, else "srsf")."""
     t_begin = time.perf_counter()
     rule = rule or default_rule(instance)
     if rule not in RULES:
         raise ValueError(f"unknown greedy rule {rule!r}")
-    solver = f"greedy:{rule}"
     objective = objectives_of(instance, options)[0]
+    interleave = rule == "interleave" and instance.interleaving.enabled
+    baseline: dict[str, int] | None = None
+    if interleave:
+        # The same order without groups: its ends estimate when a partner would finish
+        # if it is not pulled into a group now (see form.py).
+        base = _run(instance, rule, objective, False, None, t_begin)
+        if base.status == "feasible":
+            baseline = {a.id: a.end for a in base.jobs}
+    return _run(instance, rule, objective, interleave, baseline, t_begin)
+
+
+def _run(instance: Instance, rule: str, objective: str, interleave: bool,
+         baseline: dict[str, int] | None, t_begin: float) -> Schedule:
+    solver = f"greedy:{rule}"
     strict = instance.priority_policy == "strict"
     by_id = instance.job_by_id
     solo = {j.id: best_solo_duration(instance, j) for j in instance.jobs}
@@ -54,7 +69,6 @@ def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions) ->
     groups: list[Group] = []
     started: list[tuple[int, int, int]] = []  # (priority, release, start) of placed jobs
 
-    interleave = rule == "interleave" and instance.interleaving.enabled
     cands_of: dict[str, list[CandidateGroup]] = defaultdict(list)
     if interleave:
         for cg in candidate_groups(instance):
@@ -86,15 +100,10 @@ def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions) ->
     def available(job: Job) -> bool:
         return job.id not in placed and waiting[job.id] == 0
 
-    def queue_wait(job: Job, now: int) -> float:
-        # GPU-time of the ready, unplaced jobs released by `now` that come before `job`.
-        k = keys[job.id]
-        work = sum(max(by_id[i].gpus, 0) * solo[i] for key, i in heap
-                   if key < k and i not in placed and by_id[i].release <= now)
-        return work / total_gpus
+    queue = Queue(heap, keys, placed, by_id, solo, total_gpus)
 
-    eff_prio = {}
-    if interleave:
+    eff_prio: dict[str, int] = {}
+    if interleave and strict:
         from planner.solvers.greedy.order import effective_priorities
 
         eff_prio = effective_priorities(instance)
@@ -115,11 +124,14 @@ def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions) ->
             return _failed(instance, solver, job, why, t_begin)
         group_id = None
         if interleave and cands_of.get(jid):
+            # Under strict priority, partners share the job's priority and are not raised
+            # by successors, so pulling them forward cannot break R9 for jobs placed later.
             cands = [cg for cg in cands_of[jid]
-                     if all(by_id[i].priority == job.priority
-                            and eff_prio[i] == eff_prio[jid] == job.priority for i in cg.jobs)]
+                     if not strict or all(by_id[i].priority == job.priority
+                                          and eff_prio[i] == eff_prio[jid] == job.priority
+                                          for i in cg.jobs)]
             pick = choose_group(instance, job, opt, cands, cluster, available, bounds,
-                                solo_unit, queue_wait, objective) if cands else None
+                                solo_unit, queue, objective, baseline) if cands else None
             if pick is not None:
                 unit, opt = pick
                 group_id = f"g{len(groups) + 1}"

@@ -19,13 +19,39 @@ known):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from planner.groups import CandidateGroup
 from planner.instance import Instance, Job
 from planner.solvers.greedy.place import Cluster, Option, Unit
 
 Bounds = Callable[[Sequence[Job]], tuple[int, int | None]]
+
+
+class Queue:
+    """A view of the waiting jobs (ready, unplaced) in list order, for cost estimates."""
+
+    def __init__(self, heap: list[tuple[Any, str]], keys: Mapping[str, Any],
+                 placed: Mapping[str, Any], by_id: Mapping[str, Job], solo: Mapping[str, int],
+                 total_gpus: int):
+        self.heap, self.keys, self.placed, self.by_id = heap, keys, placed, by_id
+        self.solo, self.total_gpus = solo, total_gpus
+
+    def _waiting(self, now: int) -> list[tuple[Any, Job]]:
+        return [(k, self.by_id[i]) for k, i in self.heap
+                if i not in self.placed and self.by_id[i].release <= now]
+
+    def wait(self, job: Job, now: int) -> float:
+        """Fluid estimate of the wait caused by jobs ahead of `job`: their GPU-time / GPUs."""
+        k = self.keys[job.id]
+        work = sum(j.gpus * self.solo[j.id] for kk, j in self._waiting(now) if kk < k)
+        return work / self.total_gpus
+
+    def behind(self, job: Job, now: int, exclude: Sequence[str]) -> float:
+        """Total weight of the jobs waiting behind `job` (released by `now`)."""
+        k = self.keys[job.id]
+        return sum(j.weight for kk, j in self._waiting(now) if kk > k and j.id not in exclude)
 
 
 def cost(instance: Instance, objective: str, ends: Sequence[tuple[Job, float]]) -> float:
@@ -47,14 +73,16 @@ def choose_group(
     available: Callable[[Job], bool],
     bounds: Bounds,
     solo_unit: Callable[[Job], Unit],
-    queue_wait: Callable[[Job, int], float],
+    queue: Queue,
     objective: str,
+    baseline: Mapping[str, int] | None = None,
 ) -> tuple[Unit, Option] | None:
     """The group to place instead of `job` alone, or None (see the module docstring)."""
     best: tuple[float, Unit, Option] | None = None
     by_id = instance.job_by_id
     ng_by_name = instance.group_by_name
     partner_est: dict[str, float] = {}
+    partner_start: dict[str, float] = {}
     for cg in cands:
         members = [by_id[i] for i in cg.jobs]
         partners = [m for m in members if m.id != job.id]
@@ -74,11 +102,26 @@ def choose_group(
                 popt, _ = cluster.find(solo_unit(p), plb, pub)
                 if popt is None:
                     partner_est[p.id] = float("inf")
+                    partner_start[p.id] = float("inf")
                 else:
-                    start = max(float(popt.start), solo.start + queue_wait(p, solo.start))
+                    start = max(float(popt.start), solo.start + queue.wait(p, solo.start))
                     partner_est[p.id] = start + (popt.end - popt.start)
+                    partner_start[p.id] = partner_est[p.id] - (popt.end - popt.start)
+                    if baseline is not None:
+                        partner_est[p.id] = max(partner_est[p.id], float(baseline[p.id]))
+                        partner_start[p.id] = partner_est[p.id] - (popt.end - popt.start)
             alone_ends.append((p, partner_est[p.id]))
         alone = cost(instance, objective, alone_ends)
+        # What the queue pays: the group holds its GPUs `span - d_j` longer than j alone,
+        # now, delaying the jobs waiting behind j; in exchange each partner's own run
+        # (later) disappears, which helps the jobs waiting behind that partner.
+        share = cg.gpus / queue.total_gpus
+        solo_d = solo.end - solo.start
+        extern = share * (opt.end - opt.start - solo_d) * queue.behind(job, solo.start, cg.jobs)
+        for p in partners:
+            extern -= share * (partner_est[p.id] - partner_start[p.id]) * queue.behind(
+                p, solo.start, cg.jobs)
+        grouped += extern
         if grouped < alone and (best is None or grouped - alone < best[0]):
             best = (grouped - alone, unit, opt)
     return None if best is None else (best[1], best[2])

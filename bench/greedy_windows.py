@@ -1,0 +1,43 @@
+"""Average JCT of srsf, sjf, fifo and interleave over windows of the Muri traces.
+
+Usage: .venv/bin/python bench/greedy_windows.py  (reads /work/shared/datasets/muri; the
+windows are 100 consecutive jobs of each trace on 8 x 8 GPUs, as submitted and all at 0)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner.importers.muri import muri_to_instance
+from planner.read import instance_from_dict
+from planner.solvers import SolveOptions
+from planner.solvers.greedy import solve_greedy
+
+DATA = Path("/work/shared/datasets/muri")
+WINDOWS = [("cluster_trace.csv", o) for o in (0, 100, 200, 300)] + [
+    (f, o) for f in ("trace1.csv", "trace2.csv", "trace4.csv") for o in (0, 500, 1000)]
+
+
+def main() -> None:
+    rules = ("fifo", "sjf", "srsf", "interleave")
+    tot = {r: 0.0 for r in rules}
+    for f, off in WINDOWS:
+        for zero in (False, True):
+            d = muri_to_instance(DATA / f, name=f"{f}-{off}", nodes=8, gpus_per_node=8,
+                                 first=100, offset=off, all_at_zero=zero)
+            inst = instance_from_dict(d)
+            rel = {j.id: j.release for j in inst.jobs}
+            row = {}
+            for r in rules:
+                s = solve_greedy(inst, r, SolveOptions())
+                row[r] = sum(a.end - rel[a.id] for a in s.jobs) / len(s.jobs)
+            for r in rules:
+                tot[r] += row[r] / row["srsf"]
+            print(f"{f:18s}{off:5d} {'zero' if zero else 'trace'}  " + "  ".join(
+                f"{r} {row[r] / row['srsf']:.3f}" for r in rules))
+    n = 2 * len(WINDOWS)
+    print("mean ratio to srsf: " + "  ".join(f"{r} {tot[r] / n:.3f}" for r in rules))
+
+
+if __name__ == "__main__":
+    main()
