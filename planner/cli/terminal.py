@@ -149,3 +149,88 @@ class LiveLine:
         self._live.update(Text(
             f"{p.elapsed_s:7.1f}s  incumbent {_fmt(p.incumbent)}  bound {_fmt(p.bound)}"
             f"  gap {gap}  {p.message}"))
+
+
+# --- plan bench ---
+
+class BenchProgress:
+    """A progress bar on stderr (done/total, elapsed) for `plan bench`; quiet when disabled.
+    `auto_refresh=False` redraws only when a row arrives (no background thread)."""
+
+    def __init__(self, enabled: bool, auto_refresh: bool = True):
+        self.enabled = enabled
+        self.auto_refresh = auto_refresh
+        self._progress: Any = None
+        self._task: Any = None
+        self.failed = 0
+
+    def __enter__(self) -> BenchProgress:
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                TextColumn("{task.description}"), console=err, transient=False,
+                auto_refresh=self.auto_refresh)
+            self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(None, None, None)
+
+    def start(self, total: int, done: int) -> None:
+        if self._progress is not None:
+            self._task = self._progress.add_task("", total=total, completed=done)
+            self._progress.refresh()
+
+    def advance(self, row: Mapping[str, Any]) -> None:
+        if row.get("status") in ("error", "timeout") or not row.get("verified"):
+            self.failed += 1
+        if self._progress is not None and self._task is not None:
+            last = f"{row.get('name')} {row.get('solver')}: {row.get('status')}"
+            failed = f"  [red]{self.failed} failed[/]" if self.failed else ""
+            self._progress.update(self._task, advance=1, description=last + failed)
+            self._progress.refresh()
+
+
+def _ratio(v: Any) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def print_bench_summary(summary: Mapping[str, Any]) -> None:
+    """The per-solver table of `plan bench` (see planner.bench.summary)."""
+    from rich import box
+
+    base = summary.get("baseline") or "-"
+    rules = "/".join(r.removeprefix("greedy:") for r in summary.get("best_rule_of") or [])
+    t = Table(title=f"bench: {summary.get('instances', 0)} instance(s), "
+                    f"{summary.get('runs', 0)} run(s)", box=box.SIMPLE_HEAD, show_edge=False,
+              padding=0)
+    t.add_column("solver", style="bold", no_wrap=True)
+    for col in ("inst", "ok", "avg\nJCT", "make-\nspan", "util", "kWh",
+                "JCT\n×base", "mksp\n×base", "JCT\n×rule", "mksp\n×rule"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for s in summary.get("solvers", []):
+        share = s.get("verified_share")
+        util = s.get("mean_gpu_utilization")
+        t.add_row(
+            s["solver"], _fmt(s.get("instances")),
+            "-" if share is None else f"{100 * share:.0f}%",
+            _fmt(s.get("mean_avg_jct"), 1), _fmt(s.get("mean_makespan"), 1),
+            "-" if util is None else f"{100 * util:.1f}%",
+            _fmt(s.get("mean_energy_kwh"), 1),
+            _ratio(s.get("avg_jct_ratio_baseline")), _ratio(s.get("makespan_ratio_baseline")),
+            _ratio(s.get("avg_jct_ratio_best_rule")), _ratio(s.get("makespan_ratio_best_rule")),
+        )
+    out.print(t)
+    out.print(Text(
+        f"Means over verified runs. ×base, ×rule: mean over instances of reference / solver"
+        f" (> 1: better than the reference); base = {base}, rule = the best of "
+        f"{rules or '(none run)'} per instance.", style="dim"))

@@ -1,0 +1,99 @@
+"""Where benchmark jobs run. Every executor yields one row per task, in completion order.
+
+- in-process (`workers == 1`): plain loop, easy to test and debug;
+- local processes: `concurrent.futures.ProcessPoolExecutor`, one job per task; workers are
+  spawned (not forked) so they never inherit the parent's threads;
+- Ray: the same `run_task` as a Ray remote function; the instance file's text travels with
+  the task, so workers on other hosts need the `planner` package but not the files.
+Each job also guards itself with a hard wall-clock timeout (see `planner.bench.run`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
+
+from planner.bench.run import Task, error_row, run_task, with_text
+from planner.errors import UsageError
+
+EXECUTORS = ("local", "ray")
+
+
+def run_inline(tasks: Sequence[Task]) -> Iterator[dict[str, Any]]:
+    for task in tasks:
+        yield run_task(task)
+
+
+def run_local(tasks: Sequence[Task], workers: int) -> Iterator[dict[str, Any]]:
+    """Run on `workers` local processes (in this process when `workers` is 1)."""
+    if workers <= 1 or len(tasks) <= 1:
+        yield from run_inline(tasks)
+        return
+    ctx = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx)
+    pending: dict[Future[dict[str, Any]], Task] = {}
+    try:
+        for t in tasks:
+            pending[pool.submit(run_task, t)] = t
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                task = pending.pop(fut)
+                try:
+                    yield fut.result()
+                except Exception as e:  # the pool broke (a worker was killed)
+                    yield error_row(task, f"worker failed: {type(e).__name__}: {e}")
+    finally:
+        pool.shutdown(wait=not pending, cancel_futures=True)
+
+
+def run_ray(tasks: Sequence[Task], workers: int,
+            address: str | None = None) -> Iterator[dict[str, Any]]:
+    """Run as Ray tasks. With `address`, join that cluster (`ray.init(address=...)`: "auto",
+    "HOST:PORT" or "ray://HOST:PORT"); without, reuse an initialised Ray or start a local
+    one with `workers` CPUs. Ray is shut down at the end only if this function started it."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--executor ray needs Ray: pip install 'planner[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+        started = True
+    remote = ray.remote(num_cpus=1, max_retries=0)(run_task)
+    pending: dict[Any, Task] = {}
+    try:
+        for t in tasks:
+            pending[remote.remote(with_text(t))] = t
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                task = pending.pop(ref)
+                try:
+                    yield ray.get(ref)
+                except Exception as e:  # worker crash, lost node, serialisation error
+                    yield error_row(task, f"ray task failed: {type(e).__name__}: {e}")
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        if started:
+            ray.shutdown()
+
+
+def run_tasks(tasks: Sequence[Task], executor: str = "local", workers: int = 1,
+              address: str | None = None) -> Iterator[dict[str, Any]]:
+    if executor == "local":
+        if address:
+            raise UsageError("--address is for --executor ray")
+        return run_local(tasks, workers)
+    if executor == "ray":
+        if importlib.util.find_spec("ray") is None:  # refuse before any work starts
+            raise UsageError("--executor ray needs Ray: pip install 'planner[ray]'")
+        return run_ray(tasks, workers, address)
+    raise UsageError(f"unknown executor {executor!r}: use {' or '.join(EXECUTORS)}")

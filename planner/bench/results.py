@@ -1,0 +1,184 @@
+"""The results CSV: its columns, reading it back typed, and crash-safe writing.
+
+Writing strategy (chosen for `plan bench`): each finished row is APPENDED to the file and
+flushed to disk at once, so a killed bench loses at most the rows still running; when the
+bench ends (or is interrupted) the whole file is REWRITTEN atomically (temporary file +
+rename) in a canonical order: instance, solver, repeat as listed. A line torn by a crash in
+the middle of an append is dropped when the file is read back, and its job runs again.
+
+Resumption: a row already in the file with the same (instance, solver, repeat) is not run
+again, whatever its status; settings such as the time limit are not part of the key
+(use a new results file to compare settings, or `--retry-failed` to rerun error and
+timeout rows).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from planner.bench.run import METRICS
+from planner.errors import UsageError
+
+COLUMNS: tuple[str, ...] = (
+    "instance", "name", "solver", "repeat", "seed", "status", *METRICS,
+    "objective", "objective_value", "bound", "gap_to_bound", "wall_s", "verified",
+    "violations", "groups", "error", "time_limit",
+)
+INT_COLUMNS = frozenset({"repeat", "seed", "violations", "groups"})
+FLOAT_COLUMNS = frozenset({*METRICS, "objective_value", "bound", "gap_to_bound", "wall_s",
+                           "time_limit"})
+BOOL_COLUMNS = frozenset({"verified"})
+
+Key = tuple[str, str, int]
+
+
+def key_of(row: Mapping[str, Any]) -> Key:
+    return (str(row["instance"]), str(row["solver"]), int(row["repeat"]))
+
+
+def format_value(v: Any) -> str:
+    """CSV text of a value: empty for None, true/false, floats exact (repr round-trips)."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+    return str(v)
+
+
+def parse_row(raw: Mapping[str, str | None]) -> dict[str, Any]:
+    """A row read from the CSV with its types back; ValueError if it is malformed."""
+    out: dict[str, Any] = {}
+    for col in COLUMNS:
+        text = raw.get(col)
+        if text is None:
+            raise ValueError(f"missing column {col}")
+        if col in INT_COLUMNS:
+            out[col] = int(text) if text != "" else None
+        elif col in FLOAT_COLUMNS:
+            out[col] = float(text) if text != "" else None
+        elif col in BOOL_COLUMNS:
+            if text not in ("true", "false"):
+                raise ValueError(f"{col} is {text!r}")
+            out[col] = text == "true"
+        else:
+            out[col] = text
+    if out["repeat"] is None or not out["instance"] or not out["solver"]:
+        raise ValueError("instance, solver and repeat are required")
+    return out
+
+
+def csv_text(rows: Iterable[Mapping[str, Any]], header: bool = True) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if header:
+        w.writerow(COLUMNS)
+    for row in rows:
+        w.writerow([format_value(row.get(c)) for c in COLUMNS])
+    return buf.getvalue()
+
+
+def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
+    """The rows of a results file and how many torn or malformed lines were dropped.
+    A missing file has no rows; a file with other columns is refused (UsageError)."""
+    p = Path(path)
+    if not p.exists():
+        return [], 0
+    text = p.read_text(encoding="utf-8")
+    if not text.strip():
+        return [], 0
+    reader = csv.DictReader(io.StringIO(text))
+    if tuple(reader.fieldnames or ()) != COLUMNS:
+        raise UsageError(f"{path} is not a results file of this version of `plan bench` "
+                         "(its columns differ); choose another -o file")
+    rows: list[dict[str, Any]] = []
+    seen: dict[Key, int] = {}
+    dropped = 0
+    for raw in reader:
+        if None in raw:  # more fields than columns
+            dropped += 1
+            continue
+        try:
+            row = parse_row(raw)
+        except ValueError:
+            dropped += 1
+            continue
+        k = key_of(row)
+        if k in seen:  # the later row wins (a rerun after --retry-failed)
+            rows[seen[k]] = row
+        else:
+            seen[k] = len(rows)
+            rows.append(row)
+    return rows, dropped
+
+
+def write_results(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Rewrite the whole file atomically."""
+    from planner.export import write_atomic
+
+    write_atomic(path, csv_text(rows))
+
+
+def canonical_order(rows: Sequence[Mapping[str, Any]],
+                    keys: Sequence[Key]) -> list[Mapping[str, Any]]:
+    """Rows in the order of `keys` (the bench's task order); rows of other keys (an
+    earlier bench on other instances) follow in their existing order."""
+    rank = {k: i for i, k in enumerate(keys)}
+    inside = [r for r in rows if key_of(r) in rank]
+    outside = [r for r in rows if key_of(r) not in rank]
+    return sorted(inside, key=lambda r: rank[key_of(r)]) + outside
+
+
+class ResultsFile:
+    """The results of one bench: rows read at the start, appended as jobs finish."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.rows, self.dropped = read_results(self.path)
+        self._by_key = {key_of(r): i for i, r in enumerate(self.rows)}
+        # Start from a clean file (no torn line) so that appends land on a row boundary.
+        if self.dropped or not self.path.exists() or not self.rows:
+            write_results(self.path, self.rows)
+
+    def done(self) -> set[Key]:
+        return set(self._by_key)
+
+    def forget(self, keys: Iterable[Key]) -> int:
+        """Drop the rows of `keys` (to run them again); returns how many were dropped."""
+        drop = set(keys) & set(self._by_key)
+        if drop:
+            self.rows = [r for r in self.rows if key_of(r) not in drop]
+            self._by_key = {key_of(r): i for i, r in enumerate(self.rows)}
+            write_results(self.path, self.rows)
+        return len(drop)
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        row = dict(row)
+        with self.path.open("a", encoding="utf-8", newline="") as f:
+            f.write(csv_text([row], header=False))
+            f.flush()
+            os.fsync(f.fileno())
+        k = key_of(row)
+        if k in self._by_key:
+            self.rows[self._by_key[k]] = row
+        else:
+            self._by_key[k] = len(self.rows)
+            self.rows.append(row)
+
+    def finish(self, keys: Sequence[Key]) -> None:
+        """Rewrite the file in canonical order."""
+        self.rows = [dict(r) for r in canonical_order(self.rows, keys)]
+        self._by_key = {key_of(r): i for i, r in enumerate(self.rows)}
+        write_results(self.path, self.rows)
+
+    def rows_for(self, keys: Iterable[Key]) -> list[dict[str, Any]]:
+        return [self.rows[self._by_key[k]] for k in keys if k in self._by_key]

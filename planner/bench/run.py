@@ -1,0 +1,231 @@
+"""One benchmark job: read an instance, solve it, verify and measure the schedule.
+
+`run_task` never raises: whatever goes wrong (a bad instance file, a solver exception, a
+solver that overruns its limit, a crashed child process) becomes a row whose `status` is
+`error` or `timeout` and whose `error` column says what happened. The solver's own
+statuses (`optimal`, `feasible`, `infeasible`, `unknown`) pass through unchanged.
+
+Hard wall-clock guard: where the platform can fork, the job runs in a forked child that is
+killed when it overruns `time_limit + margin`; before that, at `time_limit + margin / 2`, the
+solver's stop event is set so that anytime solvers hand back their best schedule. Forking
+per job keeps a stuck C++ solver from blocking a pool worker for ever, and costs a few
+milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import threading
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+METRICS = ("makespan", "avg_jct", "p99_jct", "total_weighted_jct",
+           "total_weighted_tardiness", "gpu_utilization", "energy_kwh")
+ERROR, TIMEOUT = "error", "timeout"
+NO_LIMIT_TIMEOUT = 3600.0  # hard guard when no time limit is given
+
+
+@dataclass(frozen=True)
+class Task:
+    """One (instance, solver, repeat) job; the run uses seed `seed + repeat`."""
+
+    instance: str  # path as listed on the command line (the resume key)
+    solver: str
+    repeat: int = 0
+    seed: int = 0
+    time_limit: float | None = 10.0
+    workers: int = 1  # solver-internal threads; 1 so N processes use N cores
+    margin: float | None = None  # hard timeout = time_limit + margin; None: default_margin
+    text: str | None = None  # the file's content, shipped to remote (Ray) workers
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.instance, self.solver, self.repeat)
+
+    @property
+    def run_seed(self) -> int:
+        return self.seed + self.repeat
+
+    @property
+    def timeout(self) -> float:
+        if self.time_limit is None:
+            return NO_LIMIT_TIMEOUT
+        margin = self.margin if self.margin is not None else default_margin(self.time_limit)
+        return self.time_limit + margin
+
+
+def default_margin(time_limit: float) -> float:
+    """Room for reading, model building, verification and metrics beyond the solve limit."""
+    return 10.0 + 0.5 * time_limit
+
+
+def with_text(task: Task) -> Task:
+    """The task with the instance file's content attached (for workers on other hosts);
+    an unreadable file is left for the worker to report as an error row."""
+    try:
+        return replace(task, text=Path(task.instance).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return task
+
+
+def base_row(task: Task) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "instance": task.instance, "name": Path(task.instance).stem, "solver": task.solver,
+        "repeat": task.repeat, "seed": task.run_seed, "status": ERROR,
+    }
+    row.update(dict.fromkeys(METRICS))
+    row.update({"objective": "", "objective_value": None, "bound": None,
+                "gap_to_bound": None, "wall_s": None, "verified": False, "violations": None,
+                "groups": None, "error": "", "time_limit": task.time_limit})
+    return row
+
+
+def error_row(task: Task, message: str, status: str = ERROR,
+              wall_s: float | None = None) -> dict[str, Any]:
+    return {**base_row(task), "status": status, "error": one_line(message), "wall_s": wall_s}
+
+
+def one_line(text: str, limit: int = 500) -> str:
+    text = " | ".join(line.strip() for line in str(text).splitlines() if line.strip())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Run one job under the hard wall-clock guard; always returns a row."""
+    try:
+        if "fork" in multiprocessing.get_all_start_methods():
+            return _run_forked(task)
+        return execute(task)  # no fork (Windows): the soft stop event is the only guard
+    except Exception as e:  # the guard itself failed (no processes left, ...)
+        return error_row(task, f"{type(e).__name__}: {e}")
+
+
+def _run_forked(task: Task) -> dict[str, Any]:
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child, args=(task, send), daemon=True)
+    t0 = time.perf_counter()
+    child.start()
+    send.close()
+    row: dict[str, Any] | None = None
+    died = False
+    try:
+        if recv.poll(task.timeout):
+            try:
+                row = recv.recv()
+            except EOFError:
+                died = True
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        recv.close()
+    wall = round(time.perf_counter() - t0, 3)
+    if row is not None:
+        return row
+    if died:
+        return error_row(task, f"worker process died (exit code {child.exitcode})", wall_s=wall)
+    return error_row(task, f"no result within {task.timeout:g} s (time limit "
+                     f"{task.time_limit} s + margin); killed", status=TIMEOUT, wall_s=wall)
+
+
+def _child(task: Task, conn: Any) -> None:
+    try:
+        conn.send(execute(task))
+        conn.close()
+    except BaseException:  # Ctrl-C or a broken pipe: the parent writes the row
+        os._exit(1)
+
+
+def load_instance(task: Task) -> Any:
+    """The validated Instance; InputError (naming the file) if it is bad."""
+    from planner.errors import InputError, Problem
+    from planner.read import instance_from_dict, read_instance
+
+    if task.text is None:
+        return read_instance(task.instance)
+    try:
+        doc = json.loads(task.text)
+    except ValueError as e:
+        raise InputError(task.instance, [Problem("$", f"malformed JSON: {e}")]) from None
+    return instance_from_dict(doc, file=task.instance)
+
+
+def execute(task: Task) -> dict[str, Any]:
+    """The job itself, in the calling process, without the hard guard; never raises."""
+    from planner.errors import InputError
+
+    row = base_row(task)
+    try:
+        instance = load_instance(task)
+    except InputError as e:
+        problems = "; ".join(str(p) for p in e.problems[:5])
+        more = f" (+{len(e.problems) - 5} more)" if len(e.problems) > 5 else ""
+        return {**row, "error": one_line(f"bad instance {e.file}: {problems}{more}")}
+    except Exception as e:
+        return {**row, "error": one_line(f"cannot read {task.instance}: "
+                                         f"{type(e).__name__}: {e}")}
+    row["name"] = instance.name
+    try:
+        return _solve_and_measure(task, instance, row)
+    except Exception as e:
+        return {**row, "status": ERROR, "error": one_line(f"{type(e).__name__}: {e}")}
+
+
+def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[str, Any]:
+    from planner.solvers import SolveOptions, objectives_of, solve
+
+    options = SolveOptions(time_limit=task.time_limit, seed=task.run_seed, workers=task.workers)
+    objective = objectives_of(instance, options)[0]
+    row["objective"] = objective
+    timer = None
+    if task.time_limit is not None:  # ask anytime solvers to stop before the hard kill
+        soft = (task.time_limit + task.timeout) / 2
+        timer = threading.Timer(soft, options.stop.set)
+        timer.daemon = True
+        timer.start()
+    t0 = time.perf_counter()
+    try:
+        sched = solve(instance, task.solver, options)
+    except Exception as e:
+        wall = round(time.perf_counter() - t0, 3)
+        return {**row, "error": one_line(f"solver failed: {type(e).__name__}: {e}"),
+                "wall_s": wall}
+    finally:
+        if timer is not None:
+            timer.cancel()
+    row["wall_s"] = round(time.perf_counter() - t0, 3)
+    row["status"] = sched.status
+    row["groups"] = len(sched.groups)
+    bound = (sched.lower_bound or {}).get(objective)
+    row["bound"] = None if bound is None else float(bound)
+    if not sched.jobs:
+        reason = sched.info.get("reason") if sched.info else None
+        row["error"] = one_line(str(reason or f"no schedule ({sched.status})"))
+        return row
+    return _measure(instance, sched, objective, row)
+
+
+def _measure(instance: Any, sched: Any, objective: str, row: dict[str, Any]) -> dict[str, Any]:
+    from planner.metrics import metrics, objective_values
+    from planner.verify import verify
+
+    violations = verify(instance, sched)
+    row["verified"] = not violations
+    row["violations"] = len(violations)
+    if violations:
+        row["error"] = one_line(f"invalid schedule: {violations[0]}")
+    m = metrics(instance, sched)
+    for name in METRICS:
+        row[name] = m.get(name)
+    value = float(objective_values(instance, sched, (objective,))[objective])
+    row["objective_value"] = value
+    bound = row["bound"]
+    if bound is not None:
+        row["gap_to_bound"] = (value - bound) / abs(value) if value else (
+            0.0 if bound == value else None)
+    return row
