@@ -536,11 +536,20 @@ def _check_r8(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
 
 def _hall(cap: float, active: Sequence[Reservation], load: dict[frozenset[str], float]
           ) -> tuple[tuple[Reservation, ...], float, float] | None:
-    """The most-violated subset U of active reservations, with its demand and room."""
+    """The most-violated subset U of active reservations, with its demand and room.
+
+    A reservation that admits none of the running jobs only lowers the room when added
+    to U, so it is always in the worst U; only the others are enumerated (2^k subsets of
+    the k reservations that admit a running job, k is small in practice).
+    """
+    used = {rid for s, v in load.items() if v > _TOL for rid in s}
+    fixed = tuple(r for r in active if r.id not in used)
+    free = [r for r in active if r.id in used]
     worst: tuple[tuple[Reservation, ...], float, float] | None = None
     gap = 0.0
-    for size in range(len(active) + 1):
-        for u in combinations(active, size):
+    for size in range(len(free) + 1):
+        for extra in combinations(free, size):
+            u = fixed + extra
             ids = {r.id for r in u}
             demand = sum(v for s, v in load.items() if not (s & ids))
             room = cap - sum(r.amount for r in u)

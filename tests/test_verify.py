@@ -275,6 +275,19 @@ def test_r8_subset_rule():
     assert v.time == 0 and "ra, rb" in v.message
 
 
+def test_r8_admitted_job_may_use_the_reserved_amount():
+    jobs = [Job("ja", 0, duration=10, tenant="A", demand={"lic": 9}),
+            Job("x", 0, duration=10, demand={"lic": 1})]
+    res = [reservation("ra", 0, 100, pool="lic", amount=8, for_=admits(jobs=["ja"]))]
+    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], pools={"lic": 10},
+                         reservations=tuple(res))
+    assert verify(inst, make_schedule([assign("ja", 0, 10), assign("x", 0, 10)])) == []
+    inst = dataclasses.replace(inst, jobs=(jobs[0], dataclasses.replace(jobs[1],
+                                                                        demand={"lic": 3})))
+    v = one("R8", verify(inst, make_schedule([assign("ja", 0, 10), assign("x", 5, 15)])))
+    assert (v.job, v.time) == ("x", 5)  # x (3) may use only 10 - 8 = 2; R10 stays silent
+
+
 def test_r8_reservation_starting_later():
     jobs = [Job("j", 0, duration=10, demand={"lic": 5})]
     res = [reservation("r", 5, 8, pool="lic", amount=6)]
