@@ -1,0 +1,122 @@
+"""The greedy schedule as a CP-SAT solution hint.
+
+Nodes the model treats as interchangeable (see `model._symmetry`) are first relabelled
+in the greedy schedule the same way the symmetry breaking expects (by the smallest rank
+of the jobs each node runs), so the hint satisfies it. A greedy interleaving group that
+is not among the model's candidates leaves its members' option literals unhinted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ortools.sat.python import cp_model
+
+from planner.schedule import Schedule
+from planner.solvers.cpsat.model import Model, job_rank, symmetric_classes
+from planner.solvers.cpsat.objective import Objective
+
+
+def relabel(M: Model, sched: Schedule) -> dict[str, str]:
+    rank = job_rank(M.instance)
+    low: dict[str, int] = defaultdict(lambda: len(rank))
+    for a in sched.jobs:
+        for p in a.placement:
+            low[p.node] = min(low[p.node], rank[a.id])
+    out: dict[str, str] = {}
+    for cls in symmetric_classes(M.instance):
+        names = [n.name for n in cls]
+        order = sorted(range(len(names)), key=lambda i: (low[names[i]], i))
+        for new, old in enumerate(order):
+            out[names[old]] = names[new]
+    return out
+
+
+class Values:
+    """Hint values keyed by variable index (CP-SAT variables overload `==`)."""
+
+    def __init__(self) -> None:
+        self.by_index: dict[int, tuple[cp_model.IntVar, int]] = {}
+
+    def __setitem__(self, var: cp_model.IntVar, v: int) -> None:
+        self.by_index[var.Index()] = (var, int(v))
+
+    def get(self, var: cp_model.IntVar) -> int | None:
+        got = self.by_index.get(var.Index())
+        return None if got is None else got[1]
+
+
+def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
+    ren = relabel(M, sched)
+    vals = Values()
+    by_id = {a.id: a for a in sched.jobs}
+    members = {g.id: tuple(sorted(g.jobs)) for g in sched.groups}
+    cand = {(gv.cand.jobs, gv.node_group.name): i for i, gv in enumerate(M.groups)}
+    chosen_groups: dict[int, set[str]] = {}
+    node_gpus: dict[tuple[str, str], tuple[int, ...]] = {}  # (job, node) -> indices
+    for jid, jv in M.jobs.items():
+        a = by_id.get(jid)
+        if a is None:
+            continue
+        vals[jv.start], vals[jv.end], vals[jv.size] = a.start, a.end, a.end - a.start
+        nodes = {ren.get(p.node, p.node): p.gpus for p in a.placement}
+        for n, g in nodes.items():
+            node_gpus[(jid, n)] = g
+        if not jv.options:
+            continue
+        ng = M.instance.node_by_name[next(iter(nodes))].group.name if nodes else None
+        gi = cand.get((members[a.group], ng or "")) if a.group in members else None
+        if a.group is not None and gi is None:
+            continue  # a group the model does not know
+        for o in jv.options:
+            if o.kind == "member":
+                on = o.group == gi
+            elif o.kind == "solo":
+                on = gi is None and set(o.nodes) == set(nodes)
+            else:
+                on = gi is None and o.node_group.name == ng
+            vals[o.lit] = int(on)
+            if o.kind == "multi":
+                for n, y in o.nodes.items():
+                    vals[y] = int(on and n in nodes)
+        if gi is not None:
+            chosen_groups[gi] = set(nodes)
+            vals[M.groups[gi].start] = a.start
+    for i, gv in enumerate(M.groups):
+        on = chosen_groups.get(i)
+        vals[gv.lit] = int(on is not None)
+        for n, y in gv.nodes.items():
+            vals[y] = int(on is not None and n in on)
+    for u in M.uses:  # GPUs per class, from the greedy indices
+        if not u.gpus or len(u.per_class) < 2:
+            continue
+        got = node_gpus.get((u.jobs[0], u.node.name), ())
+        classes = M.classes[u.node.name]
+        counts = [len(set(got) & set(c)) for c in classes] if got else None
+        left = u.gpus
+        for k, var in u.per_class.items():
+            if isinstance(var, int):
+                continue
+            want = counts[k] if counts else min(left, len(classes[k]))
+            vals[var] = want
+            left -= want
+    starts = {jid: vals.get(jv.start) for jid, jv in M.jobs.items()}
+    for x, jobs in M.priority_vars:
+        ss = [starts[j] for j in jobs if starts[j] is not None]
+        if len(ss) == len(jobs):
+            vals[x] = max(ss)
+    for o in objs:
+        for key, var in o.aux.items():
+            if key == "makespan":
+                vals[var] = max((a.end for a in sched.jobs), default=0)
+            else:
+                due = M.instance.job_by_id[key].due or 0
+                vals[var] = max(0, by_id[key].end - due) if key in by_id else 0
+    return vals
+
+
+def add_hint(M: Model, objs: list[Objective], sched: Schedule) -> int:
+    vals = hint_values(M, objs, sched)
+    for var, v in vals.by_index.values():
+        M.model.AddHint(var, v)
+    return len(vals.by_index)

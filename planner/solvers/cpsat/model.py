@@ -1,0 +1,443 @@
+"""CP-SAT variables and constraints for rules R1-R10 (contract §5).
+
+Every job has a main interval [start, end) (always present, variable size) that carries
+release, deadline, horizon, precedence, priority, pools and the objective. A job with
+GPUs chooses exactly one *option*:
+- solo on one node (one literal per eligible node, duration at that node's speed);
+- solo on `k` whole nodes of one node group (a literal per group and one per node,
+  `sum(node literals) == k * group literal`);
+- membership of one candidate interleaving group (`planner.groups`), whose literal is
+  shared by all members; the group has its own start (members start with it) and is placed
+  on one node (or whole nodes) by node literals.
+Option intervals are optional intervals sharing the job's start and end variables, so the
+chosen option fixes the job's duration. A group holds its GPUs through a group-level
+interval from its start to its last member's end; members hold CPU and memory only while
+they run.
+
+GPUs per node are modelled per *GPU class*: the GPUs of a node covered by the same set of
+GPU reservations. Within a class the GPUs are interchangeable for the whole horizon, so a
+cumulative per class with the number of class GPUs each use takes is exact, and GPU
+indices can always be assigned afterwards by sweeping over time (see `gpus.py`). A use
+that takes part of a node on a node with several classes gets one integer per class
+(summing to its GPU count). A reservation that admits nobody is a fixed interval holding
+its whole class; one that admits some jobs gets, per class, a cumulative of capacity
+|class| holding the reservation and the uses of jobs it does not admit, so those cannot
+take that class's GPUs while it is active (admitted jobs can).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from ortools.sat.python import cp_model
+
+from planner.durations import solo_duration
+from planner.groups import CandidateGroup
+from planner.instance import Instance, Job, Node, NodeGroup, Reservation
+
+# Pools with more admitting reservations than this use a conservative model (see _pools).
+MAX_EXACT_POOL_RESERVATIONS = 4
+
+
+@dataclass
+class Use:
+    """Something that occupies a node while present: a solo job, one node of a multi-node
+    job, a group's GPU hold (gpus > 0, no cpu/mem) or a group member (cpu/mem only)."""
+
+    node: Node
+    interval: cp_model.IntervalVar
+    lit: cp_model.IntVar
+    gpus: int  # GPUs taken on this node
+    cpus: float
+    mem: float
+    jobs: tuple[str, ...]  # whose admission counts (all members for a group hold)
+    start: cp_model.IntVar
+    end: cp_model.LinearExprT
+    # GPU class index -> number of GPUs of that class (constant or variable); filled later
+    per_class: dict[int, cp_model.LinearExprT] = field(default_factory=dict)
+    group: int | None = None  # index into Model.groups for group holds / members
+
+
+@dataclass
+class Option:
+    """One way to run a job: a literal, its duration, and its node literals."""
+
+    kind: str  # "solo" | "multi" | "member"
+    lit: cp_model.IntVar
+    duration: int
+    node_group: NodeGroup
+    nodes: dict[str, cp_model.IntVar]  # node name -> literal "runs on this node"
+    group: int | None = None  # index into Model.groups
+
+
+@dataclass
+class JobVars:
+    job: Job
+    start: cp_model.IntVar
+    end: cp_model.IntVar
+    size: cp_model.IntVar
+    interval: cp_model.IntervalVar
+    earliest_start: int
+    earliest_end: int
+    latest_end: int
+    options: list[Option] = field(default_factory=list)
+
+
+@dataclass
+class GroupVars:
+    cand: CandidateGroup
+    lit: cp_model.IntVar
+    start: cp_model.IntVar
+    nodes: dict[str, cp_model.IntVar]
+    node_group: NodeGroup
+
+
+@dataclass
+class Model:
+    model: cp_model.CpModel
+    instance: Instance
+    horizon: int
+    jobs: dict[str, JobVars]
+    groups: list[GroupVars]
+    uses: list[Use]
+    classes: dict[str, list[tuple[int, ...]]]  # node -> GPU classes (tuples of indices)
+    priority_vars: list[tuple[cp_model.IntVar, list[str]]]  # X >= start of these jobs
+    exact: bool = True  # False when a conservative (restricting) model was used
+    notes: list[str] = field(default_factory=list)
+
+
+def scale_for(values: Iterable[float]) -> int:
+    """Smallest power of ten (<= 1000) making all values integral, else 1000."""
+    vals = list(values)
+    for s in (1, 10, 100, 1000):
+        if all(abs(v * s - round(v * s)) < 1e-9 for v in vals):
+            return s
+    return 1000
+
+
+def option_durations(instance: Instance, job: Job,
+                     groups: Sequence[CandidateGroup]) -> list[int]:
+    """Every duration the job can have: solo per eligible node group, each membership."""
+    if job.gpus == 0 or job.duration is not None:
+        return [solo_duration(instance, job)]
+    out = [solo_duration(instance, job, g.speed) for g in instance.eligible_groups(job)]
+    for c in groups:
+        if job.id in c.jobs:
+            out.append(c.durations[c.jobs.index(job.id)])
+    return out
+
+
+def gpu_sets(instance: Instance, r: Reservation) -> dict[str, tuple[int, ...]]:
+    """Node name -> reserved GPU indices of a GPU reservation."""
+    out = {}
+    for name in r.nodes:
+        node = instance.node_by_name[name]
+        idx = r.gpus if r.gpus is not None else tuple(range(node.gpus))
+        out[name] = tuple(sorted(i for i in set(idx) if 0 <= i < node.gpus))
+    return out
+
+
+def build(instance: Instance, groups: Sequence[CandidateGroup], job_ub: dict[str, int],
+          horizon: int) -> Model:
+    """The model without objective; `job_ub[j]` bounds the end of job j."""
+    m = cp_model.CpModel()
+    M = Model(m, instance, horizon, {}, [], [], {}, [])
+    _job_vars(M, groups, job_ub)
+    _group_vars(M, groups)
+    for jv in M.jobs.values():
+        if jv.job.gpus == 0:
+            continue
+        lits = [o.lit for o in jv.options]
+        m.AddExactlyOne(lits)
+        m.Add(jv.size == sum(o.duration * o.lit for o in jv.options))
+    _symmetry(M)
+    _gpu_classes(M)
+    _node_capacity(M)
+    _pools(M)
+    _precedence_and_priority(M)
+    return M
+
+
+def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]) -> None:
+    m, inst = M.model, M.instance
+    for job in inst.jobs:
+        durs = option_durations(inst, job, groups)
+        lo, hi = job.release + min(durs), max(job.release + min(durs), job_ub[job.id])
+        start = m.NewIntVar(job.release, hi - min(durs), f"s_{job.id}")
+        end = m.NewIntVar(lo, hi, f"e_{job.id}")
+        if job_ub[job.id] < lo:
+            m.Add(end <= job_ub[job.id])  # deadline/horizon too tight: proved infeasible
+        size = m.NewIntVarFromDomain(cp_model.Domain.FromValues(sorted(set(durs))), f"d_{job.id}")
+        itv = m.NewIntervalVar(start, size, end, f"i_{job.id}")
+        jv = JobVars(job, start, end, size, itv, job.release, lo, hi)
+        M.jobs[job.id] = jv
+        if job.gpus == 0:
+            continue
+        for ng in inst.eligible_groups(job):
+            d = solo_duration(inst, job, ng.speed)
+            per_node = min(job.gpus, ng.gpus)
+            cpus, mem = per_node * job.cpus_per_gpu, per_node * job.mem_gb_per_gpu
+            if job.gpus <= ng.gpus:
+                for node in inst.nodes_of(ng):
+                    lit = m.NewBoolVar(f"x_{job.id}_{node.name}")
+                    iv = m.NewOptionalFixedSizeIntervalVar(start, d, lit, f"o_{job.id}_{node.name}")
+                    m.Add(end == start + d).OnlyEnforceIf(lit)
+                    jv.options.append(Option("solo", lit, d, ng, {node.name: lit}))
+                    M.uses.append(Use(node, iv, lit, per_node, cpus, mem, (job.id,), start, end))
+            else:
+                k = job.gpus // ng.gpus
+                lit = m.NewBoolVar(f"x_{job.id}_{ng.name}")
+                m.Add(end == start + d).OnlyEnforceIf(lit)
+                lits = {}
+                for node in inst.nodes_of(ng):
+                    y = m.NewBoolVar(f"y_{job.id}_{node.name}")
+                    m.AddImplication(y, lit)
+                    iv = m.NewOptionalFixedSizeIntervalVar(start, d, y, f"o_{job.id}_{node.name}")
+                    lits[node.name] = y
+                    M.uses.append(Use(node, iv, y, per_node, cpus, mem, (job.id,), start, end))
+                m.Add(sum(lits.values()) == k * lit)
+                jv.options.append(Option("multi", lit, d, ng, lits))
+
+
+def _group_vars(M: Model, groups: Sequence[CandidateGroup]) -> None:
+    m, inst = M.model, M.instance
+    need_members = any(g.cpus is not None or g.mem_gb is not None for g in inst.node_groups)
+    for gi, c in enumerate(groups):
+        ng = inst.group_by_name[c.node_group]
+        members = [M.jobs[j] for j in c.jobs]
+        # (var.Proto() is unsafe in OR-Tools 9.15: bounds are kept in JobVars)
+        lo = max(jv.earliest_start for jv in members)
+        hi = min(jv.latest_end - d for jv, d in zip(members, c.durations))
+        lit = m.NewBoolVar(f"z_{gi}")
+        start = m.NewIntVar(lo, max(lo, hi), f"zs_{gi}")
+        if hi < lo:
+            m.Add(lit == 0)
+        per_node = min(c.gpus, ng.gpus)
+        k = max(1, c.gpus // ng.gpus)
+        lits: dict[str, cp_model.IntVar] = {}
+        for node in inst.nodes_of(ng):
+            y = m.NewBoolVar(f"z_{gi}_{node.name}")
+            m.AddImplication(y, lit)
+            lits[node.name] = y
+            hold = m.NewOptionalFixedSizeIntervalVar(start, c.span, y, f"zh_{gi}_{node.name}")
+            M.uses.append(Use(node, hold, y, per_node, 0.0, 0.0, c.jobs, start,
+                              start + c.span, group=gi))
+            if need_members:
+                for jv, d in zip(members, c.durations):
+                    iv = m.NewOptionalFixedSizeIntervalVar(start, d, y,
+                                                           f"zm_{gi}_{jv.job.id}_{node.name}")
+                    M.uses.append(Use(node, iv, y, 0, per_node * jv.job.cpus_per_gpu,
+                                      per_node * jv.job.mem_gb_per_gpu, (jv.job.id,), start,
+                                      start + d, group=gi))
+        m.Add(sum(lits.values()) == k * lit)
+        for jv, d in zip(members, c.durations):
+            m.Add(jv.start == start).OnlyEnforceIf(lit)
+            m.Add(jv.end == start + d).OnlyEnforceIf(lit)
+            jv.options.append(Option("member", lit, d, ng, lits, gi))
+        M.groups.append(GroupVars(c, lit, start, lits, ng))
+
+
+def symmetric_classes(instance: Instance) -> list[list[Node]]:
+    """Nodes of one node group touched by no GPU reservation: interchangeable."""
+    reserved = {n for r in instance.reservations for n in r.nodes}
+    out = []
+    for ng in instance.node_groups:
+        free = [n for n in instance.nodes_of(ng) if n.name not in reserved]
+        if len(free) > 1:
+            out.append(free)
+    return out
+
+
+def job_rank(instance: Instance) -> dict[str, int]:
+    return {j.id: i for i, j in enumerate(instance.jobs)}
+
+
+def _symmetry(M: Model) -> None:
+    """Relabel interchangeable nodes by the smallest rank (instance order) of the jobs they
+    run: then the node at position p of its class runs only jobs of rank >= p, so a job of
+    rank r (counted among the jobs that can use the class) never uses positions > r."""
+    rank = job_rank(M.instance)
+    for cls in symmetric_classes(M.instance):
+        names = [n.name for n in cls]
+        users = sorted({jid for jid, jv in M.jobs.items()
+                        for o in jv.options if any(n in o.nodes for n in names)},
+                       key=lambda j: rank[j])
+        local = {j: i for i, j in enumerate(users)}
+        for jid in users:
+            for o in M.jobs[jid].options:
+                members = M.groups[o.group].cand.jobs if o.group is not None else (jid,)
+                r = min(local.get(j, len(names)) for j in members)
+                for p, name in enumerate(names):
+                    if p > r and name in o.nodes:
+                        M.model.Add(o.nodes[name] == 0)
+
+
+def _gpu_classes(M: Model) -> None:
+    m, inst = M.model, M.instance
+    by_node: dict[str, list[Use]] = defaultdict(list)
+    for u in M.uses:
+        if u.gpus:
+            by_node[u.node.name].append(u)
+    res_on: dict[str, list[tuple[Reservation, tuple[int, ...]]]] = defaultdict(list)
+    for r in inst.reservations:
+        if r.pool is None:
+            for name, idx in gpu_sets(inst, r).items():
+                if idx:
+                    res_on[name].append((r, idx))
+    for node in inst.nodes:
+        cover: dict[int, frozenset[str]] = {
+            g: frozenset(r.id for r, idx in res_on[node.name] if g in idx)
+            for g in range(node.gpus)}
+        keys = sorted(set(cover.values()), key=lambda s: sorted(s))
+        classes = [tuple(g for g in range(node.gpus) if cover[g] == k) for k in keys]
+        M.classes[node.name] = classes
+        uses = by_node.get(node.name, [])
+        for u in uses:
+            if len(classes) == 1:
+                u.per_class = {0: u.gpus}
+            elif u.gpus == node.gpus:
+                u.per_class = {k: len(c) for k, c in enumerate(classes)}
+            else:
+                vs = {k: m.NewIntVar(0, min(u.gpus, len(c)), f"u_{id(u)}_{k}")
+                      for k, c in enumerate(classes)}
+                m.Add(sum(vs.values()) == u.gpus)
+                u.per_class = dict(vs)
+        for k, c in enumerate(classes):
+            ivs = [u.interval for u in uses]
+            dem = [u.per_class[k] for u in uses]
+            for r, idx in res_on[node.name]:
+                if c[0] in idx and not (r.admits.tenants or r.admits.jobs):
+                    ivs.append(m.NewIntervalVar(r.start, r.end - r.start, r.end, f"r_{r.id}"))
+                    dem.append(len(c))
+            if uses:
+                m.AddCumulative(ivs, dem, len(c))
+            for r, idx in res_on[node.name]:
+                if c[0] not in idx or not (r.admits.tenants or r.admits.jobs):
+                    continue
+                outsiders = [u for u in uses
+                             if not all(r.admits.admits(inst.job_by_id[j]) for j in u.jobs)]
+                if outsiders:
+                    fixed = m.NewIntervalVar(r.start, r.end - r.start, r.end, f"r_{r.id}")
+                    m.AddCumulative([fixed] + [u.interval for u in outsiders],
+                                    [len(c)] + [u.per_class[k] for u in outsiders], len(c))
+
+
+def _node_capacity(M: Model) -> None:
+    """R7: CPUs and memory per node (scaled to integers, demands rounded up)."""
+    by_node: dict[str, list[Use]] = defaultdict(list)
+    for u in M.uses:
+        by_node[u.node.name].append(u)
+    for node in M.instance.nodes:
+        for cap, attr in ((node.group.cpus, "cpus"), (node.group.mem_gb, "mem")):
+            if cap is None:
+                continue
+            uses = [u for u in by_node[node.name] if getattr(u, attr) > 0]
+            if not uses or sum(getattr(u, attr) for u in uses) <= cap + 1e-9:
+                continue
+            s = scale_for([cap] + [getattr(u, attr) for u in uses])
+            M.model.AddCumulative([u.interval for u in uses],
+                                  [math.ceil(getattr(u, attr) * s - 1e-9) for u in uses],
+                                  math.floor(cap * s + 1e-9))
+
+
+def _pools(M: Model) -> None:
+    """R8/R10 for pools: for every subset U of a pool's admitting reservations, the jobs
+    admitted by none of U plus the amounts of U (and of every reservation admitting nobody)
+    fit the capacity (the team's Hall-condition rule). Subsets with the same job set as a
+    larger one are skipped. Over MAX_EXACT_POOL_RESERVATIONS admitting reservations, one
+    conservative cumulative holds every job and every reservation (admitted jobs may then
+    not use reserved amounts), and the model is marked inexact."""
+    m, inst = M.model, M.instance
+    for pool, cap in inst.pools.items():
+        users = [jv for jv in M.jobs.values() if jv.job.demand.get(pool, 0) > 0]
+        if not users:
+            continue
+        res = [r for r in inst.reservations if r.pool == pool]
+        closed = [r for r in res if not (r.admits.tenants or r.admits.jobs)]
+        open_ = [r for r in res if r.admits.tenants or r.admits.jobs]
+        s = scale_for([cap] + [jv.job.demand[pool] for jv in users] + [r.amount for r in res])
+        cap_i = math.floor(cap * s + 1e-9)
+
+        def dem(jv: JobVars, pool: str = pool, s: int = s) -> int:
+            return math.ceil(jv.job.demand[pool] * s - 1e-9)
+
+        def fixed(rs: Iterable[Reservation], s: int = s) -> tuple[list, list]:
+            ivs, ds = [], []
+            for r in rs:
+                if r.end > r.start and r.amount > 0:
+                    ivs.append(m.NewIntervalVar(r.start, r.end - r.start, r.end, f"p_{r.id}"))
+                    ds.append(math.ceil(r.amount * s - 1e-9))
+            return ivs, ds
+
+        if len(open_) > MAX_EXACT_POOL_RESERVATIONS:
+            M.exact = False
+            M.notes.append(f"pool {pool}: {len(open_)} admitting reservations, conservative model")
+            subsets: list[tuple[Reservation, ...]] = [tuple(open_)]
+            member_sets = [users]
+        else:
+            subsets, member_sets = [], []
+            for k in range(len(open_) + 1):
+                for U in combinations(open_, k):
+                    js = [jv for jv in users if not any(r.admits.admits(jv.job) for r in U)]
+                    closure = [r for r in open_
+                               if not any(r.admits.admits(jv.job) for jv in js)]
+                    if js and len(closure) == len(U):
+                        subsets.append(U)
+                        member_sets.append(js)
+        for U, js in zip(subsets, member_sets):
+            ivs, ds = fixed([*closed, *U])
+            total = sum(dem(jv) for jv in js)
+            if not ivs and total <= cap_i:
+                continue
+            if not ivs and all(2 * dem(jv) > cap_i for jv in js):
+                # pairwise exclusive (a machine of a job shop): a disjunctive resource
+                m.AddNoOverlap([jv.interval for jv in js])
+                if all(dem(jv) <= cap_i for jv in js):
+                    continue
+            m.AddCumulative(ivs + [jv.interval for jv in js], ds + [dem(jv) for jv in js], cap_i)
+
+
+def _precedence_and_priority(M: Model) -> None:
+    m, inst = M.model, M.instance
+    for jv in M.jobs.values():
+        for a in jv.job.after:
+            m.Add(jv.start >= M.jobs[a].end)
+    if inst.priority_policy != "strict":
+        return
+    # R9 with one chain per priority level: X[q][i] >= start of every level-q job released
+    # at or before the i-th release value of that level; then X <= start(b) for lower b.
+    levels: dict[int, list[Job]] = defaultdict(list)
+    for j in inst.jobs:
+        levels[j.priority].append(j)
+    if len(levels) < 2:
+        return
+    chains: dict[int, list[tuple[int, cp_model.IntVar]]] = {}
+    for q, js in levels.items():
+        rels = sorted({j.release for j in js})
+        chain: list[tuple[int, cp_model.IntVar]] = []
+        prev = None
+        for rel in rels:
+            x = m.NewIntVar(0, M.horizon, f"prio_{q}_{rel}")
+            ids = [j.id for j in js if j.release == rel]
+            for jid in ids:
+                m.Add(x >= M.jobs[jid].start)
+            if prev is not None:
+                m.Add(x >= prev)
+            M.priority_vars.append((x, [j.id for j in js if j.release <= rel]))
+            chain.append((rel, x))
+            prev = x
+        chains[q] = chain
+    for j in inst.jobs:
+        for q, chain in chains.items():
+            if q <= j.priority:
+                continue
+            best = None
+            for rel, x in chain:
+                if rel <= j.release:
+                    best = x
+            if best is not None:
+                m.Add(best <= M.jobs[j.id].start)

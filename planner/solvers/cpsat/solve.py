@@ -1,0 +1,233 @@
+"""The CP-SAT solve loop: greedy start, bounds, lexicographic stages, status, fallback.
+
+Anytime and never worse than greedy: the greedy schedule is the hint, bounds the horizon,
+and is returned whenever CP-SAT finds nothing better (compared lexicographically on the
+objective values computed from both schedules).
+
+Horizon. Any schedule can be left-shifted (each job started at its release, a reservation
+end, another job's or group's end, or a higher-priority job's start) without making a
+regular objective worse, so every job ends by `T0 + sum of each job's longest option`
+(T0 = last release or reservation end): a safe bound for every objective. It is tightened
+by the instance horizon and deadlines, and, for the first objective, by the greedy value:
+makespan <= greedy makespan; for weighted JCT `w_j (end_j - r_j) <= greedy value`; for
+weighted tardiness `w_j (end_j - due_j) <= greedy value`. None of these cuts off a
+schedule at least as good as greedy, so "optimal" and the bound stay proofs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ortools.sat.python import cp_model
+
+from planner.groups import CandidateGroup, candidate_groups
+from planner.instance import Instance
+from planner.schedule import Schedule
+from planner.solvers import Progress, SolveOptions, objectives_of
+from planner.solvers.cpsat.extract import extract
+from planner.solvers.cpsat.hint import add_hint
+from planner.solvers.cpsat.model import Model, build, option_durations
+from planner.solvers.cpsat.objective import (
+    Objective,
+    add_objective,
+    scaled_value,
+    values_of,
+    weights,
+)
+
+DEFAULT_TIME_LIMIT = 30.0
+
+
+def max_per_job(instance: Instance) -> int:
+    """Candidate groups kept per job (planner.groups keeps each job's most efficient ones,
+    partners of similar length): fewer on big instances to keep the model small."""
+    n = len(instance.jobs)
+    return 4 if n <= 150 else 3 if n <= 400 else 2
+
+
+def greedy_start(instance: Instance, options: SolveOptions) -> Schedule | None:
+    """The best valid greedy schedule over a few rules (lexicographic on the objectives)."""
+    from planner.solvers.greedy import solve_greedy
+    from planner.verify import verify
+
+    names = objectives_of(instance, options)
+    rules: list[str | None] = [None, "priority", "sjf", "fifo"]
+    best, best_val = None, None
+    for rule in rules:
+        s = solve_greedy(instance, rule, SolveOptions(objective=options.objective))
+        if s.status not in ("feasible", "optimal") or verify(instance, s):
+            continue
+        val = tuple(values_of(instance, s, names).values())
+        if best_val is None or val < best_val:
+            best, best_val = s, val
+    return best
+
+
+def bounds(instance: Instance, names: tuple[str, ...], greedy: Schedule | None,
+           groups: list[CandidateGroup]) -> tuple[int, dict[str, int]]:
+    t0 = max([j.release for j in instance.jobs]
+             + [r.end for r in instance.reservations] + [0])
+    total = sum(max(option_durations(instance, j, groups)) for j in instance.jobs)
+    spans = sum(c.span for c in groups)  # a group's hold may outlast its members
+    horizon = t0 + total + spans
+    if instance.horizon is not None:
+        horizon = min(horizon, instance.horizon)
+    first = names[0]
+    if greedy is not None and first == "makespan":
+        horizon = min(horizon, max((a.end for a in greedy.jobs), default=0))
+    ub = {j.id: horizon if j.deadline is None else min(horizon, j.deadline)
+          for j in instance.jobs}
+    if greedy is not None and first != "makespan":
+        g = scaled_value(instance, greedy, first)
+        w, _, _ = weights(instance)
+        for j in instance.jobs:
+            if w[j.id] <= 0:
+                continue
+            if first == "total_weighted_jct":
+                ub[j.id] = min(ub[j.id], j.release + g // w[j.id])
+            elif j.due is not None:
+                ub[j.id] = min(ub[j.id], j.due + g // w[j.id])
+    return horizon, ub
+
+
+class _Callback(cp_model.CpSolverSolutionCallback):
+    def __init__(self, obj: Objective, options: SolveOptions, t0: float):
+        super().__init__()
+        self.obj, self.options, self.t0 = obj, options, t0
+        self.solutions = 0
+
+    def on_solution_callback(self) -> None:
+        self.solutions += 1
+        if self.options.progress is not None:
+            self.options.progress(Progress(
+                time.monotonic() - self.t0, self.ObjectiveValue() / self.obj.scale,
+                self.BestObjectiveBound() / self.obj.scale, self.obj.name))
+        if self.options.stop.is_set():
+            self.StopSearch()
+
+
+@dataclass
+class Outcome:
+    schedule: Schedule | None = None
+    statuses: list[str] = field(default_factory=list)
+    bound: float | None = None
+    interrupted: bool = False
+    error: str | None = None
+
+
+def _run_stages(M: Model, objs: list[Objective], options: SolveOptions, t0: float,
+                limit: float) -> Outcome:
+    out = Outcome()
+    for i, obj in enumerate(objs):
+        left = limit - (time.monotonic() - t0)
+        if left <= 0.05 or options.stop.is_set():
+            break
+        M.model.Minimize(obj.expr)
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = left
+        solver.parameters.random_seed = options.seed
+        solver.parameters.num_workers = max(1, options.workers)
+        cb = _Callback(obj, options, t0)
+        done = threading.Event()
+
+        def watch(solver: cp_model.CpSolver = solver, done: threading.Event = done) -> None:
+            # Ctrl-C between solutions: the callback alone would wait for the next one.
+            while not done.wait(0.1):
+                if options.stop.is_set():
+                    solver.StopSearch()
+                    return
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            status = solver.Solve(M.model, cb)
+        finally:
+            done.set()
+            watcher.join()
+        name = solver.StatusName(status)
+        out.statuses.append(name)
+        if options.stop.is_set():
+            out.interrupted = True
+        if status == cp_model.MODEL_INVALID:
+            out.error = M.model.Validate() or "model invalid"
+            break
+        if i == 0 and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            out.bound = solver.BestObjectiveBound() / obj.scale
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break
+        out.schedule = extract(M, solver.Value)
+        if status != cp_model.OPTIMAL or out.interrupted or i == len(objs) - 1:
+            break
+        # Fix this objective at its optimum and hint the next stage with this solution.
+        M.model.Add(obj.expr <= round(solver.ObjectiveValue()))
+        M.model.ClearHints()
+        sol = solver.ResponseProto().solution
+        for k, v in enumerate(sol):
+            M.model.AddHint(M.model.GetIntVarFromProtoIndex(k), v)
+    return out
+
+
+def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
+    t0 = time.monotonic()
+    names = objectives_of(instance, options)
+    limit = options.time_limit if options.time_limit is not None else DEFAULT_TIME_LIMIT
+    greedy = greedy_start(instance, options)
+    groups = candidate_groups(instance, max_per_job=max_per_job(instance))
+    horizon, ub = bounds(instance, names, greedy, groups)
+    M = build(instance, groups, ub, horizon)
+    objs = [add_objective(M, n) for n in names]
+    hinted = add_hint(M, objs, greedy) if greedy is not None else 0
+    out = _run_stages(M, objs, options, t0, limit)
+
+    # "optimal", "infeasible" and bounds are proofs only for a complete, exact model:
+    # candidate groups are a pruned subset of all admissible groups.
+    proof = M.exact and not groups and all(o.exact for o in objs)
+    info: dict[str, Any] = {
+        "options": sum(len(jv.options) for jv in M.jobs.values()),
+        "candidate_groups": len(groups),
+        "cpsat_status": out.statuses,
+        "hint_vars": hinted,
+        "horizon": horizon,
+    }
+    if greedy is not None:
+        info["greedy_solver"] = greedy.solver
+        info["greedy_objective"] = dict(values_of(instance, greedy, names))
+    if out.bound is not None:
+        info["model_bound"] = {names[0]: out.bound}
+    if M.notes:
+        info["notes"] = list(M.notes)
+    if out.error:
+        info["error"] = out.error
+    if out.interrupted:
+        info["interrupted"] = True
+    lower = {names[0]: out.bound} if proof and out.bound is not None else None
+
+    chosen = out.schedule
+    if chosen is not None:
+        from planner.verify import verify
+
+        bad = verify(instance, chosen)
+        if bad:
+            info["cpsat_invalid"] = [str(v) for v in bad[:5]]
+            chosen = None
+    if chosen is not None and greedy is not None and (
+            tuple(values_of(instance, greedy, names).values())
+            < tuple(values_of(instance, chosen, names).values())):
+        chosen = None
+        info["kept_greedy"] = True
+    wall = time.monotonic() - t0
+    if chosen is None:
+        if greedy is not None:
+            return greedy.with_(solver="cpsat", status="feasible", lower_bound=lower,
+                                wall_s=wall, info=info)
+        infeasible = bool(out.statuses) and out.statuses[0] == "INFEASIBLE"
+        status = "infeasible" if infeasible and proof else "unknown"
+        return Schedule(instance.name, "cpsat", status, lower_bound=None, wall_s=wall,
+                        info=info)
+    optimal = (len(out.statuses) == len(names) and all(s == "OPTIMAL" for s in out.statuses)
+               and proof and not out.interrupted)
+    return chosen.with_(status="optimal" if optimal else "feasible", lower_bound=lower,
+                        wall_s=wall, info=info)
