@@ -1,0 +1,221 @@
+"""Seeded synthetic instances (`plan generate`), as dicts in the contract's JSON form.
+
+Families:
+- "mixed": every feature at once: two node groups of different speeds and GPU counts with
+  CPU and memory limits, a pool with a reservation admitting a tenant, a GPU maintenance
+  window, a tenant hold on some GPUs, two priority classes under strict priority, release
+  times, dependency chains, explicit-duration jobs (some GPU-less with pool demand only),
+  soft dues, a few loose hard deadlines, node_types restrictions, interleaving enabled.
+- "dl": Muri-shaped: one V100 node group of 8 GPUs per node, catalogue models, GPU counts
+  weighted like the Muri traces, Poisson arrivals at a load of about 1.2.
+- "rcpsp": explicit durations, no GPUs, four pools and precedence (PSPLIB-like).
+
+Every instance is valid and feasible: hard deadlines and the horizon are set from a serial
+bound that any list schedule meets (latest release + last reservation end + the sum of every
+job's slowest duration, plus one unit per job for group rounding), so the greedy planner
+always finds a schedule. Strict-priority instances chain only jobs of the same priority,
+so precedence never forces a lower-priority job before a higher one.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from planner.catalogue import load_catalogue
+from planner.instance import Profile
+
+FAMILIES = ("mixed", "dl", "rcpsp")
+
+# Share of GPU counts in the Muri traces (cluster_trace.csv: 8 GPUs dominate).
+DL_GPU_WEIGHTS = {1: 0.10, 2: 0.05, 4: 0.06, 8: 0.70, 16: 0.02, 32: 0.07}
+
+
+def generate(family: str, jobs: int, nodes: int, seed: int) -> dict[str, Any]:
+    """A random instance of `family` with `jobs` jobs on about `nodes` nodes."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}: use one of {', '.join(FAMILIES)}")
+    if jobs < 1 or nodes < 1:
+        raise ValueError("jobs and nodes must be at least 1")
+    rng = random.Random(seed)
+    if family == "mixed":
+        return _mixed(rng, jobs, nodes, seed)
+    if family == "dl":
+        return _dl(rng, jobs, nodes, seed)
+    return _rcpsp(rng, jobs, nodes, seed)
+
+
+def _iterations(rng: random.Random, it_ms: float, lo_s: float, hi_s: float) -> int:
+    """Iterations for a log-uniform solo length between lo_s and hi_s seconds."""
+    secs = math.exp(rng.uniform(math.log(lo_s), math.log(hi_s)))
+    return max(1, round(secs * 1000 / it_ms))
+
+
+def _solo_s(p: Profile, gpus: int, iterations: int, speed: float) -> int:
+    gp = p.by_gpus[gpus]
+    it = gp.iteration_ms - gp.stages.gpu + gp.stages.gpu / speed
+    return math.ceil(iterations * it / 1000)
+
+
+def _weighted(rng: random.Random, weights: Mapping[int, float]) -> int:
+    keys = list(weights)
+    return rng.choices(keys, weights=[weights[k] for k in keys])[0]
+
+
+def _mixed(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str, Any]:
+    cat = load_catalogue()
+    models = sorted(cat)
+    n_fast = max(1, n_nodes // 2)
+    n_slow = max(1, n_nodes - n_fast)
+    # (name, count, gpus per node, speed, gpu_mem_gb, cpus, mem_gb)
+    groups = [("a100", n_fast, 8, 1.5, 40.0, 64.0, 512.0),
+              ("v100", n_slow, 4, 1.0, 16.0, 32.0, 256.0)]
+    cluster_nodes = [
+        {"name": n, "count": c, "gpus": g, "gpu_type": n.upper(), "gpu_mem_gb": m,
+         "cpus": cpu, "mem_gb": mem, "speed": s, "gpu_idle_w": 50, "gpu_busy_w": 300}
+        for n, c, g, s, m, cpu, mem in groups]
+    pool_cap = 20.0
+
+    def fits(group: tuple, gpus: int, model: str | None) -> bool:
+        _, count, per, _, gmem, _, _ = group
+        if gpus > per and (gpus % per or gpus // per > count):
+            return False
+        need = cat[model].gpu_mem_gb if model else None
+        return not (need is not None and need > gmem)
+
+    span = 600 * n_jobs // max(1, n_nodes)  # releases spread over this window
+    jobs: list[dict[str, Any]] = []
+    slowest: dict[str, int] = {}
+    last_of_class: dict[int, str] = {}
+    for i in range(n_jobs):
+        jid = f"j{i}"
+        prio = 1 if rng.random() < 0.3 else 0
+        job: dict[str, Any] = {"id": jid, "release": rng.randrange(0, span + 1),
+                               "priority": prio, "weight": rng.choice([1.0, 1.0, 2.0])}
+        kind = rng.random()
+        if kind < 0.12:  # GPU-less job using only the pool
+            job.update(duration=rng.randint(5, 120), gpus=0,
+                       demand={"power_kw": float(rng.randint(1, 8))})
+            slowest[jid] = job["duration"]
+        else:
+            gpus = _weighted(rng, {1: 0.3, 2: 0.25, 4: 0.25, 8: 0.2})
+            ok = [g for g in groups if fits(g, gpus, None)]
+            if kind < 0.25:  # explicit-duration GPU job
+                job.update(duration=rng.randint(30, 900), gpus=gpus)
+                slowest[jid] = job["duration"]
+            else:
+                model = rng.choice([m for m in models if any(fits(g, gpus, m) for g in groups)])
+                ok = [g for g in groups if fits(g, gpus, model)]
+                it_ms = cat[model].by_gpus[gpus].iteration_ms
+                iters = _iterations(rng, it_ms, 30, 1800)
+                job.update(model=model, gpus=gpus, iterations=iters)
+                slowest[jid] = max(_solo_s(cat[model], gpus, iters, g[3]) for g in ok)
+            if rng.random() < 0.3:
+                per = min(gpus, min(g[2] for g in ok))
+                job["cpus_per_gpu"] = float(rng.randint(1, 32 // max(per, 4)))
+                job["mem_gb_per_gpu"] = float(rng.choice([8, 16, 32]))
+            if rng.random() < 0.2 and len(ok) > 1:
+                job["node_types"] = [rng.choice(ok)[0]]
+            if rng.random() < 0.15:
+                job["demand"] = {"power_kw": float(rng.randint(1, 5))}
+        if rng.random() < 0.4:
+            job["tenant"] = rng.choice(["nlp", "vision"])
+        if rng.random() < 0.3:
+            job["due"] = job["release"] + 2 * slowest[jid] + rng.randint(0, 600)
+        # Chains only within a priority class (strict priority stays satisfiable).
+        if prio in last_of_class and rng.random() < 0.25:
+            job["after"] = [last_of_class[prio]]
+        last_of_class[prio] = jid
+        jobs.append(job)
+
+    if not any(j.get("tenant") == "nlp" for j in jobs):
+        jobs[0]["tenant"] = "nlp"  # the reservations below name this tenant
+    maint_end = rng.randint(300, 1800)
+    reservations = [
+        {"id": "maint", "start": 0, "end": maint_end, "nodes": ["v100-0"], "for": None},
+        {"id": "nlp-hold", "start": rng.randint(0, 600), "end": rng.randint(1200, 3600),
+         "nodes": ["a100-0"], "gpus": [0, 1, 2, 3], "for": {"tenants": ["nlp"]}},
+        {"id": "power-nlp", "start": rng.randint(0, 300), "end": rng.randint(900, 2400),
+         "pool": "power_kw", "amount": 6.0, "for": {"tenants": ["nlp"]}},
+    ]
+    bound = _serial_bound(jobs, slowest, reservations)
+    for job in jobs:
+        if rng.random() < 0.1:
+            job["deadline"] = job["release"] + bound
+    return {
+        "version": 1, "name": f"mixed-{n_jobs}-{n_nodes}-s{seed}", "time_unit": "s",
+        "horizon": 2 * bound,
+        "cluster": {"nodes": cluster_nodes, "pools": {"power_kw": pool_cap}},
+        "interleaving": {"enabled": True, "max_group": 4},
+        "policy": {"priority": "strict"},
+        "objective": ["total_weighted_jct"],
+        "jobs": jobs,
+        "reservations": reservations,
+    }
+
+
+def _serial_bound(jobs: list[dict[str, Any]], slowest: Mapping[str, int],
+                  reservations: list[dict[str, Any]]) -> int:
+    """An end time every list schedule meets: when a job is placed, everything placed so far
+    has ended by the running bound, so it can start then at the latest."""
+    last_release = max((j.get("release", 0) for j in jobs), default=0)
+    last_res = max((r["end"] for r in reservations), default=0)
+    return last_release + last_res + sum(slowest[j["id"]] + 1 for j in jobs)
+
+
+def _dl(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str, Any]:
+    cat = load_catalogue()
+    models = sorted(cat)
+    total_gpus = 8 * n_nodes
+    weights = {g: w for g, w in DL_GPU_WEIGHTS.items() if g <= total_gpus}
+    mean_gpus = sum(g * w for g, w in weights.items()) / sum(weights.values())
+    specs = []
+    for _ in range(n_jobs):
+        gpus = _weighted(rng, weights)
+        model = rng.choice(models)
+        it_ms = cat[model].by_gpus[gpus].iteration_ms
+        specs.append((gpus, model, _iterations(rng, it_ms, 60, 6 * 3600)))
+    mean_s = sum(_solo_s(cat[m], g, it, 1.0) for g, m, it in specs) / n_jobs
+    # Poisson arrivals at a load of about 1.2 (offered GPU-time / capacity).
+    gap = mean_s * mean_gpus / (total_gpus * 1.2)
+    t = 0.0
+    jobs = []
+    for i, (gpus, model, iters) in enumerate(specs):
+        jobs.append({"id": f"j{i}", "model": model, "gpus": gpus, "iterations": iters,
+                     "release": int(t), "priority": 1 if rng.random() < 0.2 else 0})
+        t += rng.expovariate(1.0 / gap) if gap > 0 else 0.0
+    return {
+        "version": 1, "name": f"dl-{n_jobs}-{n_nodes}-s{seed}", "time_unit": "s",
+        "cluster": {"nodes": [{"name": "v100", "count": n_nodes, "gpus": 8, "gpu_type": "V100",
+                               "gpu_mem_gb": 32, "gpu_idle_w": 60, "gpu_busy_w": 300}]},
+        "interleaving": {"enabled": True, "max_group": 4},
+        "policy": {"priority": "none"},
+        "objective": ["total_weighted_jct"],
+        "jobs": jobs,
+    }
+
+
+def _rcpsp(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str, Any]:
+    pools = {f"R{k}": float(rng.randint(5, 15)) for k in range(1, 5)}
+    jobs = []
+    for i in range(n_jobs):
+        demand = {r: float(rng.randint(0, int(cap))) for r, cap in pools.items()
+                  if rng.random() < 0.5}
+        job: dict[str, Any] = {"id": f"a{i}", "duration": rng.randint(1, 10), "gpus": 0,
+                               "demand": {r: v for r, v in demand.items() if v > 0}}
+        if i:
+            preds = rng.sample(range(max(0, i - 10), i), k=min(i, rng.randint(0, 2)))
+            if preds:
+                job["after"] = [f"a{p}" for p in sorted(preds)]
+        jobs.append(job)
+    return {
+        "version": 1, "name": f"rcpsp-{n_jobs}-s{seed}", "time_unit": "s",
+        # GPU-less jobs need no node; one token node keeps the cluster well-formed.
+        "cluster": {"nodes": [{"name": "none", "count": max(1, n_nodes), "gpus": 1}],
+                    "pools": pools},
+        "policy": {"priority": "none"},
+        "objective": ["makespan"],
+        "jobs": jobs,
+    }
