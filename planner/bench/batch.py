@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.bench.executors import run_tasks
+from planner.bench.executors import check_executor, run_tasks
 from planner.bench.results import Key, ResultsFile
 from planner.bench.run import ERROR, TIMEOUT, Task
 from planner.errors import UsageError
@@ -64,6 +64,7 @@ def run_bench(tasks: Sequence[Task], output: str | Path, executor: str = "local"
               on_row: Callable[[dict[str, Any]], None] | None = None) -> BenchRun:
     """Run the tasks not yet in `output`, appending each row as it finishes; the file is
     rewritten in canonical order at the end, also when interrupted."""
+    check_executor(executor, address)
     results = ResultsFile(output)
     keys: list[Key] = [t.key for t in tasks]
     retried = 0

@@ -11,6 +11,7 @@ Each job also guards itself with a hard wall-clock timeout (see `planner.bench.r
 from __future__ import annotations
 
 import importlib.util
+import logging
 import multiprocessing
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -62,9 +63,10 @@ def run_ray(tasks: Sequence[Task], workers: int,
     started = False
     if not ray.is_initialized():
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         else:
-            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING)
         started = True
     remote = ray.remote(num_cpus=1, max_retries=0)(run_task)
     pending: dict[Any, Task] = {}
@@ -86,14 +88,24 @@ def run_ray(tasks: Sequence[Task], workers: int,
             ray.shutdown()
 
 
+def check_executor(executor: str, address: str | None = None) -> None:
+    """Refuse an unusable executor before any work starts (UsageError)."""
+    if executor not in EXECUTORS:
+        raise UsageError(f"unknown executor {executor!r}: use {' or '.join(EXECUTORS)}")
+    if executor == "local" and address:
+        raise UsageError("--address needs --executor ray")
+    if executor == "ray":
+        try:
+            found = importlib.util.find_spec("ray") is not None
+        except ValueError:  # a module without a spec
+            found = False
+        if not found:
+            raise UsageError("--executor ray needs Ray: pip install 'planner[ray]'")
+
+
 def run_tasks(tasks: Sequence[Task], executor: str = "local", workers: int = 1,
               address: str | None = None) -> Iterator[dict[str, Any]]:
-    if executor == "local":
-        if address:
-            raise UsageError("--address is for --executor ray")
-        return run_local(tasks, workers)
+    check_executor(executor, address)
     if executor == "ray":
-        if importlib.util.find_spec("ray") is None:  # refuse before any work starts
-            raise UsageError("--executor ray needs Ray: pip install 'planner[ray]'")
         return run_ray(tasks, workers, address)
-    raise UsageError(f"unknown executor {executor!r}: use {' or '.join(EXECUTORS)}")
+    return run_local(tasks, workers)

@@ -61,13 +61,13 @@ def bench(instances: tuple[str, ...], output: str, solvers: str, time_limit: flo
           as_json: bool) -> None:
     """Benchmark solvers on INSTANCES (files, or folders of *.json) into a CSV."""
     from planner.bench.batch import collect_instances, make_tasks, run_bench
+    from planner.bench.executors import check_executor
     from planner.bench.summary import summarize
 
     specs = parse_solvers(solvers)
     if baseline and baseline not in specs:
         raise UsageError(f"--baseline {baseline} is not among --solvers")
-    if address and executor != "ray":
-        raise UsageError("--address needs --executor ray")
+    check_executor(executor, address)
     files = collect_instances(instances)
     tasks = make_tasks(files, specs, repeat, seed, time_limit, solver_threads, margin)
     # In-process runs fork each job: no refresh thread then (a fork copies no threads

@@ -1,0 +1,235 @@
+"""`plan bench`: rows, resumption, failures as rows, summary ratios and the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from planner.bench.batch import collect_instances, make_tasks, run_bench
+from planner.bench.executors import run_local
+from planner.bench.results import COLUMNS, read_results, write_results
+from planner.bench.run import Task, run_task
+from planner.bench.summary import summarize
+from planner.cli import main
+
+DATA = Path(__file__).parent / "data" / "bench"
+SOLVERS = ["greedy:fifo", "greedy:sjf"]
+
+TIGHT = {  # valid, but job b cannot meet its deadline behind job a on the single GPU
+    "version": 1, "name": "tight",
+    "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+    "jobs": [{"id": "a", "gpus": 1, "duration": 5},
+             {"id": "b", "gpus": 1, "duration": 5, "release": 1, "deadline": 7}],
+}
+
+
+def bench(out: Path, instances: list[str] | None = None, solvers: list[str] = SOLVERS,
+          **kw: Any) -> Any:
+    files = collect_instances(instances or [str(DATA)])
+    return run_bench(make_tasks(files, solvers, time_limit=5.0), out, workers=1, **kw)
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_folder_bench_rows_all_verified(tmp_path: Path) -> None:
+    out = tmp_path / "r.csv"
+    result = bench(out)
+    rows = read_csv(out)
+    assert list(rows[0]) == list(COLUMNS)
+    assert len(rows) == 2 * 2 == result.ran == result.total
+    assert {r["name"] for r in rows} == {"tiny-dl", "tiny-explicit"}
+    assert [(Path(r["instance"]).name, r["solver"]) for r in rows] == [  # canonical order
+        ("tiny-dl.json", "greedy:fifo"), ("tiny-dl.json", "greedy:sjf"),
+        ("tiny-explicit.json", "greedy:fifo"), ("tiny-explicit.json", "greedy:sjf")]
+    for r in rows:
+        assert r["verified"] == "true" and r["violations"] == "0" and r["error"] == ""
+        assert r["status"] in ("feasible", "optimal")
+        assert float(r["makespan"]) > 0 and float(r["avg_jct"]) > 0
+        assert 0 < float(r["gpu_utilization"]) <= 1
+        assert r["objective"] and float(r["objective_value"]) > 0
+        assert r["time_limit"] == "5" and r["seed"] == "0" and r["repeat"] == "0"
+    # tiny-explicit lists makespan first: the objective column follows the instance
+    explicit = [r for r in rows if r["name"] == "tiny-explicit"]
+    assert {r["objective"] for r in explicit} == {"makespan"}
+    assert all(r["objective_value"] == r["makespan"] for r in explicit)
+
+
+def test_summary_ratios(tmp_path: Path) -> None:
+    result = bench(tmp_path / "r.csv")
+    s = summarize(result.rows, "greedy:fifo", SOLVERS)
+    fifo, sjf = s["solvers"]
+    assert fifo["solver"] == "greedy:fifo" and fifo["verified_share"] == 1.0
+    assert fifo["avg_jct_ratio_baseline"] == pytest.approx(1.0)
+    assert fifo["makespan_ratio_baseline"] == pytest.approx(1.0)
+    assert sjf["avg_jct_ratio_best_rule"] == pytest.approx(1.0)  # sjf is the only rule
+    by = {(r["name"], r["solver"]): r for r in result.rows}
+    for metric in ("avg_jct", "makespan"):
+        expected = sum(float(by[(n, "greedy:fifo")][metric]) / float(by[(n, "greedy:sjf")][metric])
+                       for n in ("tiny-dl", "tiny-explicit")) / 2
+        assert sjf[f"{metric}_ratio_baseline"] == pytest.approx(expected)
+        expected_rule = sum(float(by[(n, "greedy:sjf")][metric])
+                            / float(by[(n, "greedy:fifo")][metric])
+                            for n in ("tiny-dl", "tiny-explicit")) / 2
+        assert fifo[f"{metric}_ratio_best_rule"] == pytest.approx(expected_rule)
+    assert s["best_rule_of"] == ["greedy:sjf"]
+    assert fifo["n_baseline"] == sjf["n_baseline"] == 2
+
+
+def test_best_rule_is_per_instance_minimum() -> None:
+    def row(inst: str, solver: str, jct: float) -> dict[str, Any]:
+        return {"instance": inst, "solver": solver, "status": "feasible", "verified": True,
+                "avg_jct": jct, "makespan": 10.0}
+    rows = [row("i1", "greedy:sjf", 10), row("i1", "greedy:srsf", 20), row("i1", "x", 5),
+            row("i2", "greedy:sjf", 40), row("i2", "greedy:srsf", 20), row("i2", "x", 40),
+            {**row("i3", "x", 1), "verified": False}]
+    s = summarize(rows, None, ["greedy:sjf", "greedy:srsf", "x"])
+    x = s["solvers"][2]
+    assert x["avg_jct_ratio_best_rule"] == pytest.approx((10 / 5 + 20 / 40) / 2)
+    assert x["avg_jct_ratio_baseline"] is None
+    assert x["verified_share"] == pytest.approx(2 / 3) and x["n_best_rule"] == 2
+
+
+def test_resume_skips_done_rows_and_reruns_deleted(tmp_path: Path) -> None:
+    out = tmp_path / "r.csv"
+    bench(out)
+    before = out.read_text()
+    again = bench(out)
+    assert again.ran == 0 and again.skipped == 4 and out.read_text() == before
+    rows, _ = read_results(out)
+    gone = rows.pop(1)
+    write_results(out, rows)
+    third = bench(out)
+    assert third.ran == 1
+    after = read_csv(out)
+    assert len(after) == 4
+    assert (after[1]["instance"], after[1]["solver"]) == (gone["instance"], gone["solver"])
+
+
+def test_torn_last_line_is_dropped_and_rerun(tmp_path: Path) -> None:
+    out = tmp_path / "r.csv"
+    bench(out)
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 3])  # killed mid-write
+    result = bench(out)
+    assert result.dropped_lines == 1 and result.ran == 1
+    assert len(read_csv(out)) == 4
+
+
+def test_failures_become_rows(tmp_path: Path) -> None:
+    tight = tmp_path / "tight.json"
+    tight.write_text(json.dumps(TIGHT))
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"version": 1, "jobs": [')
+    out = tmp_path / "r.csv"
+    result = bench(out, [str(tight), str(bad)], solvers=["greedy:fifo"])
+    assert result.ran == 2
+    rows = {r["name"]: r for r in read_csv(out)}
+    assert rows["tight"]["status"] in ("infeasible", "unknown")
+    assert rows["tight"]["verified"] == "false" and rows["tight"]["makespan"] == ""
+    assert "deadline" in rows["tight"]["error"]
+    assert rows["broken"]["status"] == "error" and str(bad) in rows["broken"]["error"]
+    assert "malformed JSON" in rows["broken"]["error"]
+    s = summarize(result.rows, "greedy:fifo", ["greedy:fifo"])
+    assert s["solvers"][0]["verified"] == 0
+
+
+def test_retry_failed_reruns_error_rows(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text("{")
+    out = tmp_path / "r.csv"
+    bench(out, [str(bad)], solvers=["greedy:fifo"])
+    assert bench(out, [str(bad)], solvers=["greedy:fifo"]).ran == 0
+    shutil.copy(DATA / "tiny-explicit.json", bad)  # fixed
+    result = bench(out, [str(bad)], solvers=["greedy:fifo"], retry_failed=True)
+    assert result.retried == 1 and result.ran == 1
+    (row,) = read_csv(out)
+    assert row["status"] == "feasible" and row["verified"] == "true"
+
+
+def _raise(*args: Any, **kw: Any) -> Any:
+    raise RuntimeError("solver exploded")
+
+
+def _hang(*args: Any, **kw: Any) -> Any:
+    time.sleep(60)
+
+
+def test_solver_exception_is_an_error_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("planner.solvers.solve", _raise)  # the forked child inherits it
+    row = run_task(Task(str(DATA / "tiny-dl.json"), "greedy:fifo"))
+    assert row["status"] == "error" and "solver exploded" in row["error"]
+    assert row["name"] == "tiny-dl" and row["verified"] is False
+
+
+def test_overrunning_solver_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("planner.solvers.solve", _hang)
+    row = run_task(Task(str(DATA / "tiny-dl.json"), "greedy:fifo", time_limit=0.2, margin=0.3))
+    assert row["status"] == "timeout" and "killed" in row["error"]
+
+
+def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(({k: v for k, v in r.items() if k != "wall_s"} for r in rows),
+                  key=lambda r: (r["instance"], r["solver"]))
+
+
+def test_process_pool_gives_the_same_rows() -> None:
+    tasks = make_tasks(collect_instances([str(DATA)]), SOLVERS, time_limit=5.0)
+    inline = list(run_local(tasks, workers=1))
+    pooled = list(run_local(tasks, workers=2))
+    assert _strip(pooled) == _strip(inline)
+    assert all(r["verified"] for r in pooled)
+
+
+def test_cli_bench_json_and_table(tmp_path: Path) -> None:
+    out = tmp_path / "out" / "r.csv"
+    runner = CliRunner()
+    args = ["bench", str(DATA), "--solvers", "greedy:fifo,greedy:sjf", "--workers", "1",
+            "--time-limit", "5", "-o", str(out)]
+    res = runner.invoke(main, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert [s["solver"] for s in summary["solvers"]] == ["greedy:fifo", "greedy:sjf"]
+    assert summary["runs"] == 4 and summary["baseline"] == "greedy:fifo"
+    assert len(read_csv(out)) == 4
+    res = runner.invoke(main, args)  # resumed: nothing to run, the table still printed
+    assert res.exit_code == 0 and "greedy:sjf" in res.stdout and "×base" in res.stdout
+
+
+@pytest.mark.parametrize("extra", [
+    ["--solvers", "greedy:nope"],
+    ["--solvers", "greedy:sjf"],  # the default baseline greedy:fifo is not run
+    ["--address", "localhost:6379"],  # without --executor ray
+])
+def test_cli_usage_errors(tmp_path: Path, extra: list[str]) -> None:
+    res = CliRunner().invoke(main, ["bench", str(DATA), "-o", str(tmp_path / "r.csv"), *extra])
+    assert res.exit_code == 2
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_cli_missing_path_and_empty_folder(tmp_path: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(main, ["bench", str(tmp_path / "nope.json"), "-o", str(tmp_path / "r")])
+    assert res.exit_code == 2
+    (tmp_path / "empty").mkdir()
+    res = runner.invoke(main, ["bench", str(tmp_path / "empty"), "-o", str(tmp_path / "r")])
+    assert res.exit_code == 2
+
+
+def test_cli_ray_missing_is_a_usage_error(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if not installed
+    res = CliRunner().invoke(main, ["bench", str(DATA), "--solvers", "greedy:fifo",
+                                    "--executor", "ray", "-o", str(tmp_path / "r.csv")])
+    assert res.exit_code == 2
+    assert "pip install" in res.output
+    assert not (tmp_path / "r.csv").exists()  # refused before the results file is made
