@@ -1,0 +1,223 @@
+"""Greedy list-scheduling planner: every rule on random instances, and targeted cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from planner.generate import generate
+from planner.read import instance_from_dict
+from planner.solvers import SolveOptions, solve
+from planner.solvers.greedy import solve_greedy
+from planner.verify import verify
+
+RULES = ("fifo", "sjf", "srsf", "priority", "interleave")
+OPTS = SolveOptions()
+
+
+def plan(inst, rule):
+    s = solve_greedy(inst, rule, OPTS)
+    if s.status == "feasible":
+        assert verify(inst, s) == [], (inst.name, rule)
+    return s
+
+
+def base(jobs: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "version": 1, "name": "t", "time_unit": "s",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "jobs": jobs,
+    }
+    d.update(extra)
+    return d
+
+
+def by_id(s):
+    return {a.id: a for a in s.jobs}
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_random_mixed_instances_every_rule_verifies(chunk):
+    groups = 0
+    for seed in range(chunk * 50, chunk * 50 + 50):
+        d = generate("mixed", 8 + seed % 13, 1 + seed % 5, seed)
+        inst = instance_from_dict(d)
+        for rule in RULES:
+            s = plan(inst, rule)
+            assert s.status == "feasible", (seed, rule, s.info)
+            assert s.solver == f"greedy:{rule}"
+            groups += len(s.groups)
+            if rule != "interleave":
+                assert not s.groups and all(a.group is None for a in s.jobs)
+    assert groups > 0  # interleave does form groups on these instances
+
+
+def test_dl_and_rcpsp_families_verify():
+    for fam, n, nodes in (("dl", 40, 3), ("rcpsp", 30, 1)):
+        for seed in range(5):
+            inst = instance_from_dict(generate(fam, n, nodes, seed))
+            for rule in RULES:
+                assert plan(inst, rule).status == "feasible"
+
+
+def test_strict_priority_respected():
+    d = base([
+        {"id": "lo1", "duration": 10, "gpus": 2, "release": 0, "priority": 0},
+        {"id": "lo2", "duration": 1, "gpus": 1, "release": 0, "priority": 0},
+        {"id": "hi", "duration": 50, "gpus": 2, "release": 0, "priority": 1},
+    ])
+    inst = instance_from_dict(d)
+    for rule in RULES:
+        s = by_id(plan(inst, rule))
+        assert s["hi"].start == 0
+        assert s["lo1"].start >= s["hi"].start and s["lo2"].start >= s["hi"].start
+    # Without strict priority srsf runs the short jobs first.
+    d["policy"] = {"priority": "none"}
+    s = by_id(plan(instance_from_dict(d), "srsf"))
+    assert s["lo2"].start == 0 and s["hi"].start > 0
+
+
+def test_precedence_against_strict_priority_is_reported():
+    # hi depends on lo; mid (between them) must start after hi and before lo: impossible.
+    d = base([
+        {"id": "lo", "duration": 10, "gpus": 1, "priority": 0},
+        {"id": "mid", "duration": 10, "gpus": 1, "priority": 1},
+        {"id": "hi", "duration": 10, "gpus": 1, "priority": 2, "after": ["lo"]},
+    ])
+    s = solve_greedy(instance_from_dict(d), "fifo", OPTS)
+    assert s.status == "unknown" and not s.jobs
+    assert "strict priority" in s.info["reason"]
+
+
+def test_reservation_blocks_others_and_admits_tenant():
+    d = base([
+        {"id": "other", "duration": 5, "gpus": 1, "tenant": "vision"},
+        {"id": "mine", "duration": 5, "gpus": 2, "tenant": "nlp"},
+        {"id": "named", "duration": 5, "gpus": 1, "release": 10},
+    ], reservations=[
+        {"id": "hold", "start": 0, "end": 100, "nodes": ["n-0"], "for": {"tenants": ["nlp"]}},
+        {"id": "job", "start": 100, "end": 200, "nodes": ["n-0"], "gpus": [0],
+         "for": {"jobs": ["named"]}},
+    ])
+    inst = instance_from_dict(d)
+    for rule in RULES:
+        s = by_id(plan(inst, rule))
+        assert s["mine"].start == 0
+        assert s["other"].start >= 100  # not admitted by the hold
+        if s["other"].start < 200:
+            assert s["other"].placement[0].gpus == (1,)  # GPU 0 is reserved for "named"
+        assert s["named"].start >= 10
+
+
+def test_pool_capacity_and_pool_reservation():
+    d = base([
+        {"id": "a", "duration": 10, "gpus": 0, "demand": {"p": 6}},
+        {"id": "b", "duration": 10, "gpus": 0, "demand": {"p": 6}},
+        {"id": "c", "duration": 10, "gpus": 0, "demand": {"p": 4}, "tenant": "t"},
+        {"id": "d", "duration": 10, "gpus": 0, "demand": {"p": 4}},
+    ], reservations=[
+        {"id": "r", "start": 0, "end": 30, "pool": "p", "amount": 4, "for": {"tenants": ["t"]}},
+    ])
+    d["cluster"]["pools"] = {"p": 10}
+    inst = instance_from_dict(d)
+    for rule in RULES:
+        s = by_id(plan(inst, rule))
+        assert s["a"].start != s["b"].start  # 6 + 6 > 10
+        assert s["c"].start < 30  # the tenant may use the reserved amount
+        # "d" is not admitted: during [0, 30) only 6 units are open to it, and a/b take 6.
+        assert not placement_overlaps(s["d"], s["a"]) or s["d"].start >= 30
+
+
+def placement_overlaps(x, y) -> bool:
+    return x.start < y.end and y.start < x.end
+
+
+def test_multi_node_placement():
+    d = base([
+        {"id": "big", "duration": 10, "gpus": 4},
+        {"id": "small", "duration": 5, "gpus": 1},
+    ])
+    d["cluster"]["nodes"] = [{"name": "n", "count": 3, "gpus": 2}]
+    inst = instance_from_dict(d)
+    for rule in RULES:
+        s = by_id(plan(inst, rule))
+        pl = s["big"].placement
+        assert len(pl) == 2 and all(p.gpus == (0, 1) for p in pl)
+        assert len({p.node for p in pl}) == 2
+
+
+def test_node_speed_and_best_fit():
+    d = base([{"id": "j", "model": "vgg16", "gpus": 1, "iterations": 10000}])
+    d["cluster"]["nodes"] = [{"name": "slow", "count": 1, "gpus": 4},
+                             {"name": "fast", "count": 1, "gpus": 4, "speed": 2.0}]
+    s = by_id(plan(instance_from_dict(d), "fifo"))
+    assert s["j"].placement[0].node == "fast-0"  # ends earliest
+
+
+def test_infeasible_deadline_reported_with_reason():
+    d = base([
+        {"id": "a", "duration": 100, "gpus": 2},
+        {"id": "b", "duration": 100, "gpus": 2, "deadline": 150},
+    ])
+    for rule in ("fifo", "srsf", "interleave"):
+        s = solve_greedy(instance_from_dict(d), rule, OPTS)
+        if s.status == "feasible":  # b first meets its deadline (sjf order tie -> id a...)
+            assert by_id(s)["b"].end <= 150
+            continue
+        assert s.status == "unknown" and s.jobs == ()
+        assert "b" in s.info["reason"] and "deadline" in s.info["reason"]
+    d["jobs"][1]["deadline"] = 50
+    s = solve_greedy(instance_from_dict(d), "fifo", OPTS)
+    assert s.status == "unknown" and "deadline 50" in s.info["reason"]
+
+
+def test_horizon_reported():
+    d = base([{"id": "a", "duration": 100, "gpus": 2}, {"id": "b", "duration": 100, "gpus": 2}],
+             horizon=150)
+    s = solve_greedy(instance_from_dict(d), "fifo", OPTS)
+    assert s.status == "unknown" and "horizon" in s.info["reason"]
+
+
+def test_deterministic():
+    inst = instance_from_dict(generate("mixed", 20, 4, seed=11))
+    for rule in RULES:
+        a, b = solve_greedy(inst, rule, OPTS), solve_greedy(inst, rule, OPTS)
+        assert (a.jobs, a.groups, a.status) == (b.jobs, b.groups, b.status)
+
+
+def complementary(enabled: bool) -> dict[str, Any]:
+    # One 8-GPU node and a queue of data-heavy (a2c) and GPU-heavy (bert) jobs of similar
+    # length: interleaving pairs them.
+    jobs = []
+    for i in range(4):
+        jobs.append({"id": f"a{i}", "model": "a2c", "gpus": 8, "iterations": 2000})
+        jobs.append({"id": f"b{i}", "model": "bert", "gpus": 8, "iterations": 5800})
+    return base(jobs, cluster={"nodes": [{"name": "v", "count": 1, "gpus": 8,
+                                          "gpu_mem_gb": 32}]},
+                interleaving={"enabled": enabled}, policy={"priority": "none"})
+
+
+def test_interleave_groups_complementary_jobs_and_pays():
+    inst = instance_from_dict(complementary(True))
+    s = plan(inst, "interleave")
+    assert s.groups and s.status == "feasible"
+    members = {i for g in s.groups for i in g.jobs}
+    assert all(by_id(s)[i].group is not None for i in members)
+    solo = plan(inst, "srsf")
+    assert sum(a.end for a in s.jobs) < sum(a.end for a in solo.jobs)
+    assert solve(inst, "greedy", OPTS).solver == "greedy:interleave"  # the default rule
+
+
+def test_never_groups_when_interleaving_disabled():
+    inst = instance_from_dict(complementary(False))
+    s = plan(inst, "interleave")
+    assert not s.groups and all(a.group is None for a in s.jobs)
+    assert solve(inst, "greedy", OPTS).solver == "greedy:srsf"
+
+
+def test_speed_400_jobs_runs():
+    # Not timed (shared machine): just a big instance end to end.
+    inst = instance_from_dict(generate("dl", 400, 8, seed=2))
+    s = plan(inst, "interleave")
+    assert s.status == "feasible" and len(s.jobs) == 400

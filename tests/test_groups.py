@@ -1,0 +1,83 @@
+"""Candidate interleaving groups (planner.groups)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from planner.durations import group_admissible, group_member_durations
+from planner.generate import generate
+from planner.groups import candidate_groups
+from planner.read import instance_from_dict
+
+
+@pytest.fixture(scope="module")
+def dl():
+    return instance_from_dict(generate("dl", 60, 4, seed=3))
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return instance_from_dict(generate("mixed", 40, 4, seed=5))
+
+
+def test_candidates_are_admissible(dl, mixed):
+    for inst in (dl, mixed):
+        cands = candidate_groups(inst)
+        assert cands, inst.name
+        for c in cands:
+            jobs = [inst.job_by_id[i] for i in c.jobs]
+            ng = inst.group_by_name[c.node_group]
+            assert list(c.jobs) == sorted(c.jobs)
+            assert 2 <= len(jobs) <= inst.interleaving.max_group
+            assert all(j.profiled and j.gpus == c.gpus for j in jobs)
+            assert all(ng in inst.eligible_groups(j) for j in jobs)
+            assert group_admissible(inst, jobs, ng.speed, ng.gpu_mem_gb)
+            assert list(c.durations) == group_member_durations(inst, jobs, ng.speed)
+            assert c.span == max(c.durations)
+            assert c.efficiency > 1.0
+
+
+@pytest.mark.parametrize("limit", [1, 2, 4])
+def test_each_job_in_at_most_max_per_job(dl, limit):
+    cands = candidate_groups(dl, max_per_job=limit)
+    assert cands
+    count: dict[str, int] = {}
+    for c in cands:
+        for i in c.jobs:
+            count[i] = count.get(i, 0) + 1
+    assert max(count.values()) <= limit
+    assert len({(c.node_group, c.jobs) for c in cands}) == len(cands)  # no duplicates
+
+
+def test_sorted_most_efficient_first_and_deterministic(dl):
+    a = candidate_groups(dl)
+    assert a == candidate_groups(dl)
+    effs = [c.efficiency for c in a]
+    assert effs == sorted(effs, reverse=True)
+
+
+def test_no_groups_when_interleaving_disabled(dl):
+    off = replace(dl, interleaving=replace(dl.interleaving, enabled=False))
+    assert candidate_groups(off) == []
+
+
+def test_jobs_argument_restricts_members(dl):
+    some = dl.jobs[:20]
+    ids = {j.id for j in some}
+    for c in candidate_groups(dl, jobs=some):
+        assert set(c.jobs) <= ids
+
+
+def test_explicit_duration_jobs_never_grouped(mixed):
+    explicit = {j.id for j in mixed.jobs if not j.profiled}
+    assert explicit
+    for c in candidate_groups(mixed):
+        assert not explicit & set(c.jobs)
+
+
+def test_max_group_two_gives_pairs(dl):
+    pairs = replace(dl, interleaving=replace(dl.interleaving, max_group=2))
+    cands = candidate_groups(pairs)
+    assert cands and all(len(c.jobs) == 2 for c in cands)
