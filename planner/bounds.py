@@ -1,0 +1,413 @@
+"""Valid lower bounds on every objective, cheap enough for 100,000-job instances.
+
+`lower_bounds(instance)` returns, per objective, a value that no schedule satisfying rules
+R1-R10 can beat; every planner can report it so that a gap is known even when no exact
+model runs. All bounds below come from relaxations: they drop the rules that only make a
+schedule worse (R6 placement details, R7, R9, R10 for admitted jobs, deadlines, horizon),
+so each one is at most the optimum.
+
+Ingredients
+-----------
+1. Per-job minimum duration `p_min(j)` (`_per_iteration_floor`): a profiled member of an
+   interleaving group advances one iteration per phase cycle, each phase either solo (its
+   solo iteration time) or a group containing j, whose cycle is `overhead[k] * TT(G)`.
+   Claim: `TT(G) >= L_k(j)`, with `L_k = d_j + g_j + n_j` for k <= 3 and
+   `L_4 = g_j + n_j + 0.95 * d_j`. Proof from the slot recursion (contract §4): slot
+   `i` (the interval `[f[i], f[i+1]]`) is at least `n` of position `(i+1) mod 4`, at least
+   `g` of position `(i+2) mod 4`, and slots `i-1, i` together are at least `d` of position
+   `(i+3) mod 4`. So for the member at position q the slots of residues q, q+1 (data),
+   q+2 (gpu) and q+3 (net) are disjoint and cover one 4-slot block whenever q <= 2, giving
+   `f[i+4] - f[i] >= d+g+n` on each of the 20 blocks of `f[80..160]`. At q = 3 (only when
+   k = 4) the data pair straddles two blocks, so only 19 of the 20 data pairs fit:
+   `TT >= g + n + 19/20 d`. The pair formula gives `max(d_a, g_b+n_b) + max(d_b, g_a+n_a)
+   >= d_a + g_a + n_a`. Hence per iteration the member needs at least
+   `min(solo_it, min_k overhead[k] * L_k)`, minimised over its eligible node groups
+   (GPU stage divided by the group's speed). Grouping is considered only when interleaving
+   is enabled and another profiled job with the same GPU count exists; admissibility and
+   memory limits are ignored (a relaxation).
+2. Critical path: `head(j) = max(release_j, max_pred head(i) + p_min(i))`, tails likewise;
+   `makespan >= head + p_min + tail`, `C_j >= e_j := head(j) + p_min(j)`, so
+   `total_weighted_jct >= sum w (e_j - release_j)` and
+   `total_weighted_tardiness >= sum w max(0, e_j - due_j)` (weights are >= 0).
+3. Resource volume. A job's minimum GPU-time `share(j)` (in GPU x time units): solo it
+   holds gpus_j GPUs for its duration. A group holds gpus GPUs for its span, the sum of
+   its phases; each phase's time is split among its active members by one of two fixed
+   schemes, each of which sums to at most the phase time:
+   (A) in proportion to the GPU stage: `TT >= sum_q g_q` (every slot residue is at least
+   the g of one position, positions are distinct residues; the pair formula is
+   >= g_a+n_a+g_b+n_b), so member j gets >= `overhead[k] * g_j` per iteration;
+   (B) equally: `TT >= L_k(j)` for every member, so j gets >= `overhead[k] * L_k(j) / k`.
+   A share accrues only while j runs, inside `[start_j, end_j)`, at a rate of at most
+   gpus_j. Each scheme gives its own set of shares and its own bounds; we keep the best.
+   For a set S of node groups, the jobs whose eligible groups all lie in S use only S's
+   GPUs, so `makespan >= r + (volume of those jobs with head >= r) / capacity`, where
+   capacity is reduced by reserved GPU-time that admits none of those jobs (counted once
+   per GPU even under overlapping reservations; a GPU under any such reservation is not
+   usable by them). Done for the whole cluster, each single node group and each distinct
+   eligible set that occurs. Pools: the same with `demand * p_min` and the pool capacity
+   minus amounts held by reservations admitting none of the pool's users (Hall's condition
+   with U = those reservations).
+4. Weighted completion on a resource (`_lp_bound`, Goemans' mean-busy-time relaxation):
+   map the GPU-time shares of a feasible schedule onto one machine of rate 1 by dividing
+   by the capacity C: job j gets processing `p_j = share_j / C` at rate at most
+   `u_j = gpus_j / C`, never before head_j, total rate <= 1. Its mean busy time M_j then
+   satisfies `C_j >= M_j + p_j / (2 u_j) = M_j + share_j / (2 gpus_j)` (a rate-capped amount
+   ends at the earliest half its minimal spread after its mean). The preemptive schedule
+   that always runs the available job of largest w_j / p_j minimises `sum w_j M_j` over all
+   preemptive single-machine schedules with release dates (Goemans 1997), a fortiori over
+   rate-capped ones. So `sum w C >= LP + sum w share/(2 gpus)`. The same on every pool.
+   We take the max of this and ingredient 2 for the jobs on the resource, plus
+   ingredient 2 for the others.
+
+Time: O(n log n) in jobs (sorting, a heap), plus work per distinct job shape.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from planner.durations import ceil_units, solo_iteration_ms
+from planner.instance import OBJECTIVES, Instance, Job, NodeGroup
+
+# Float sums of phase times may differ from the exact arithmetic by a few ulps; shaving a
+# relative 1e-9 keeps every bound on the safe side of a ceiling.
+_SAFE = 1.0 - 1e-9
+
+# (job indices, amount each job holds, its minimum amount x time, capacity, capacity changes)
+_Resource = tuple[np.ndarray, np.ndarray, np.ndarray, float, list[tuple[float, float]]]
+
+
+def gap(value: float | None, bound: float | None) -> float | None:
+    """Relative gap `(value - bound) / value`; None when either is missing or value is 0."""
+    if value is None or bound is None or value == 0:
+        return None
+    return (value - bound) / value
+
+
+def lower_bounds(instance: Instance, objectives: Sequence[str] | None = None) -> dict[str, float]:
+    """Per objective, a value no feasible schedule can beat (see the module docstring)."""
+    names = tuple(objectives) if objectives is not None else tuple(instance.objective)
+    bad = [n for n in names if n not in OBJECTIVES]
+    if bad:
+        raise ValueError(f"unknown objective {', '.join(bad)}; known: {', '.join(OBJECTIVES)}")
+    b = _Bounds(instance)
+    out: dict[str, float] = {}
+    for name in names:
+        if name == "makespan":
+            out[name] = b.makespan()
+        elif name == "total_weighted_jct":
+            out[name] = b.weighted_jct()
+        else:
+            out[name] = b.weighted_tardiness()
+    return out
+
+
+def _loads(k: int, data: float, gpu: float, net: float) -> float:
+    """L_k(j): a lower bound on TT of any k-group containing a job with these stages."""
+    return gpu + net + (data if k <= 3 else 0.95 * data)
+
+
+class _Shape:
+    """What the bounds need of one job, shared by all jobs of the same shape."""
+
+    __slots__ = ("groups", "p_min", "share_a", "share_b")
+
+    def __init__(self, groups: tuple[str, ...], p_min: int,
+                 share_a: dict[str, float], share_b: dict[str, float]):
+        self.groups = groups  # eligible node-group names
+        self.p_min = p_min  # minimum duration in time units over those groups
+        self.share_a = share_a  # node group -> min GPU-time (GPU x units), scheme A
+        self.share_b = share_b  # scheme B
+
+
+class _Bounds:
+    def __init__(self, inst: Instance):
+        self.inst = inst
+        jobs = inst.jobs
+        self.n = len(jobs)
+        self.index = {j.id: i for i, j in enumerate(jobs)}
+        # Group sizes a job might share a GPU set in: only with another profiled job of the
+        # same GPU count, at most max_group.
+        per_gpus: dict[int, int] = defaultdict(int)
+        for j in jobs:
+            if j.profiled:
+                per_gpus[j.gpus] += 1
+        self.group_sizes: dict[int, tuple[int, ...]] = {}
+        il = inst.interleaving
+        for g, cnt in per_gpus.items():
+            top = min(il.max_group, cnt) if il.enabled else 1
+            self.group_sizes[g] = tuple(k for k in range(2, top + 1) if k in il.overhead)
+        cache: dict[tuple[object, ...], _Shape] = {}
+        self.shapes: list[_Shape] = []
+        for j in jobs:
+            key = (j.model, j.gpus, j.iterations, j.duration, j.node_types,
+                   j.cpus_per_gpu, j.mem_gb_per_gpu)
+            s = cache.get(key)
+            if s is None:
+                s = cache[key] = self._shape(j)
+            self.shapes.append(s)
+        self.p = np.array([s.p_min for s in self.shapes], dtype=float)
+        self.release = np.array([j.release for j in jobs], dtype=float)
+        self.weight = np.array([j.weight for j in jobs], dtype=float)
+        self.head, self.tail = self._critical_path()
+        self.end = self.head + self.p  # earliest possible end of each job
+
+    # ---- ingredient 1: per-job floors ------------------------------------------------
+    def _per_iteration_floor(self, j: Job, g: NodeGroup) -> tuple[float, float, float]:
+        """(duration floor, GPU-time floor scheme A, scheme B) per iteration, in ms."""
+        gp = self.inst.gpu_profile(j)
+        solo = solo_iteration_ms(gp, g.speed)
+        d, gpu, net = gp.stages.data, gp.stages.gpu / g.speed, gp.stages.net
+        ov = self.inst.interleaving.overhead
+        dur, sa, sb = solo, solo, solo
+        for k in self.group_sizes.get(j.gpus, ()):
+            lk = ov[k] * _loads(k, d, gpu, net)
+            dur = min(dur, lk)
+            sa = min(sa, ov[k] * gpu)
+            sb = min(sb, lk / k)
+        return dur, sa, sb
+
+    def _shape(self, j: Job) -> _Shape:
+        groups = self.inst.eligible_groups(j)
+        unit = self.inst.unit_ms
+        if j.duration is not None or not j.profiled:
+            p = j.duration or 0
+            share = {g.name: float(j.gpus * p) for g in groups}
+            return _Shape(tuple(g.name for g in groups), p, share, share)
+        it = j.iterations or 0
+        p_min: int | None = None
+        sa: dict[str, float] = {}
+        sb: dict[str, float] = {}
+        for g in groups:
+            dur, a, b = self._per_iteration_floor(j, g)
+            pg = ceil_units(it * dur * _SAFE, unit)
+            p_min = pg if p_min is None else min(p_min, pg)
+            sa[g.name] = j.gpus * it * a * _SAFE / unit
+            sb[g.name] = j.gpus * it * b * _SAFE / unit
+        return _Shape(tuple(g.name for g in groups), p_min or 0, sa, sb)
+
+    # ---- ingredient 2: critical path -------------------------------------------------
+    def _critical_path(self) -> tuple[np.ndarray, np.ndarray]:
+        jobs = self.inst.jobs
+        preds = [[self.index[a] for a in j.after if a in self.index] for j in jobs]
+        succs: list[list[int]] = [[] for _ in jobs]
+        indeg = [len(ps) for ps in preds]
+        for b, ps in enumerate(preds):
+            for a in ps:
+                succs[a].append(b)
+        order = [i for i in range(self.n) if indeg[i] == 0]
+        for i in order:  # Kahn's algorithm; `order` grows while we walk it
+            for b in succs[i]:
+                indeg[b] -= 1
+                if indeg[b] == 0:
+                    order.append(b)
+        if len(order) < self.n:
+            raise ValueError("precedence cycle in `after` (the reader should have refused it)")
+        p = self.p.tolist()
+        head = self.release.tolist()
+        for i in order:
+            e = head[i] + p[i]
+            for b in succs[i]:
+                if e > head[b]:
+                    head[b] = e
+        tail = [0.0] * self.n
+        for i in reversed(order):
+            t = tail[i] + p[i]
+            for a in preds[i]:
+                if t > tail[a]:
+                    tail[a] = t
+        return np.array(head), np.array(tail)
+
+    # ---- resources: (capacity rate over time, jobs, amounts, volumes) ------------------
+    def _families(self) -> list[tuple[str, frozenset[str]]]:
+        """Sets of node groups to take volume bounds on: all, each one, each eligible set."""
+        names = [g.name for g in self.inst.node_groups]
+        seen: dict[frozenset[str], None] = {frozenset(names): None}
+        for n in names:
+            seen.setdefault(frozenset([n]), None)
+        for s in {sh.groups for sh in self.shapes if sh.groups}:
+            if len(seen) >= 64:
+                break
+            seen.setdefault(frozenset(s), None)
+        return [("gpus:" + "+".join(sorted(s)), s) for s in seen]
+
+    def _gpu_resources(self) -> Iterable[_Resource]:
+        """Per node-group family and share scheme: (job indices, GPUs per job, minimum
+        GPU-time per job, GPU capacity, capacity changes [(time, delta)])."""
+        inst = self.inst
+        gpus = np.array([j.gpus for j in inst.jobs], dtype=float)
+        for _, fam in self._families():
+            members = [i for i, s in enumerate(self.shapes) if s.groups and set(s.groups) <= fam]
+            if not members:
+                continue
+            idx = np.array(members, dtype=int)
+            cap = float(sum(g.count * g.gpus for g in inst.node_groups if g.name in fam))
+            events = self._gpu_blocked(fam, [inst.jobs[i] for i in members])
+            for scheme in ("a", "b"):
+                vol = np.array([min(getattr(self.shapes[i], "share_" + scheme)[g]
+                                    for g in self.shapes[i].groups) for i in members])
+                yield idx, gpus[idx], vol, cap, events
+
+    def _gpu_blocked(self, fam: frozenset[str], jobs: list[Job]) -> list[tuple[float, float]]:
+        """Capacity changes from GPUs of `fam` reserved for none of `jobs` (union per GPU)."""
+        per_gpu: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
+        for r in self.inst.reservations:
+            if r.pool is not None or not r.nodes or r.end <= r.start:
+                continue
+            if any(r.admits.admits(j) for j in jobs):
+                continue
+            for name in r.nodes:
+                node = self.inst.node_by_name.get(name)
+                if node is None or node.group.name not in fam:
+                    continue
+                ids = r.gpus if r.gpus is not None else range(node.gpus)
+                for k in ids:
+                    if 0 <= k < node.gpus:
+                        per_gpu[(name, k)].append((r.start, r.end))
+        events: list[tuple[float, float]] = []
+        for ivs in per_gpu.values():
+            ivs.sort()
+            cs, ce = ivs[0]
+            for s, e in ivs[1:]:
+                if s > ce:
+                    events += [(cs, -1.0), (ce, 1.0)]
+                    cs, ce = s, e
+                else:
+                    ce = max(ce, e)
+            events += [(cs, -1.0), (ce, 1.0)]
+        return events
+
+    def _pool_resources(self) -> Iterable[_Resource]:
+        inst = self.inst
+        for pool, cap in inst.pools.items():
+            members = [i for i, j in enumerate(inst.jobs) if j.demand.get(pool, 0.0) > 0]
+            if not members:
+                continue
+            jobs = [inst.jobs[i] for i in members]
+            idx = np.array(members, dtype=int)
+            amount = np.array([j.demand[pool] for j in jobs], dtype=float)
+            events: list[tuple[float, float]] = []
+            for r in inst.reservations:
+                if r.pool != pool or r.end <= r.start or r.amount <= 0:
+                    continue
+                if any(r.admits.admits(j) for j in jobs):
+                    continue
+                events += [(r.start, -r.amount), (r.end, r.amount)]
+            yield idx, amount, amount * self.p[idx], float(cap), events
+
+    def _resources(self) -> Iterable[_Resource]:
+        yield from self._gpu_resources()
+        yield from self._pool_resources()
+
+    # ---- objectives -----------------------------------------------------------------
+    def makespan(self) -> float:
+        if self.n == 0:
+            return 0.0
+        best = float(np.max(self.end + self.tail))
+        for idx, _, vol, cap, events in self._resources():
+            best = max(best, _volume_bound(self.head[idx], vol, cap, events))
+        return float(math.ceil(best * _SAFE - 1e-9)) if best > 0 else 0.0
+
+    def weighted_jct(self) -> float:
+        if self.n == 0:
+            return 0.0
+        w = self.weight
+        per_job = w * (self.end - self.release)
+        best = float(per_job.sum())
+        total = best
+        for idx, amount, vol, cap, _ in self._resources():
+            if cap <= 0:
+                continue
+            lp = _lp_bound(self.head[idx], vol / cap, w[idx])
+            lp += float(np.sum(w[idx] * vol / (2.0 * amount)))
+            lp -= float(np.sum(w[idx] * self.release[idx]))
+            here = float(per_job[idx].sum())
+            best = max(best, total - here + max(here, lp * _SAFE))
+        return best
+
+    def weighted_tardiness(self) -> float:
+        due = np.array([j.due if j.due is not None else np.inf for j in self.inst.jobs])
+        late = np.maximum(0.0, self.end - due) if self.n else np.zeros(0)
+        return float(np.sum(self.weight * late)) if self.n else 0.0
+
+
+def _volume_bound(head: np.ndarray, vol: np.ndarray, cap: float,
+                  events: list[tuple[float, float]]) -> float:
+    """max over thresholds r of the earliest T with capacity-time in [r, T] >= the volume of
+    jobs with head >= r; capacity is `cap` plus the step changes in `events`."""
+    if cap <= 0 or len(vol) == 0:
+        return 0.0
+    # Breakpoints of the capacity rate and the cumulative capacity A(t) at them.
+    deltas: dict[float, float] = defaultdict(float)
+    for t, dv in events:
+        deltas[float(t)] += dv
+    ts = sorted(set(deltas) | {0.0})
+    rate = []
+    cur = cap
+    for t in ts:
+        cur += deltas.get(t, 0.0)
+        rate.append(max(0.0, cur))
+    bt = np.array(ts)
+    # Events at negative times do not occur (times are >= 0); rate before ts[0]=0 unused.
+    br = np.array(rate)
+    seg = np.diff(bt) * br[:-1]
+    acc = np.concatenate(([0.0], np.cumsum(seg)))
+    last_rate = br[-1] if br[-1] > 0 else cap  # after all reservations: full capacity
+
+    def a_of(t: np.ndarray) -> np.ndarray:
+        inside = np.interp(t, bt, acc)
+        return np.where(t > bt[-1], acc[-1] + (t - bt[-1]) * last_rate, inside)
+
+    order = np.argsort(-head, kind="stable")
+    h = head[order]
+    v = np.cumsum(vol[order])  # volume of jobs with head >= h[i] (ties: take the last)
+    keep = np.append(h[1:] != h[:-1], True)
+    h, v = h[keep], v[keep]
+    target = a_of(h) + v
+    # Smallest T with A(T) >= target: find the segment, then interpolate inside it.
+    pos = np.searchsorted(acc, target, side="left")
+    out = np.empty_like(target)
+    beyond = pos >= len(acc)
+    out[beyond] = bt[-1] + (target[beyond] - acc[-1]) / last_rate
+    inb = ~beyond
+    i = np.maximum(pos[inb] - 1, 0)
+    r = br[i]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_in = np.where(r > 0, bt[i] + (target[inb] - acc[i]) / np.where(r > 0, r, 1.0), bt[i])
+    out[inb] = np.where(pos[inb] == 0, bt[0], t_in)
+    return float(np.max(np.maximum(out, h)))
+
+
+def _lp_bound(release: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
+    """min sum w_j M_j over preemptive one-machine schedules with release dates: the
+    preemptive largest-w/p-first schedule (Goemans 1997); jobs with p = 0 add nothing."""
+    keep = p > 0
+    rel, p, w = release[keep], p[keep], w[keep]
+    order = np.argsort(rel, kind="stable")
+    rel_l, p_l, w_l = rel[order].tolist(), p[order].tolist(), w[order].tolist()
+    n = len(rel_l)
+    heap: list[tuple[float, int, float]] = []  # (-w/p, job, remaining)
+    total = 0.0
+    t = 0.0
+    i = 0
+    while i < n or heap:
+        if not heap:
+            t = max(t, rel_l[i])
+        while i < n and rel_l[i] <= t:
+            heapq.heappush(heap, (-w_l[i] / p_l[i], i, p_l[i]))
+            i += 1
+        nxt = rel_l[i] if i < n else math.inf
+        while heap and t < nxt:
+            ratio, j, rem = heapq.heappop(heap)
+            run = min(rem, nxt - t)
+            # w/p * integral of t over the piece
+            total += -ratio * run * (2 * t + run) / 2.0
+            t += run
+            if rem - run > 1e-12 * p_l[j]:
+                heapq.heappush(heap, (ratio, j, rem - run))
+    return total

@@ -1,0 +1,331 @@
+"""Lower bounds (planner.bounds): the cycle lemma they rest on, hand-computed optima, exact
+optima by brute force and CP-SAT, every greedy schedule, and a 20,000-job run."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from planner.bounds import _loads, gap, lower_bounds
+from planner.catalogue import load_catalogue
+from planner.durations import raw_cycle, solo_duration, stage_tuple
+from planner.instance import OBJECTIVES, Instance, Interleaving, Job, NodeGroup
+from planner.metrics import objective_values
+from planner.schedule import Assignment, Placement, Schedule
+from planner.solvers import SolveOptions, solve
+from planner.verify import verify
+from tests.builders import admits, make_instance, reservation
+
+CATALOGUE = load_catalogue()
+MODELS = sorted(CATALOGUE)
+
+
+# ---- the lemma behind every interleaving floor --------------------------------------
+
+def _random_stages(rng: random.Random) -> tuple[float, float, float]:
+    scale = rng.choice([1.0, 10.0, 100.0, 1000.0])
+    return (rng.random() * scale, rng.random() * scale * rng.choice([0.01, 1.0]),
+            rng.random() * scale * rng.choice([0.0, 0.1, 1.0]))
+
+
+def test_cycle_is_at_least_each_members_load_and_the_sum_of_gpu_stages() -> None:
+    rng = random.Random(7)
+    cases: list[list[tuple[float, float, float]]] = []
+    for _ in range(300):
+        k = rng.choice([2, 3, 4])
+        cases.append([_random_stages(rng) for _ in range(k)])
+    tuples = [stage_tuple(gp, s) for p in CATALOGUE.values() for gp in p.by_gpus.values()
+              for s in (1.0, 1.6)]
+    for _ in range(200):
+        cases.append(rng.sample(tuples, rng.choice([2, 3, 4])))
+    for stages in cases:
+        tt = raw_cycle(stages)
+        k = len(stages)
+        assert tt >= sum(s[1] for s in stages) * (1 - 1e-12)
+        for d, g, n in stages:
+            assert tt >= _loads(k, d, g, n) * (1 - 1e-12)
+
+
+# ---- hand-computed optima -------------------------------------------------------------
+
+def _one_node(jobs: Sequence[Job], gpus: int = 4, **kw: object) -> Instance:
+    return make_instance(jobs, [NodeGroup("n", 1, gpus)], **kw)
+
+
+def test_two_full_node_jobs_are_tight() -> None:
+    # Both need the whole node: best order short first, JCT 10 + 30, makespan 30.
+    inst = _one_node([Job("a", 4, duration=10), Job("b", 4, duration=20)])
+    lb = lower_bounds(inst, OBJECTIVES)
+    assert lb["makespan"] == 30
+    assert lb["total_weighted_jct"] == pytest.approx(40, rel=1e-6)
+    assert lb["total_weighted_tardiness"] == 0
+
+
+def test_critical_path_release_and_due() -> None:
+    jobs = [Job("a", 1, duration=5, release=3), Job("b", 1, duration=7, after=("a",), due=10,
+                                                   weight=2.0)]
+    lb = lower_bounds(_one_node(jobs), OBJECTIVES)
+    assert lb["makespan"] == 15  # 3 + 5 + 7
+    assert lb["total_weighted_jct"] == pytest.approx(5 + 2 * 15)
+    assert lb["total_weighted_tardiness"] == pytest.approx(2 * 5)
+
+
+def test_volume_with_release_threshold_and_blocking_reservation() -> None:
+    # 2 GPUs; three 2-GPU jobs of 10 released at 50; GPU 0 reserved for nobody 50..60.
+    jobs = [Job(f"j{i}", 2, duration=10, release=50) for i in range(3)]
+    res = (reservation("m", 50, 60, nodes=["n-0"], gpus=[0]),)
+    lb = lower_bounds(_one_node(jobs, gpus=2, reservations=res), ["makespan"])
+    # Capacity in [50, 60) is 1 GPU: 10 GPU-time, then 2/time unit for the rest 50 -> 85.
+    assert lb["makespan"] == 85
+
+
+def test_reservation_admitting_the_jobs_does_not_count() -> None:
+    jobs = [Job(f"j{i}", 2, duration=10, tenant="t") for i in range(2)]
+    res = (reservation("hold", 0, 100, nodes=["n-0"], for_=admits(tenants=["t"])),)
+    assert lower_bounds(_one_node(jobs, gpus=2, reservations=res), ["makespan"]) == {
+        "makespan": 20}
+
+
+def test_pool_volume() -> None:
+    jobs = [Job(f"t{i}", 0, duration=10, demand={"power": 3}) for i in range(4)]
+    res = (reservation("cap", 0, 10, pool="power", amount=3),)
+    inst = _one_node(jobs, pools={"power": 6}, reservations=res)
+    # 120 kW x time; 3 usable in [0, 10) -> 30, then 6 per unit: 10 + 90 / 6 = 25 (opt 30).
+    assert lower_bounds(inst, ["makespan"])["makespan"] == 25
+
+
+def test_node_types_restrict_the_volume_to_one_group() -> None:
+    groups = [NodeGroup("a", 1, 2), NodeGroup("b", 4, 2)]
+    jobs = [Job(f"j{i}", 2, duration=10, node_types=("a",)) for i in range(3)]
+    inst = make_instance(jobs, groups)
+    assert lower_bounds(inst, ["makespan"])["makespan"] == 30
+
+
+def test_interleaving_floor_is_below_the_real_group_durations() -> None:
+    dqn = CATALOGUE["dqn"]
+    jobs = [Job(f"d{i}", 1, model="dqn", iterations=1000) for i in range(4)]
+    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], [dqn],
+                         interleaving=Interleaving(enabled=True))
+    lb = lower_bounds(inst, OBJECTIVES)
+    solo = solo_duration(inst, jobs[0])
+    # Four dqn jobs fit one GPU only interleaved; a serial plan takes 4 x solo.
+    assert lb["makespan"] < 4 * solo
+    s = solve(inst, "greedy:interleave")
+    assert verify(inst, s) == []
+    vals = objective_values(inst, s, OBJECTIVES)
+    for name in OBJECTIVES:
+        assert lb[name] <= vals[name] + 1e-6
+
+
+def test_gap() -> None:
+    assert gap(100.0, 80.0) == pytest.approx(0.2)
+    assert gap(0.0, 0.0) is None
+    assert gap(10.0, None) is None
+    assert gap(None, 3.0) is None
+
+
+def test_empty_instance() -> None:
+    assert lower_bounds(_one_node([]), OBJECTIVES) == dict.fromkeys(OBJECTIVES, 0.0)
+
+
+def test_unknown_objective_is_refused() -> None:
+    with pytest.raises(ValueError):
+        lower_bounds(_one_node([]), ["speed"])
+
+
+# ---- exact optima by brute force on one node (solo jobs, no interleaving) ------------
+#
+# Serial schedule generation over every precedence-feasible order yields every active
+# schedule, and for regular objectives an optimal schedule is active. On one node any free
+# GPUs will do, so the GPU count is a cumulative resource; the pool is another.
+
+def _brute_force(inst: Instance) -> tuple[dict[str, float], Schedule]:
+    cap = inst.node_groups[0].gpus
+    pool_cap = inst.pools.get("power", math.inf)
+    durs = {j.id: solo_duration(inst, j) for j in inst.jobs}
+    best: dict[str, float] = {}
+    best_sched: dict[str, Schedule] = {}
+    for order in itertools.permutations(inst.jobs):
+        pos = {j.id: i for i, j in enumerate(order)}
+        if any(pos[a] > pos[j.id] for j in order for a in j.after):
+            continue
+        placed: list[tuple[int, int, Job]] = []
+        for j in order:
+            t0 = max([j.release] + [e for s, e, o in placed if o.id in j.after])
+            cands = sorted({t0} | {e for _, e, _ in placed if e > t0})
+            for t in cands:
+                end = t + durs[j.id]
+                points = [t] + [s for s, _, _ in placed if t < s < end]
+                if all(sum(o.gpus for s, e, o in placed if s <= x < e) + j.gpus <= cap and
+                       sum(o.demand.get("power", 0) for s, e, o in placed if s <= x < e)
+                       + j.demand.get("power", 0) <= pool_cap for x in points):
+                    placed.append((t, end, j))
+                    break
+        sched = _with_gpus(inst, placed)
+        vals = objective_values(inst, sched, OBJECTIVES)
+        for name in OBJECTIVES:
+            if vals[name] < best.get(name, math.inf):
+                best[name] = vals[name]
+                best_sched[name] = sched
+    return best, best_sched["makespan"]
+
+
+def _with_gpus(inst: Instance, placed: list[tuple[int, int, Job]]) -> Schedule:
+    """GPU indices for a cumulative-feasible plan on node n-0: any free ones at start."""
+    free_at = [0] * inst.node_groups[0].gpus
+    out = []
+    for s, e, j in sorted(placed, key=lambda x: x[0]):
+        gpus = [g for g in range(len(free_at)) if free_at[g] <= s][: j.gpus]
+        for g in gpus:
+            free_at[g] = e
+        pl = (Placement("n-0", tuple(gpus)),) if j.gpus else ()
+        out.append(Assignment(j.id, s, e, pl))
+    return Schedule(instance=inst.name, solver="brute", status="feasible", jobs=tuple(out))
+
+
+def _small_random(rng: random.Random, n: int, profiled: bool) -> Instance:
+    jobs = []
+    for i in range(n):
+        gpus = rng.choice([1, 2, 4])
+        kw: dict[str, object] = dict(release=rng.choice([0, 0, 5, 20]),
+                                     weight=rng.choice([1.0, 2.0, 0.5]),
+                                     due=rng.choice([None, 30, 60]))
+        if rng.random() < 0.3:
+            kw["demand"] = {"power": rng.choice([1.0, 2.0])}
+        if i and rng.random() < 0.3:
+            kw["after"] = (f"j{rng.randrange(i)}",)
+        if profiled and rng.random() < 0.6:
+            m = rng.choice(["dqn", "bert", "gpt2", "vgg16"])
+            jobs.append(Job(f"j{i}", gpus, model=m, iterations=rng.randint(20, 80), **kw))
+        else:
+            jobs.append(Job(f"j{i}", gpus, duration=rng.randint(1, 30), **kw))  # type: ignore
+    return make_instance(jobs, [NodeGroup("n", 1, 4)], CATALOGUE.values(),
+                         pools={"power": 3.0}, priority_policy="none")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_bounds_never_exceed_brute_force_optimum(seed: int) -> None:
+    rng = random.Random(seed)
+    inst = _small_random(rng, rng.choice([3, 4, 5]), profiled=seed % 2 == 0)
+    opt, sched = _brute_force(inst)
+    assert verify(inst, sched) == []
+    lb = lower_bounds(inst, OBJECTIVES)
+    for name in OBJECTIVES:
+        assert lb[name] <= opt[name] + 1e-6, (name, lb[name], opt[name])
+
+
+# ---- random instances with every feature: greedy and CP-SAT -------------------------
+
+def _rich_random(rng: random.Random, n: int) -> Instance:
+    groups = [NodeGroup("a", rng.choice([1, 2]), 4, gpu_mem_gb=32, speed=1.0),
+              NodeGroup("b", 1, 2, gpu_mem_gb=16, speed=rng.choice([1.0, 1.6]))]
+    jobs = []
+    for i in range(n):
+        kw: dict[str, object] = dict(release=rng.choice([0, 0, 10, 40]),
+                                     weight=rng.choice([1.0, 2.0, 0.5]),
+                                     due=rng.choice([None, 50, 150]),
+                                     tenant=rng.choice(["x", "y"]),
+                                     priority=rng.choice([0, 0, 1]))
+        if rng.random() < 0.3:
+            kw["demand"] = {"power": rng.choice([1.0, 2.0])}
+        if rng.random() < 0.2:
+            kw["node_types"] = (rng.choice(["a", "b"]),)
+        if i and rng.random() < 0.2:
+            kw["after"] = (f"j{rng.randrange(i)}",)
+        r = rng.random()
+        if r < 0.1:
+            jobs.append(Job(f"j{i}", 0, duration=rng.randint(1, 20), **kw))  # type: ignore
+        elif r < 0.3:
+            jobs.append(Job(f"j{i}", rng.choice([1, 2]), duration=rng.randint(1, 40),
+                            **kw))  # type: ignore
+        else:
+            m = rng.choice(MODELS)
+            g = rng.choice([1, 2, 4, 8])
+            if g > 4:
+                kw.pop("node_types", None)
+                kw["node_types"] = ("a",)
+            jobs.append(Job(f"j{i}", g, model=m, iterations=rng.randint(20, 150),
+                            **kw))  # type: ignore
+    # A job that fits no node would be refused by the reader; drop such jobs.
+    inst = make_instance(jobs, groups, CATALOGUE.values())
+    ok: set[str] = set()
+    for j in jobs:  # `after` points backwards, so one pass drops whole chains
+        if (j.gpus == 0 or inst.eligible_groups(j)) and all(a in ok for a in j.after):
+            ok.add(j.id)
+    jobs = [j for j in jobs if j.id in ok]
+    res = [reservation("m", 0, rng.randint(5, 60), nodes=["a-0"], gpus=[0, 1]),
+           reservation("h", 0, 100, nodes=["b-0"], for_=admits(tenants=["x"])),
+           reservation("cap", 20, 60, pool="power", amount=1.0)]
+    return make_instance(jobs, groups, CATALOGUE.values(), pools={"power": 4.0},
+                         reservations=tuple(rng.sample(res, rng.randint(0, 3))),
+                         interleaving=Interleaving(enabled=rng.random() < 0.7),
+                         priority_policy=rng.choice(["none", "strict"]))
+
+
+def _check_schedule(inst: Instance, s: Schedule, lb: dict[str, float]) -> bool:
+    if s.status not in ("optimal", "feasible"):
+        return False
+    assert verify(inst, s) == []
+    vals = objective_values(inst, s, OBJECTIVES)
+    for name in OBJECTIVES:
+        assert lb[name] <= vals[name] + 1e-6, (name, lb[name], vals[name], s.solver)
+    return True
+
+
+def test_bounds_never_exceed_any_greedy_schedule() -> None:
+    rng = random.Random(2024)
+    checked = 0
+    for _ in range(50):
+        inst = _rich_random(rng, rng.randint(4, 14))
+        lb = lower_bounds(inst, OBJECTIVES)
+        for rule in ("fifo", "sjf", "srsf", "priority", "interleave"):
+            checked += _check_schedule(inst, solve(inst, f"greedy:{rule}"), lb)
+    assert checked >= 150
+
+
+def test_bounds_never_exceed_cpsat_optimum() -> None:
+    rng = random.Random(99)
+    proved = 0
+    for _ in range(20):
+        inst = _rich_random(rng, rng.randint(3, 6))
+        lb = lower_bounds(inst, OBJECTIVES)
+        for name in OBJECTIVES:
+            s = solve(inst, "cpsat", SolveOptions(time_limit=3, workers=1, objective=(name,)))
+            if _check_schedule(inst, s, lb) and s.status == "optimal":
+                proved += 1
+    assert proved >= 20
+
+
+def test_generated_instances() -> None:
+    gen = pytest.importorskip("planner.generate")
+    read = pytest.importorskip("planner.read")
+    for seed in range(5):
+        inst = read.instance_from_dict(gen.generate("mixed", jobs=8, nodes=2, seed=seed))
+        lb = lower_bounds(inst, OBJECTIVES)
+        _check_schedule(inst, solve(inst, "greedy"), lb)
+
+
+# ---- scale --------------------------------------------------------------------------
+
+def test_twenty_thousand_jobs_run() -> None:
+    rng = random.Random(5)
+    groups = [NodeGroup("a", 50, 8, speed=1.0), NodeGroup("b", 50, 8, speed=1.6)]
+    jobs = []
+    for i in range(20000):
+        kw: dict[str, object] = dict(release=rng.randrange(100000), due=rng.randrange(200000),
+                                     demand={"power": 0.3})
+        if i and rng.random() < 0.1:
+            kw["after"] = (f"j{rng.randrange(i)}",)
+        if rng.random() < 0.1:
+            kw["node_types"] = ("b",)
+        jobs.append(Job(f"j{i}", rng.choice([1, 2, 4, 8, 16]), model=rng.choice(MODELS),
+                        iterations=rng.randint(100, 10000), **kw))  # type: ignore
+    inst = make_instance(jobs, groups, CATALOGUE.values(), pools={"power": 200.0},
+                         interleaving=Interleaving(enabled=True))
+    lb = lower_bounds(inst, OBJECTIVES)
+    assert lb["makespan"] >= max(j.release for j in jobs)
+    assert all(math.isfinite(v) and v >= 0 for v in lb.values())
