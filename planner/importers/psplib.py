@@ -83,19 +83,19 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
     for j in sorted(dur):
         if dummy(j):
             continue
-        job: dict[str, Any] = {"id": f"j{j}", "duration": dur[j], "gpus": 0,
-                               "demand": {r: q for r, q in zip(res_names, req[j]) if q}}
+        demand = {r: q for r, q in zip(res_names, req[j], strict=True) if q}
+        entry: dict[str, Any] = {"id": f"j{j}", "duration": dur[j], "gpus": 0, "demand": demand}
         after = [f"j{a}" for a in sorted(pred[j]) if not dummy(a)]
         if after:
-            job["after"] = after
-        jobs.append(job)
+            entry["after"] = after
+        jobs.append(entry)
     return {
         "version": 1,
         "name": name,
         "time_unit": "s",
         "cluster": {
             "nodes": [{"name": "none", "count": 1, "gpus": 1}],
-            "pools": dict(zip(res_names, caps)),
+            "pools": dict(zip(res_names, caps, strict=True)),
         },
         "objective": ["makespan"],
         "jobs": jobs,

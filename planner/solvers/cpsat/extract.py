@@ -12,11 +12,12 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 from planner.schedule import Assignment, Group, Placement, Schedule
 from planner.solvers.cpsat.model import Model
 
-Value = Callable[[object], int]
+Value = Callable[[Any], int]
 
 
 def _sweep(items: list[tuple[int, int, int, int]], indices: tuple[int, ...]
@@ -70,13 +71,13 @@ def extract(M: Model, value: Value, solver_name: str = "cpsat") -> Schedule:
         if i not in gpus:
             continue
         place = Placement(u.node.name, tuple(sorted(gpus[i])))
-        for j in u.jobs:
-            placements[j].append(place)
+        for jid in u.jobs:
+            placements[jid].append(place)
         if u.group is not None:
             if u.group not in used_groups:
                 used_groups.append(u.group)
-            for j in u.jobs:
-                group_of[j] = u.group
+            for jid in u.jobs:
+                group_of[jid] = u.group
     starts = {j: value(jv.start) for j, jv in M.jobs.items()}
     used_groups.sort(key=lambda g: (value(M.groups[g].start), M.groups[g].cand.jobs))
     gid = {g: f"g{n + 1}" for n, g in enumerate(used_groups)}

@@ -39,10 +39,10 @@ class Values:
         self.by_index: dict[int, tuple[cp_model.IntVar, int]] = {}
 
     def __setitem__(self, var: cp_model.IntVar, v: int) -> None:
-        self.by_index[var.Index()] = (var, int(v))
+        self.by_index[var.index] = (var, int(v))
 
     def get(self, var: cp_model.IntVar) -> int | None:
-        got = self.by_index.get(var.Index())
+        got = self.by_index.get(var.index)
         return None if got is None else got[1]
 
 
@@ -83,10 +83,10 @@ def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
             chosen_groups[gi] = set(nodes)
             vals[M.groups[gi].start] = a.start
     for i, gv in enumerate(M.groups):
-        on = chosen_groups.get(i)
-        vals[gv.lit] = int(on is not None)
+        placed = chosen_groups.get(i)
+        vals[gv.lit] = int(placed is not None)
         for n, y in gv.nodes.items():
-            vals[y] = int(on is not None and n in on)
+            vals[y] = int(placed is not None and n in placed)
     for u in M.uses:  # GPUs per class, from the greedy indices
         if not u.gpus or len(u.per_class) < 2:
             continue
@@ -102,11 +102,11 @@ def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
             left -= want
     starts = {jid: vals.get(jv.start) for jid, jv in M.jobs.items()}
     for x, jobs in M.priority_vars:
-        ss = [starts[j] for j in jobs if starts[j] is not None]
+        ss = [v for v in (starts[j] for j in jobs) if v is not None]
         if len(ss) == len(jobs):
             vals[x] = max(ss)
-    for o in objs:
-        for key, var in o.aux.items():
+    for ob in objs:
+        for key, var in ob.aux.items():
             if key == "makespan":
                 vals[var] = max((a.end for a in sched.jobs), default=0)
             else:
@@ -118,5 +118,5 @@ def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
 def add_hint(M: Model, objs: list[Objective], sched: Schedule) -> int:
     vals = hint_values(M, objs, sched)
     for var, v in vals.by_index.values():
-        M.model.AddHint(var, v)
+        M.model.add_hint(var, v)
     return len(vals.by_index)

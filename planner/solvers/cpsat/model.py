@@ -58,7 +58,7 @@ class Use:
     start: cp_model.IntVar
     end: cp_model.LinearExprT
     # GPU class index -> number of GPUs of that class (constant or variable); filled later
-    per_class: dict[int, cp_model.LinearExprT] = field(default_factory=dict)
+    per_class: dict[int, int | cp_model.IntVar] = field(default_factory=dict)
     group: int | None = None  # index into Model.groups for group holds / members
 
 
@@ -152,8 +152,8 @@ def build(instance: Instance, groups: Sequence[CandidateGroup], job_ub: dict[str
         if jv.job.gpus == 0:
             continue
         lits = [o.lit for o in jv.options]
-        m.AddExactlyOne(lits)
-        m.Add(jv.size == sum(o.duration * o.lit for o in jv.options))
+        m.add_exactly_one(lits)
+        m.add(jv.size == sum(o.duration * o.lit for o in jv.options))
     _symmetry(M)
     _gpu_classes(M)
     _node_capacity(M)
@@ -167,12 +167,13 @@ def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]
     for job in inst.jobs:
         durs = option_durations(inst, job, groups)
         lo, hi = job.release + min(durs), max(job.release + min(durs), job_ub[job.id])
-        start = m.NewIntVar(job.release, hi - min(durs), f"s_{job.id}")
-        end = m.NewIntVar(lo, hi, f"e_{job.id}")
+        start = m.new_int_var(job.release, hi - min(durs), f"s_{job.id}")
+        end = m.new_int_var(lo, hi, f"e_{job.id}")
         if job_ub[job.id] < lo:
-            m.Add(end <= job_ub[job.id])  # deadline/horizon too tight: proved infeasible
-        size = m.NewIntVarFromDomain(cp_model.Domain.FromValues(sorted(set(durs))), f"d_{job.id}")
-        itv = m.NewIntervalVar(start, size, end, f"i_{job.id}")
+            m.add(end <= job_ub[job.id])  # deadline/horizon too tight: proved infeasible
+        size = m.new_int_var_from_domain(cp_model.Domain.from_values(sorted(set(durs))),
+                                         f"d_{job.id}")
+        itv = m.new_interval_var(start, size, end, f"i_{job.id}")
         jv = JobVars(job, start, end, size, itv, job.release, lo, hi)
         M.jobs[job.id] = jv
         if job.gpus == 0:
@@ -183,23 +184,25 @@ def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]
             cpus, mem = per_node * job.cpus_per_gpu, per_node * job.mem_gb_per_gpu
             if job.gpus <= ng.gpus:
                 for node in inst.nodes_of(ng):
-                    lit = m.NewBoolVar(f"x_{job.id}_{node.name}")
-                    iv = m.NewOptionalFixedSizeIntervalVar(start, d, lit, f"o_{job.id}_{node.name}")
-                    m.Add(end == start + d).OnlyEnforceIf(lit)
+                    lit = m.new_bool_var(f"x_{job.id}_{node.name}")
+                    iv = m.new_optional_fixed_size_interval_var(start, d, lit,
+                                                                f"o_{job.id}_{node.name}")
+                    m.add(end == start + d).only_enforce_if(lit)
                     jv.options.append(Option("solo", lit, d, ng, {node.name: lit}))
                     M.uses.append(Use(node, iv, lit, per_node, cpus, mem, (job.id,), start, end))
             else:
                 k = job.gpus // ng.gpus
-                lit = m.NewBoolVar(f"x_{job.id}_{ng.name}")
-                m.Add(end == start + d).OnlyEnforceIf(lit)
+                lit = m.new_bool_var(f"x_{job.id}_{ng.name}")
+                m.add(end == start + d).only_enforce_if(lit)
                 lits = {}
                 for node in inst.nodes_of(ng):
-                    y = m.NewBoolVar(f"y_{job.id}_{node.name}")
-                    m.AddImplication(y, lit)
-                    iv = m.NewOptionalFixedSizeIntervalVar(start, d, y, f"o_{job.id}_{node.name}")
+                    y = m.new_bool_var(f"y_{job.id}_{node.name}")
+                    m.add_implication(y, lit)
+                    iv = m.new_optional_fixed_size_interval_var(start, d, y,
+                                                                f"o_{job.id}_{node.name}")
                     lits[node.name] = y
                     M.uses.append(Use(node, iv, y, per_node, cpus, mem, (job.id,), start, end))
-                m.Add(sum(lits.values()) == k * lit)
+                m.add(sum(lits.values()) == k * lit)
                 jv.options.append(Option("multi", lit, d, ng, lits))
 
 
@@ -211,32 +214,32 @@ def _group_vars(M: Model, groups: Sequence[CandidateGroup]) -> None:
         members = [M.jobs[j] for j in c.jobs]
         # (var.Proto() is unsafe in OR-Tools 9.15: bounds are kept in JobVars)
         lo = max(jv.earliest_start for jv in members)
-        hi = min(jv.latest_end - d for jv, d in zip(members, c.durations))
-        lit = m.NewBoolVar(f"z_{gi}")
-        start = m.NewIntVar(lo, max(lo, hi), f"zs_{gi}")
+        hi = min(jv.latest_end - d for jv, d in zip(members, c.durations, strict=True))
+        lit = m.new_bool_var(f"z_{gi}")
+        start = m.new_int_var(lo, max(lo, hi), f"zs_{gi}")
         if hi < lo:
-            m.Add(lit == 0)
+            m.add(lit == 0)
         per_node = min(c.gpus, ng.gpus)
         k = max(1, c.gpus // ng.gpus)
         lits: dict[str, cp_model.IntVar] = {}
         for node in inst.nodes_of(ng):
-            y = m.NewBoolVar(f"z_{gi}_{node.name}")
-            m.AddImplication(y, lit)
+            y = m.new_bool_var(f"z_{gi}_{node.name}")
+            m.add_implication(y, lit)
             lits[node.name] = y
-            hold = m.NewOptionalFixedSizeIntervalVar(start, c.span, y, f"zh_{gi}_{node.name}")
+            hold = m.new_optional_fixed_size_interval_var(start, c.span, y, f"zh_{gi}_{node.name}")
             M.uses.append(Use(node, hold, y, per_node, 0.0, 0.0, c.jobs, start,
                               start + c.span, group=gi))
             if need_members:
-                for jv, d in zip(members, c.durations):
-                    iv = m.NewOptionalFixedSizeIntervalVar(start, d, y,
+                for jv, d in zip(members, c.durations, strict=True):
+                    iv = m.new_optional_fixed_size_interval_var(start, d, y,
                                                            f"zm_{gi}_{jv.job.id}_{node.name}")
                     M.uses.append(Use(node, iv, y, 0, per_node * jv.job.cpus_per_gpu,
                                       per_node * jv.job.mem_gb_per_gpu, (jv.job.id,), start,
                                       start + d, group=gi))
-        m.Add(sum(lits.values()) == k * lit)
-        for jv, d in zip(members, c.durations):
-            m.Add(jv.start == start).OnlyEnforceIf(lit)
-            m.Add(jv.end == start + d).OnlyEnforceIf(lit)
+        m.add(sum(lits.values()) == k * lit)
+        for jv, d in zip(members, c.durations, strict=True):
+            m.add(jv.start == start).only_enforce_if(lit)
+            m.add(jv.end == start + d).only_enforce_if(lit)
             jv.options.append(Option("member", lit, d, ng, lits, gi))
         M.groups.append(GroupVars(c, lit, start, lits, ng))
 
@@ -257,23 +260,33 @@ def job_rank(instance: Instance) -> dict[str, int]:
 
 
 def _symmetry(M: Model) -> None:
-    """Relabel interchangeable nodes by the smallest rank (instance order) of the jobs they
-    run: then the node at position p of its class runs only jobs of rank >= p, so a job of
-    rank r (counted among the jobs that can use the class) never uses positions > r."""
+    """Relabel interchangeable nodes by the smallest rank (instance order) of the jobs
+    they run, ties by position. The node at position p then has p nodes before it whose
+    smallest ranks are <= its own, and jobs of rank <= r occupy at most
+    K(r) = sum of their node counts nodes, so a job of rank r only uses positions
+    < K(r) (K counts 1 per single-node job, k for a k-node job or group)."""
     rank = job_rank(M.instance)
     for cls in symmetric_classes(M.instance):
         names = [n.name for n in cls]
-        users = sorted({jid for jid, jv in M.jobs.items()
-                        for o in jv.options if any(n in o.nodes for n in names)},
-                       key=lambda j: rank[j])
-        local = {j: i for i, j in enumerate(users)}
+        width: dict[str, int] = {}
+        for jid, jv in M.jobs.items():
+            for o in jv.options:
+                k = sum(1 for n in names if n in o.nodes)
+                if k:
+                    need = max(1, M.instance.job_by_id[jid].gpus // o.node_group.gpus)
+                    width[jid] = max(width.get(jid, 1), need)
+        users = sorted(width, key=lambda j: rank[j])
+        limit, total = {}, 0
+        for jid in users:
+            total += width[jid]
+            limit[jid] = total  # positions < limit are allowed
         for jid in users:
             for o in M.jobs[jid].options:
                 members = M.groups[o.group].cand.jobs if o.group is not None else (jid,)
-                r = min(local.get(j, len(names)) for j in members)
+                lim = min(limit.get(j, len(names)) for j in members)
                 for p, name in enumerate(names):
-                    if p > r and name in o.nodes:
-                        M.model.Add(o.nodes[name] == 0)
+                    if p >= lim and name in o.nodes:
+                        M.model.add(o.nodes[name] == 0)
 
 
 def _gpu_classes(M: Model) -> None:
@@ -302,27 +315,27 @@ def _gpu_classes(M: Model) -> None:
             elif u.gpus == node.gpus:
                 u.per_class = {k: len(c) for k, c in enumerate(classes)}
             else:
-                vs = {k: m.NewIntVar(0, min(u.gpus, len(c)), f"u_{id(u)}_{k}")
+                vs = {k: m.new_int_var(0, min(u.gpus, len(c)), f"u_{id(u)}_{k}")
                       for k, c in enumerate(classes)}
-                m.Add(sum(vs.values()) == u.gpus)
+                m.add(sum(vs.values()) == u.gpus)
                 u.per_class = dict(vs)
         for k, c in enumerate(classes):
             ivs = [u.interval for u in uses]
             dem = [u.per_class[k] for u in uses]
             for r, idx in res_on[node.name]:
                 if c[0] in idx and not (r.admits.tenants or r.admits.jobs):
-                    ivs.append(m.NewIntervalVar(r.start, r.end - r.start, r.end, f"r_{r.id}"))
+                    ivs.append(m.new_interval_var(r.start, r.end - r.start, r.end, f"r_{r.id}"))
                     dem.append(len(c))
             if uses:
-                m.AddCumulative(ivs, dem, len(c))
+                m.add_cumulative(ivs, dem, len(c))
             for r, idx in res_on[node.name]:
                 if c[0] not in idx or not (r.admits.tenants or r.admits.jobs):
                     continue
                 outsiders = [u for u in uses
                              if not all(r.admits.admits(inst.job_by_id[j]) for j in u.jobs)]
                 if outsiders:
-                    fixed = m.NewIntervalVar(r.start, r.end - r.start, r.end, f"r_{r.id}")
-                    m.AddCumulative([fixed] + [u.interval for u in outsiders],
+                    fixed = m.new_interval_var(r.start, r.end - r.start, r.end, f"r_{r.id}")
+                    m.add_cumulative([fixed] + [u.interval for u in outsiders],
                                     [len(c)] + [u.per_class[k] for u in outsiders], len(c))
 
 
@@ -339,7 +352,7 @@ def _node_capacity(M: Model) -> None:
             if not uses or sum(getattr(u, attr) for u in uses) <= cap + 1e-9:
                 continue
             s = scale_for([cap] + [getattr(u, attr) for u in uses])
-            M.model.AddCumulative([u.interval for u in uses],
+            M.model.add_cumulative([u.interval for u in uses],
                                   [math.ceil(getattr(u, attr) * s - 1e-9) for u in uses],
                                   math.floor(cap * s + 1e-9))
 
@@ -369,7 +382,7 @@ def _pools(M: Model) -> None:
             ivs, ds = [], []
             for r in rs:
                 if r.end > r.start and r.amount > 0:
-                    ivs.append(m.NewIntervalVar(r.start, r.end - r.start, r.end, f"p_{r.id}"))
+                    ivs.append(m.new_interval_var(r.start, r.end - r.start, r.end, f"p_{r.id}"))
                     ds.append(math.ceil(r.amount * s - 1e-9))
             return ivs, ds
 
@@ -388,24 +401,24 @@ def _pools(M: Model) -> None:
                     if js and len(closure) == len(U):
                         subsets.append(U)
                         member_sets.append(js)
-        for U, js in zip(subsets, member_sets):
+        for U, js in zip(subsets, member_sets, strict=True):
             ivs, ds = fixed([*closed, *U])
             total = sum(dem(jv) for jv in js)
             if not ivs and total <= cap_i:
                 continue
             if not ivs and all(2 * dem(jv) > cap_i for jv in js):
                 # pairwise exclusive (a machine of a job shop): a disjunctive resource
-                m.AddNoOverlap([jv.interval for jv in js])
+                m.add_no_overlap([jv.interval for jv in js])
                 if all(dem(jv) <= cap_i for jv in js):
                     continue
-            m.AddCumulative(ivs + [jv.interval for jv in js], ds + [dem(jv) for jv in js], cap_i)
+            m.add_cumulative(ivs + [jv.interval for jv in js], ds + [dem(jv) for jv in js], cap_i)
 
 
 def _precedence_and_priority(M: Model) -> None:
     m, inst = M.model, M.instance
     for jv in M.jobs.values():
         for a in jv.job.after:
-            m.Add(jv.start >= M.jobs[a].end)
+            m.add(jv.start >= M.jobs[a].end)
     if inst.priority_policy != "strict":
         return
     # R9 with one chain per priority level: X[q][i] >= start of every level-q job released
@@ -421,12 +434,12 @@ def _precedence_and_priority(M: Model) -> None:
         chain: list[tuple[int, cp_model.IntVar]] = []
         prev = None
         for rel in rels:
-            x = m.NewIntVar(0, M.horizon, f"prio_{q}_{rel}")
+            x = m.new_int_var(0, M.horizon, f"prio_{q}_{rel}")
             ids = [j.id for j in js if j.release == rel]
             for jid in ids:
-                m.Add(x >= M.jobs[jid].start)
+                m.add(x >= M.jobs[jid].start)
             if prev is not None:
-                m.Add(x >= prev)
+                m.add(x >= prev)
             M.priority_vars.append((x, [j.id for j in js if j.release <= rel]))
             chain.append((rel, x))
             prev = x
@@ -440,4 +453,4 @@ def _precedence_and_priority(M: Model) -> None:
                 if rel <= j.release:
                     best = x
             if best is not None:
-                m.Add(best <= M.jobs[j.id].start)
+                m.add(best <= M.jobs[j.id].start)

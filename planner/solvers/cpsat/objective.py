@@ -39,9 +39,9 @@ def add_objective(M: Model, name: str) -> Objective:
     m, inst = M.model, M.instance
     if name == "makespan":
         lo = max((jv.earliest_end for jv in M.jobs.values()), default=0)
-        ms = m.NewIntVar(lo, max(lo, M.horizon), "makespan")
+        ms = m.new_int_var(lo, max(lo, M.horizon), "makespan")
         for jv in M.jobs.values():
-            m.Add(ms >= jv.end)
+            m.add(ms >= jv.end)
         return Objective(name, ms, 1, True, {"makespan": ms})
     w, s, exact = weights(inst)
     if name == "total_weighted_jct":
@@ -53,8 +53,8 @@ def add_objective(M: Model, name: str) -> Objective:
         for j in inst.jobs:
             if j.due is None or not w[j.id]:
                 continue
-            t = m.NewIntVar(0, max(0, M.horizon - j.due), f"t_{j.id}")
-            m.Add(t >= M.jobs[j.id].end - j.due)
+            t = m.new_int_var(0, max(0, M.horizon - j.due), f"t_{j.id}")
+            m.add(t >= M.jobs[j.id].end - j.due)
             aux[j.id] = t
         expr = sum(w[j] * t for j, t in aux.items())
         return Objective(name, expr, s, exact, aux)

@@ -16,13 +16,16 @@ schedule at least as good as greedy, so "optimal" and the bound stay proofs.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 from ortools.sat.python import cp_model
 
+from planner.durations import group_admissible
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
 from planner.schedule import Schedule
@@ -46,6 +49,29 @@ def max_per_job(instance: Instance) -> int:
     partners of similar length): fewer on big instances to keep the model small."""
     n = len(instance.jobs)
     return 4 if n <= 150 else 3 if n <= 400 else 2
+
+
+def groups_complete(instance: Instance, groups: list[CandidateGroup], limit: int = 3000) -> bool:
+    """Whether `groups` holds every admissible group (so pruning lost nothing): checked
+    by enumeration when there are at most `limit` job sets to try, else assumed not."""
+    if not groups:
+        return True  # candidate_groups keeps at least one group per admissible multiset
+    jobs = [j for j in instance.jobs if j.profiled and j.gpus >= 1]
+    k_max = instance.interleaving.max_group
+    if sum(math.comb(len(jobs), k) for k in range(2, k_max + 1)) > limit:
+        return False
+    have = {(c.jobs, c.node_group) for c in groups}
+    for k in range(2, k_max + 1):
+        for combo in combinations(jobs, k):
+            if len({j.gpus for j in combo}) != 1:
+                continue
+            common = set.intersection(*(set(instance.eligible_groups(j)) for j in combo))
+            for ng in common:
+                key = (tuple(sorted(j.id for j in combo)), ng.name)
+                if key not in have and group_admissible(instance, combo, ng.speed,
+                                                         ng.gpu_mem_gb):
+                    return False
+    return True
 
 
 def greedy_start(instance: Instance, options: SolveOptions) -> Schedule | None:
@@ -103,10 +129,10 @@ class _Callback(cp_model.CpSolverSolutionCallback):
         self.solutions += 1
         if self.options.progress is not None:
             self.options.progress(Progress(
-                time.monotonic() - self.t0, self.ObjectiveValue() / self.obj.scale,
-                self.BestObjectiveBound() / self.obj.scale, self.obj.name))
+                time.monotonic() - self.t0, self.objective_value / self.obj.scale,
+                self.best_objective_bound / self.obj.scale, self.obj.name))
         if self.options.stop.is_set():
-            self.StopSearch()
+            self.stop_search()
 
 
 @dataclass
@@ -125,7 +151,7 @@ def _run_stages(M: Model, objs: list[Objective], options: SolveOptions, t0: floa
         left = limit - (time.monotonic() - t0)
         if left <= 0.05 or options.stop.is_set():
             break
-        M.model.Minimize(obj.expr)
+        M.model.minimize(obj.expr)
         solver = cp_model.CpSolver()
         solver.parameters.max_time_in_seconds = left
         solver.parameters.random_seed = options.seed
@@ -137,36 +163,36 @@ def _run_stages(M: Model, objs: list[Objective], options: SolveOptions, t0: floa
             # Ctrl-C between solutions: the callback alone would wait for the next one.
             while not done.wait(0.1):
                 if options.stop.is_set():
-                    solver.StopSearch()
+                    solver.stop_search()
                     return
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         try:
-            status = solver.Solve(M.model, cb)
+            status = solver.solve(M.model, cb)
         finally:
             done.set()
             watcher.join()
-        name = solver.StatusName(status)
+        name = solver.status_name(status)
         out.statuses.append(name)
         if options.stop.is_set():
             out.interrupted = True
         if status == cp_model.MODEL_INVALID:
-            out.error = M.model.Validate() or "model invalid"
+            out.error = M.model.validate() or "model invalid"
             break
         if i == 0 and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            out.bound = solver.BestObjectiveBound() / obj.scale
+            out.bound = solver.best_objective_bound / obj.scale
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
-        out.schedule = extract(M, solver.Value)
+        out.schedule = extract(M, solver.value)
         if status != cp_model.OPTIMAL or out.interrupted or i == len(objs) - 1:
             break
         # Fix this objective at its optimum and hint the next stage with this solution.
-        M.model.Add(obj.expr <= round(solver.ObjectiveValue()))
-        M.model.ClearHints()
-        sol = solver.ResponseProto().solution
+        M.model.add(obj.expr <= round(solver.objective_value))
+        M.model.clear_hints()
+        sol = solver.response_proto.solution
         for k, v in enumerate(sol):
-            M.model.AddHint(M.model.GetIntVarFromProtoIndex(k), v)
+            M.model.add_hint(M.model.get_int_var_from_proto_index(k), v)
     return out
 
 
@@ -183,11 +209,13 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     out = _run_stages(M, objs, options, t0, limit)
 
     # "optimal", "infeasible" and bounds are proofs only for a complete, exact model:
-    # candidate groups are a pruned subset of all admissible groups.
-    proof = M.exact and not groups and all(o.exact for o in objs)
+    # candidate groups may be a pruned subset of all admissible groups.
+    complete = groups_complete(instance, groups)
+    proof = M.exact and complete and all(o.exact for o in objs)
     info: dict[str, Any] = {
         "options": sum(len(jv.options) for jv in M.jobs.values()),
         "candidate_groups": len(groups),
+        "groups_complete": complete,
         "cpsat_status": out.statuses,
         "hint_vars": hinted,
         "horizon": horizon,
@@ -201,7 +229,7 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
         info["notes"] = list(M.notes)
     if out.error:
         info["error"] = out.error
-    if out.interrupted:
+    if out.interrupted or options.stop.is_set():
         info["interrupted"] = True
     lower = {names[0]: out.bound} if proof and out.bound is not None else None
 
