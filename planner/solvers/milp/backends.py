@@ -1,0 +1,238 @@
+"""Running CBC and HiGHS on a PuLP model: time limit, threads, seed, warm start, live
+progress, Ctrl-C, and the real status with the dual bound.
+
+PuLP's own status is not enough: a time-limited CBC run with an incumbent comes back as
+"Optimal" (LpStatus), only `sol_status` says "Solution Found" rather than "Optimal
+Solution Found"; HiGHS via PuLP maps a time limit to the same pair. We read the solver's
+own facts instead: CBC's solution-file header and its log ("Result - ...", "Objective
+value", "Lower bound"), and HiGHS's model status, primal solution status and
+mip_dual_bound.
+
+CBC runs as a subprocess. We start it ourselves (same command line PuLP builds, in its own
+session so a terminal Ctrl-C reaches only us) to watch its log for progress and, when
+`stop` is set, send it SIGINT: CBC then stops branching and writes its best solution
+("Stopped on ctrl-c - objective value ..."), which we read like a time-limited result.
+HiGHS runs in this process; a MIP-interrupt callback polls `stop` and interrupts it, and
+it keeps its incumbent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pulp
+from pulp.apis.coin_api import PULP_CBC_CMD
+
+ProgressFn = Callable[[float | None, float | None], None]  # (incumbent, bound)
+
+
+@dataclass
+class RunResult:
+    status: str  # "optimal" | "feasible" | "infeasible" | "none" (no solution, not proved)
+    objective: float | None
+    bound: float | None
+    interrupted: bool
+    seconds: float
+    detail: str  # the solver's own words, for info
+
+
+def run(prob: pulp.LpProblem, backend: str, time_limit: float, threads: int, seed: int,
+        warm: bool, stop: threading.Event, progress: ProgressFn | None) -> RunResult:
+    if backend == "highs":
+        return _run_highs(prob, time_limit, threads, seed, warm, stop, progress)
+    return _run_cbc(prob, time_limit, threads, seed, warm, stop, progress)
+
+
+# --- CBC -------------------------------------------------------------------------------
+
+_INCUMBENT = re.compile(r"Cbc0012I Integer solution of (\S+)|Cbc0004I Integer solution of (\S+)")
+_BOUND = re.compile(r"best possible (\S+)")
+_RESULT = re.compile(r"^Result - (.*)$", re.M)
+_OBJ = re.compile(r"^Objective value:\s+(\S+)", re.M)
+_LB = re.compile(r"^Lower bound:\s+(\S+)", re.M)
+
+
+def _num(s: str | None) -> float | None:
+    if s is None:
+        return None
+    try:
+        v = float(s)
+    except ValueError:
+        return None
+    return v if abs(v) < 1e30 else None
+
+
+def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, warm: bool,
+             stop: threading.Event, progress: ProgressFn | None) -> RunResult:
+    t0 = time.monotonic()
+    solver = pulp.COIN_CMD(path=PULP_CBC_CMD.pulp_cbc_path, msg=False, warmStart=warm)
+    mps, sol, mst, logf = solver.create_tmp_files(prob.name, "mps", "sol", "mst", "log")
+    vs, vnames, cnames, _ = prob.writeMPS(mps, rename=1)
+    args = [solver.path, mps]
+    if warm:
+        solver.writesol(mst, prob, vs, vnames, cnames)
+        args += ["-mips", mst]
+    args += ["-sec", f"{max(1.0, time_limit):.2f}", "-timeMode", "elapsed",
+             "-threads", str(max(1, threads)),
+             # CBC takes 0 as "seed from the clock"; keep runs reproducible
+             "-randomCbcSeed", str(seed + 1), "-randomSeed", str(seed + 1),
+             "-solve", "-printingOptions", "all", "-solution", sol]
+    interrupted = False
+    text = ""
+    try:
+        with open(logf, "w") as out:
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            seen = 0
+            inc: float | None = None
+            bnd: float | None = None
+            while proc.poll() is None:
+                time.sleep(0.2)
+                if stop.is_set() and not interrupted:
+                    interrupted = True
+                    proc.send_signal(signal.SIGINT)
+                if time.monotonic() - t0 > time_limit + 60:
+                    proc.kill()  # CBC checks its clock only between nodes; never hang
+                if progress is not None:
+                    with open(logf) as f:
+                        f.seek(seen)
+                        chunk = f.read()
+                    seen += len(chunk.encode())
+                    changed = False
+                    for m in _INCUMBENT.finditer(chunk):
+                        inc = _num(m.group(1) or m.group(2))
+                        changed = True
+                    for m in _BOUND.finditer(chunk):
+                        bnd = _num(m.group(1))
+                        changed = True
+                    if changed:
+                        progress(inc, bnd)
+        with open(logf) as f:
+            text = f.read()
+        if not os.path.exists(sol):
+            return RunResult("none", None, None, interrupted, time.monotonic() - t0,
+                             _tail(text))
+        status, values, _dj, _pi, _slacks, sol_status = solver.readsol_MPS(
+            sol, prob, vs, vnames, cnames)
+        with open(sol) as f:
+            head = f.readline().strip()
+    finally:
+        solver.delete_tmp_files(mps, sol, mst, logf)
+    prob.assignVarsVals(values)
+    result = _RESULT.search(text)
+    detail = result.group(1).strip() if result else head
+    obj = _num(_OBJ.findall(text)[-1]) if _OBJ.search(text) else None
+    lb = _num(_LB.findall(text)[-1]) if _LB.search(text) else None
+    elapsed = time.monotonic() - t0
+    if head.startswith("Optimal"):
+        return RunResult("optimal", obj, obj, interrupted, elapsed, detail)
+    if head.startswith("Infeasible") or head.startswith("Integer infeasible"):
+        return RunResult("infeasible", None, None, interrupted, elapsed, detail)
+    if sol_status == pulp.LpSolutionIntegerFeasible:
+        if lb is None:
+            found = _BOUND.findall(text)
+            lb = _num(found[-1]) if found else None
+        return RunResult("feasible", obj, lb, interrupted, elapsed, detail)
+    return RunResult("none", None, None, interrupted, elapsed, detail or head)
+
+
+def _tail(text: str) -> str:
+    return " | ".join(text.strip().splitlines()[-3:])
+
+
+# --- HiGHS -----------------------------------------------------------------------------
+
+class _Highs(pulp.HiGHS):
+    """PuLP's HiGHS with a warm start (setSolution) and interrupt/progress callbacks,
+    which PuLP's class does not offer."""
+
+    def __init__(self, warm: bool, stop: threading.Event, progress: ProgressFn | None,
+                 **kw: object) -> None:
+        super().__init__(**kw)
+        self.warm = warm
+        self.stop = stop
+        self.on_progress = progress
+
+    def callSolver(self, lp: pulp.LpProblem) -> None:
+        import highspy
+
+        h = lp.solverModel
+        if self.warm:
+            cols = sorted(lp.variables(), key=lambda v: v.index)
+            sol = highspy.HighsSolution()
+            sol.col_value = [float(v.varValue) if v.varValue is not None else 0.0 for v in cols]
+            h.setSolution(sol)
+
+        def interrupt(e: object) -> None:
+            if self.stop.is_set():
+                e.interrupt()  # type: ignore[attr-defined]
+
+        def improved(e: object) -> None:
+            if self.on_progress is not None:
+                out = e.data_out  # type: ignore[attr-defined]
+                self.on_progress(_num(str(out.objective_function_value)),
+                                 _num(str(out.mip_dual_bound)))
+
+        h.cbMipInterrupt += interrupt
+        h.cbMipImprovingSolution += improved
+        h.run()
+
+
+_banner_done = False
+
+
+def _silence_banner() -> None:
+    """highspy prints its banner on stdout when the first Highs object of a process is made;
+    library code must not print, so make that first object with stdout pointed elsewhere."""
+    global _banner_done
+    if _banner_done:
+        return
+    import sys
+
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    _banner_done = True
+
+
+def _run_highs(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, warm: bool,
+               stop: threading.Event, progress: ProgressFn | None) -> RunResult:
+    import highspy
+
+    _silence_banner()
+    t0 = time.monotonic()
+    solver = _Highs(warm, stop, progress, msg=False, timeLimit=max(1.0, time_limit),
+                    threads=max(1, threads), random_seed=seed, mip_rel_gap=1e-9)
+    prob.solve(solver)
+    h = prob.solverModel
+    ms = h.getModelStatus()
+    info = h.getInfo()
+    has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    obj = info.objective_function_value if has_sol else None
+    bound = _num(str(info.mip_dual_bound))
+    detail = h.modelStatusToString(ms)
+    elapsed = time.monotonic() - t0
+    interrupted = ms == highspy.HighsModelStatus.kInterrupt
+    if ms == highspy.HighsModelStatus.kOptimal and has_sol:
+        return RunResult("optimal", obj, bound if bound is not None else obj, interrupted,
+                         elapsed, detail)
+    if ms in (highspy.HighsModelStatus.kInfeasible,):
+        return RunResult("infeasible", None, None, interrupted, elapsed, detail)
+    if has_sol:
+        return RunResult("feasible", obj, bound, interrupted, elapsed, detail)
+    return RunResult("none", None, bound, interrupted, elapsed, detail)
