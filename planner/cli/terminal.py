@@ -200,6 +200,18 @@ class BenchProgress:
             self._progress.refresh()
 
 
+def _short(v: Any) -> str:
+    """A compact number for narrow tables: 987.6, 12.3k, 4.56M."""
+    if v is None:
+        return "-"
+    v = float(v)
+    if abs(v) >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if abs(v) >= 1e4:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.1f}"
+
+
 def _ratio(v: Any) -> str:
     return "-" if v is None else f"{v:.2f}"
 
@@ -223,9 +235,9 @@ def print_bench_summary(summary: Mapping[str, Any]) -> None:
         t.add_row(
             s["solver"], _fmt(s.get("instances")),
             "-" if share is None else f"{100 * share:.0f}%",
-            _fmt(s.get("mean_avg_jct"), 1), _fmt(s.get("mean_makespan"), 1),
+            _short(s.get("mean_avg_jct")), _short(s.get("mean_makespan")),
             "-" if util is None else f"{100 * util:.1f}%",
-            _fmt(s.get("mean_energy_kwh"), 1),
+            _short(s.get("mean_energy_kwh")),
             _ratio(s.get("avg_jct_ratio_baseline")), _ratio(s.get("makespan_ratio_baseline")),
             _ratio(s.get("avg_jct_ratio_best_rule")), _ratio(s.get("makespan_ratio_best_rule")),
         )
