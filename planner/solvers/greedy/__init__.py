@@ -5,9 +5,11 @@ Repeatedly take the ready job (all predecessors placed) with the smallest key of
 `timeline.py`) no earlier than its release, its predecessors' ends and, under strict
 priority, the starts of placed higher-priority jobs released no later. Under the
 `interleave` rule the job may instead be placed together with ready partners as an
-interleaving group (`form.py`). A job that cannot be placed (a hard deadline, the horizon,
-or strict priority that precedence makes impossible) ends the run with status "unknown"
-and `info["reason"]` naming the job and the constraint.
+interleaving group (`form.py`); the same order without groups is planned too, both to
+estimate when partners would otherwise finish and as the answer when grouping did not pay
+on the instance's objectives (`info["grouping"]` says which). A job that cannot be placed
+(a hard deadline, the horizon, or strict priority that precedence makes impossible) ends
+the run with status "unknown" and `info["reason"]` naming the job and the constraint.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from planner.durations import solo_duration
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance, Job
+from planner.metrics import objective_values
 from planner.schedule import Assignment, Group, Schedule
 from planner.solvers import SolveOptions, objectives_of
 from planner.solvers.greedy.form import Queue, choose_group
@@ -38,14 +41,25 @@ def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions) ->
         raise ValueError(f"unknown greedy rule {rule!r}")
     objective = objectives_of(instance, options)[0]
     interleave = rule == "interleave" and instance.interleaving.enabled
-    baseline: dict[str, int] | None = None
-    if interleave:
-        # The same order without groups: its ends estimate when a partner would finish
-        # if it is not pulled into a group now (see form.py).
-        base = _run(instance, rule, objective, False, None, t_begin)
-        if base.status == "feasible":
-            baseline = {a.id: a.end for a in base.jobs}
-    return _run(instance, rule, objective, interleave, baseline, t_begin)
+    if not interleave:
+        return _run(instance, rule, objective, False, None, t_begin)
+    # The same order without groups: its ends estimate when a partner would finish if it
+    # is not pulled into a group now (see form.py), and it is kept when grouping did not
+    # pay on the objectives after all (the local estimates can be wrong).
+    base = _run(instance, rule, objective, False, None, t_begin)
+    baseline = {a.id: a.end for a in base.jobs} if base.status == "feasible" else None
+    grouped = _run(instance, rule, objective, True, baseline, t_begin)
+    if base.status != "feasible" or grouped.status != "feasible" or not grouped.groups:
+        return grouped if grouped.status == "feasible" else base
+    names = list(objectives_of(instance, options))
+    og = objective_values(instance, grouped, names)
+    ob = objective_values(instance, base, names)
+    if [ob[n] for n in names] < [og[n] for n in names]:
+        info = {**base.info, "grouping": "dropped: the plan without groups is better",
+                "grouped_objective": og[names[0]]}
+        return base.with_(info=info, wall_s=time.perf_counter() - t_begin)
+    return grouped.with_(info={**grouped.info, "grouping": "kept",
+                               "solo_objective": ob[names[0]]})
 
 
 def _run(instance: Instance, rule: str, objective: str, interleave: bool,

@@ -10,11 +10,17 @@ known):
 - each candidate gets its earliest placement on its node group;
 - the solo alternative is j's solo option plus, for each partner p, an estimate of its solo
   end: its earliest feasible solo start now, but no earlier than j's solo start plus the
-  *queue wait*, the GPU-time of the waiting jobs ordered before p (including j) divided by
-  the GPUs of the cluster;
+  *queue wait* (the GPU-time of the waiting jobs ordered before p, divided by the GPUs of
+  the cluster) and no earlier than its end in the same order planned without groups;
+- the group's cost also carries what the queue pays: it holds its GPUs `span - d_j` longer
+  than j alone, now, delaying every job waiting behind j (by that time * gpus / cluster
+  GPUs, fluid estimate), while each partner's own later run disappears, which helps the
+  jobs waiting behind that partner;
 - the candidate with the lowest cost is taken if its cost is below the solo alternative's.
   Cost: sum of w * end (total weighted JCT; makespan uses unit weights; weighted
   tardiness adds the tardiness term first).
+Measured over 26 windows of 100 Muri jobs (bench/greedy_windows.py), this averages 3.5%
+lower JCT than srsf; comparing without the queue term made it 9% worse than srsf.
 """
 
 from __future__ import annotations
