@@ -36,7 +36,9 @@ Ingredients
    (A) in proportion to the GPU stage: `TT >= sum_q g_q` (every slot residue is at least
    the g of one position, positions are distinct residues; the pair formula is
    >= g_a+n_a+g_b+n_b), so member j gets >= `overhead[k] * g_j` per iteration;
-   (B) equally: `TT >= L_k(j)` for every member, so j gets >= `overhead[k] * L_k(j) / k`.
+   (B) equally: `TT >= L_k(j)` for every member, so j gets >= `overhead[k] * L_k(j) / k`;
+   (C) half of each: `overhead[k] * (g_j + L_k(j) / k) / 2`, which sums to at most
+   `overhead[k] * (sum g + max L) / 2 <= c(G)`.
    A share accrues only while j runs, inside `[start_j, end_j)`, at a rate of at most
    gpus_j. Each scheme gives its own set of shares and its own bounds; we keep the best.
    For a set S of node groups, the jobs whose eligible groups all lie in S use only S's
@@ -58,6 +60,10 @@ Ingredients
    rate-capped ones. So `sum w C >= LP + sum w share/(2 gpus)`. The same on every pool.
    We take the max of this and ingredient 2 for the jobs on the resource, plus
    ingredient 2 for the others.
+5. Tardiness: for any set S of jobs with due dates, `sum w T >= sum_S w (C_j - due_j) +
+   sum_(not S) w max(0, e_j - due_j)`; the first sum is bounded with ingredient 4 run on
+   S alone (dropping the other jobs is a relaxation). S ranges over "due <= theta" for a
+   few quantiles theta of the due dates.
 
 Time: O(n log n) in jobs (sorting, a heap), plus work per distinct job shape.
 """
@@ -65,18 +71,23 @@ Time: O(n log n) in jobs (sorting, a heap), plus work per distinct job shape.
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
 
 import numpy as np
 
-from planner.durations import ceil_units, solo_iteration_ms
+from planner.durations import StageTuple, solo_iteration_ms, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Job, NodeGroup
 
 # Float sums of phase times may differ from the exact arithmetic by a few ulps; shaving a
 # relative 1e-9 keeps every bound on the safe side of a ceiling.
 _SAFE = 1.0 - 1e-9
+
+# The ways a group's GPU time is attributed to its members (module docstring, item 3).
+SCHEMES = ("gpu-stage", "equal", "half-half")
 
 # (job indices, amount each job holds, its minimum amount x time, capacity, capacity changes)
 _Resource = tuple[np.ndarray, np.ndarray, np.ndarray, float, list[tuple[float, float]]]
@@ -112,17 +123,17 @@ def _loads(k: int, data: float, gpu: float, net: float) -> float:
     return gpu + net + (data if k <= 3 else 0.95 * data)
 
 
-class _Shape:
-    """What the bounds need of one job, shared by all jobs of the same shape."""
+class _Kind:
+    """What the bounds need of all jobs of one kind (same model, GPUs, node limits), per
+    node group and per unit of `mult` (an iteration of a profiled job, a time unit of an
+    explicit one). `inf` marks node groups the kind cannot use."""
 
-    __slots__ = ("groups", "p_min", "share_a", "share_b")
+    __slots__ = ("eligible", "dur", "shares")
 
-    def __init__(self, groups: tuple[str, ...], p_min: int,
-                 share_a: dict[str, float], share_b: dict[str, float]):
-        self.groups = groups  # eligible node-group names
-        self.p_min = p_min  # minimum duration in time units over those groups
-        self.share_a = share_a  # node group -> min GPU-time (GPU x units), scheme A
-        self.share_b = share_b  # scheme B
+    def __init__(self, eligible: np.ndarray, dur: np.ndarray, shares: list[np.ndarray]):
+        self.eligible = eligible  # bool per node group
+        self.dur = dur  # least duration, time units
+        self.shares = shares  # per scheme A, B, C: least GPU x time units
 
 
 class _Bounds:
@@ -134,62 +145,117 @@ class _Bounds:
         # Group sizes a job might share a GPU set in: only with another profiled job of the
         # same GPU count, at most max_group.
         per_gpus: dict[int, int] = defaultdict(int)
+        self.models_by_gpus: dict[int, list[str]] = defaultdict(list)
         for j in jobs:
-            if j.profiled:
+            if j.model is not None:
                 per_gpus[j.gpus] += 1
+                if j.model not in self.models_by_gpus[j.gpus]:
+                    self.models_by_gpus[j.gpus].append(j.model)
         self.group_sizes: dict[int, tuple[int, ...]] = {}
         il = inst.interleaving
         for g, cnt in per_gpus.items():
             top = min(il.max_group, cnt) if il.enabled else 1
             self.group_sizes[g] = tuple(k for k in range(2, top + 1) if k in il.overhead)
-        cache: dict[tuple[object, ...], _Shape] = {}
-        self.shapes: list[_Shape] = []
-        for j in jobs:
-            key = (j.model, j.gpus, j.iterations, j.duration, j.node_types,
-                   j.cpus_per_gpu, j.mem_gb_per_gpu)
-            s = cache.get(key)
-            if s is None:
-                s = cache[key] = self._shape(j)
-            self.shapes.append(s)
-        self.p = np.array([s.p_min for s in self.shapes], dtype=float)
+        self.exact: dict[tuple[int, float], dict[str, tuple[float, list[float]]]] = {}
+        self.group_names = [g.name for g in inst.node_groups]
+        cache: dict[tuple[object, ...], int] = {}
+        self.kinds: list[_Kind] = []
+        kind_of = np.empty(self.n, dtype=int)
+        mult = np.ones(self.n)
+        fixed = np.zeros(self.n)  # duration of jobs that use no GPU
+        for i, j in enumerate(jobs):
+            key = (j.model, j.gpus, j.node_types, j.cpus_per_gpu, j.mem_gb_per_gpu)
+            k = cache.get(key)
+            if k is None:
+                k = cache[key] = len(self.kinds)
+                self.kinds.append(self._kind(j))
+            kind_of[i] = k
+            if j.model is not None:
+                mult[i] = j.iterations or 0
+            else:
+                mult[i] = j.duration or 0
+                fixed[i] = j.duration or 0
+        self.kind_of, self.mult = kind_of, mult
+        ng = len(self.group_names)
+        self.eligible = (np.array([k.eligible for k in self.kinds]).reshape(-1, ng)[kind_of]
+                         if self.n else np.zeros((0, ng), dtype=bool))
+        if self.n and self.kinds:
+            dur = np.array([k.dur for k in self.kinds]).reshape(-1, ng)[kind_of] * mult[:, None]
+            with np.errstate(invalid="ignore"):
+                p_grp = np.ceil(dur * _SAFE - 1e-9)
+            p = np.where(self.eligible.any(axis=1),
+                         np.min(np.where(self.eligible, p_grp, np.inf), axis=1, initial=np.inf),
+                         fixed)
+            self.p = np.where(np.isfinite(p), p, fixed)
+        else:
+            self.p = np.zeros(self.n)
+        self.gpus = np.array([j.gpus for j in jobs], dtype=float)
         self.release = np.array([j.release for j in jobs], dtype=float)
         self.weight = np.array([j.weight for j in jobs], dtype=float)
         self.head, self.tail = self._critical_path()
         self.end = self.head + self.p  # earliest possible end of each job
 
+    def shares(self, scheme: int) -> np.ndarray:
+        """n x node groups: least GPU x time units of each job there (inf: not eligible)."""
+        ng = len(self.group_names)
+        per = np.array([k.shares[scheme] for k in self.kinds]).reshape(-1, ng)[self.kind_of]
+        return np.asarray(per * self.mult[:, None])
+
     # ---- ingredient 1: per-job floors ------------------------------------------------
-    def _per_iteration_floor(self, j: Job, g: NodeGroup) -> tuple[float, float, float]:
-        """(duration floor, GPU-time floor scheme A, scheme B) per iteration, in ms."""
+    def _per_iteration_floor(self, j: Job, g: NodeGroup) -> tuple[float, list[float]]:
+        """(duration floor, GPU-time floors of schemes A, B, C) per iteration, in ms."""
         gp = self.inst.gpu_profile(j)
         solo = solo_iteration_ms(gp, g.speed)
         d, gpu, net = gp.stages.data, gp.stages.gpu / g.speed, gp.stages.net
         ov = self.inst.interleaving.overhead
-        dur, sa, sb = solo, solo, solo
+        dur, shares = solo, [solo, solo, solo]
         for k in self.group_sizes.get(j.gpus, ()):
-            lk = ov[k] * _loads(k, d, gpu, net)
-            dur = min(dur, lk)
-            sa = min(sa, ov[k] * gpu)
-            sb = min(sb, lk / k)
-        return dur, sa, sb
+            lk = _loads(k, d, gpu, net)
+            dur = min(dur, ov[k] * lk)
+            for i, v in enumerate((gpu, lk / k, (gpu + lk / k) / 2)):
+                shares[i] = min(shares[i], ov[k] * v)
+        exact = self._exact_floors(j.gpus, g.speed).get(j.model or "")
+        if exact is not None:  # both are valid; the enumeration is never weaker
+            dur = max(dur, min(solo, exact[0]))
+            shares = [max(a, min(solo, b)) for a, b in zip(shares, exact[1], strict=True)]
+        return dur, shares
 
-    def _shape(self, j: Job) -> _Shape:
-        groups = self.inst.eligible_groups(j)
+    def _exact_floors(self, gpus: int, speed: float) -> dict[str, tuple[float, list[float]]]:
+        """Per model: the least cycle, and per-member GPU-time per scheme, over every
+        multiset of 2..max_group models that jobs with this GPU count use (a superset of
+        the groups and phase sub-groups that can occur). Skipped beyond 10 models."""
+        key = (gpus, speed)
+        if key not in self.exact:
+            models = self.models_by_gpus.get(gpus, [])
+            sizes = self.group_sizes.get(gpus, ())
+            table: dict[str, tuple[float, list[float]]] = {}
+            if sizes and len(models) <= 10:
+                stages = [stage_tuple(self.inst.profiles[m].by_gpus[gpus], speed)
+                          for m in models]
+                table = _enumerate_groups(models, stages, sizes, self.inst.interleaving.overhead)
+            self.exact[key] = table
+        return self.exact[key]
+
+    def _kind(self, j: Job) -> _Kind:
+        ok = {g.name for g in self.inst.eligible_groups(j)}
+        ng = len(self.group_names)
+        eligible = np.array([name in ok for name in self.group_names], dtype=bool)
+        dur = np.full(ng, np.inf)
+        shares = [np.full(ng, np.inf) for _ in SCHEMES]
         unit = self.inst.unit_ms
-        if j.duration is not None or not j.profiled:
-            p = j.duration or 0
-            share = {g.name: float(j.gpus * p) for g in groups}
-            return _Shape(tuple(g.name for g in groups), p, share, share)
-        it = j.iterations or 0
-        p_min: int | None = None
-        sa: dict[str, float] = {}
-        sb: dict[str, float] = {}
-        for g in groups:
-            dur, a, b = self._per_iteration_floor(j, g)
-            pg = ceil_units(it * dur * _SAFE, unit)
-            p_min = pg if p_min is None else min(p_min, pg)
-            sa[g.name] = j.gpus * it * a * _SAFE / unit
-            sb[g.name] = j.gpus * it * b * _SAFE / unit
-        return _Shape(tuple(g.name for g in groups), p_min or 0, sa, sb)
+        for gi, g in enumerate(self.inst.node_groups):
+            if not eligible[gi]:
+                continue
+            if j.model is None:  # per time unit of its explicit duration
+                dur[gi] = 1.0
+                for arr in shares:
+                    arr[gi] = float(j.gpus)
+                continue
+            d, per_it = self._per_iteration_floor(j, g)
+            dur[gi] = d / unit
+            for arr, v in zip(shares, per_it, strict=True):
+                arr[gi] = j.gpus * v * _SAFE / unit
+        return _Kind(eligible, dur, shares)
 
     # ---- ingredient 2: critical path -------------------------------------------------
     def _critical_path(self) -> tuple[np.ndarray, np.ndarray]:
@@ -224,36 +290,39 @@ class _Bounds:
         return np.array(head), np.array(tail)
 
     # ---- resources: (capacity rate over time, jobs, amounts, volumes) ------------------
-    def _families(self) -> list[tuple[str, frozenset[str]]]:
-        """Sets of node groups to take volume bounds on: all, each one, each eligible set."""
-        names = [g.name for g in self.inst.node_groups]
-        seen: dict[frozenset[str], None] = {frozenset(names): None}
-        for n in names:
-            seen.setdefault(frozenset([n]), None)
-        for s in {sh.groups for sh in self.shapes if sh.groups}:
+    def _families(self) -> list[np.ndarray]:
+        """Node-group masks to take volume bounds on: all, each one, each eligible set."""
+        ng = len(self.group_names)
+        seen: dict[tuple[bool, ...], None] = {(True,) * ng: None}
+        for i in range(ng):
+            seen.setdefault(tuple(i == k for k in range(ng)), None)
+        for k in self.kinds:
             if len(seen) >= 64:
                 break
-            seen.setdefault(frozenset(s), None)
-        return [("gpus:" + "+".join(sorted(s)), s) for s in seen]
+            if k.eligible.any():
+                seen.setdefault(tuple(bool(x) for x in k.eligible), None)
+        return [np.array(m, dtype=bool) for m in seen]
 
-    def _gpu_resources(self) -> Iterable[_Resource]:
-        """Per node-group family and share scheme: (job indices, GPUs per job, minimum
-        GPU-time per job, GPU capacity, capacity changes [(time, delta)])."""
+    def _gpu_resources(self) -> Iterable[tuple[int, _Resource]]:
+        """Per node-group family and share scheme: (family number, (job indices, GPUs per
+        job, minimum GPU-time per job, GPU capacity, capacity changes [(time, delta)]))."""
         inst = self.inst
-        gpus = np.array([j.gpus for j in inst.jobs], dtype=float)
-        for _, fam in self._families():
-            members = [i for i, s in enumerate(self.shapes) if s.groups and set(s.groups) <= fam]
-            if not members:
+        shares = [self.shares(k) for k in range(len(SCHEMES))]
+        uses = self.eligible.any(axis=1)
+        for f, fam in enumerate(self._families()):
+            inside = uses & ~(self.eligible & ~fam).any(axis=1)
+            idx = np.flatnonzero(inside)
+            if not len(idx):
                 continue
-            idx = np.array(members, dtype=int)
-            cap = float(sum(g.count * g.gpus for g in inst.node_groups if g.name in fam))
-            events = self._gpu_blocked(fam, [inst.jobs[i] for i in members])
-            for scheme in ("a", "b"):
-                vol = np.array([min(getattr(self.shapes[i], "share_" + scheme)[g]
-                                    for g in self.shapes[i].groups) for i in members])
-                yield idx, gpus[idx], vol, cap, events
+            cap = float(sum(g.count * g.gpus for g, on in zip(inst.node_groups, fam,
+                                                               strict=True) if on))
+            names = {n for n, on in zip(self.group_names, fam, strict=True) if on}
+            events = self._gpu_blocked(names, [inst.jobs[i] for i in idx])
+            for sh in shares:
+                vol = np.min(np.where(fam, sh[idx], np.inf), axis=1)
+                yield f, (idx, self.gpus[idx], vol, cap, events)
 
-    def _gpu_blocked(self, fam: frozenset[str], jobs: list[Job]) -> list[tuple[float, float]]:
+    def _gpu_blocked(self, fam: set[str], jobs: list[Job]) -> list[tuple[float, float]]:
         """Capacity changes from GPUs of `fam` reserved for none of `jobs` (union per GPU)."""
         per_gpu: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
         for r in self.inst.reservations:
@@ -300,40 +369,136 @@ class _Bounds:
                 events += [(r.start, -r.amount), (r.end, r.amount)]
             yield idx, amount, amount * self.p[idx], float(cap), events
 
-    def _resources(self) -> Iterable[_Resource]:
-        yield from self._gpu_resources()
-        yield from self._pool_resources()
-
     # ---- objectives -----------------------------------------------------------------
     def makespan(self) -> float:
         if self.n == 0:
             return 0.0
         best = float(np.max(self.end + self.tail))
-        for idx, _, vol, cap, events in self._resources():
+        for idx, _, vol, cap, events in self.resources:
             best = max(best, _volume_bound(self.head[idx], vol, cap, events))
         return float(math.ceil(best * _SAFE - 1e-9)) if best > 0 else 0.0
+
+    @cached_property
+    def _gpu_list(self) -> list[tuple[int, _Resource]]:
+        return list(self._gpu_resources())
+
+    @cached_property
+    def resources(self) -> list[_Resource]:
+        """Every resource and share scheme (the volume bounds are cheap)."""
+        return [r for _, r in self._gpu_list] + list(self._pool_resources())
+
+    @cached_property
+    def lp_resources(self) -> list[_Resource]:
+        """For the costlier weighted-completion bound: per node-group family the scheme
+        with the most volume, and every pool."""
+        best: dict[int, _Resource] = {}
+        for f, r in self._gpu_list:
+            if f not in best or float(r[2].sum()) > float(best[f][2].sum()):
+                best[f] = r
+        return list(best.values()) + list(self._pool_resources())
+
+    def _completion(self, sel: np.ndarray, resources: Sequence[_Resource]) -> list[float]:
+        """Lower bounds on sum of w_j C_j over the jobs selected by the mask `sel`: the
+        per-job one first, then one per resource."""
+        w = self.weight
+        per_job = w * self.end
+        base = float(per_job[sel].sum())
+        out = [base]
+        for idx, amount, vol, cap, _ in resources:
+            keep = sel[idx]
+            if cap <= 0 or not keep.any():
+                out.append(base)
+                continue
+            i, v = idx[keep], vol[keep]
+            lp = _lp_bound(self.head[i], v / cap, w[i])
+            lp += float(np.sum(w[i] * v / (2 * amount[keep])))
+            here = float(per_job[i].sum())
+            out.append(base - here + max(here, lp * _SAFE))
+        return out
+
+    @cached_property
+    def _jct_parts(self) -> list[float]:
+        return self._completion(np.ones(self.n, dtype=bool), self.lp_resources)
 
     def weighted_jct(self) -> float:
         if self.n == 0:
             return 0.0
-        w = self.weight
-        per_job = w * (self.end - self.release)
-        best = float(per_job.sum())
-        total = best
-        for idx, amount, vol, cap, _ in self._resources():
-            if cap <= 0:
-                continue
-            lp = _lp_bound(self.head[idx], vol / cap, w[idx])
-            lp += float(np.sum(w[idx] * vol / (2.0 * amount)))
-            lp -= float(np.sum(w[idx] * self.release[idx]))
-            here = float(per_job[idx].sum())
-            best = max(best, total - here + max(here, lp * _SAFE))
-        return best
+        return max(0.0, max(self._jct_parts) - float(np.sum(self.weight * self.release)))
 
     def weighted_tardiness(self) -> float:
+        if self.n == 0:
+            return 0.0
         due = np.array([j.due if j.due is not None else np.inf for j in self.inst.jobs])
-        late = np.maximum(0.0, self.end - due) if self.n else np.zeros(0)
-        return float(np.sum(self.weight * late)) if self.n else 0.0
+        w = self.weight
+        late = w * np.maximum(0.0, self.end - due)
+        best = float(late.sum())
+        has = np.isfinite(due) & (w > 0)
+        if not has.any():
+            return best
+        # The two resources that bound the weighted completion best for all jobs.
+        gains = self._jct_parts[1:]
+        top = sorted(range(len(gains)), key=lambda r: -gains[r])[:2]
+        chosen = [self.lp_resources[r] for r in top]
+        for theta in sorted(set(np.quantile(due[has], [0.25, 0.5, 0.75, 1.0]).tolist())):
+            sel = has & (due <= theta)
+            rest = float(late[~sel].sum()) - float(np.sum(w[sel] * due[sel]))
+            best = max(best, max(self._completion(sel, chosen)) + rest)
+        return best
+
+
+def _enumerate_groups(models: list[str], stages: list[StageTuple], sizes: Sequence[int],
+                      overhead: Mapping[int, float]) -> dict[str, tuple[float, list[float]]]:
+    """Every multiset of `sizes` members drawn from `models`: its c(G) (contract §4, the
+    slot recursion of every ordering run side by side in numpy, and the pair formula), then
+    per model the least c(G) and the least share of c(G) under schemes A, B, C."""
+    sets: list[tuple[int, ...]] = []
+    rows: list[tuple[int, ...]] = []
+    owner: list[int] = []
+    for k in sizes:
+        for ms in itertools.combinations_with_replacement(range(len(models)), k):
+            for perm in set(itertools.permutations(ms)):
+                rows.append(perm + (-1,) * (4 - k))
+                owner.append(len(sets))
+            sets.append(ms)
+    if not rows:
+        return {}
+    idx = np.array(rows)
+    present = idx >= 0
+    st = np.array(stages + [(0.0, 0.0, 0.0)])  # index -1: an empty position
+    d, g, n = st[idx, 0], st[idx, 1], st[idx, 2]
+    f = np.zeros((len(rows), 161))
+    for i in range(160):
+        best = f[:, i].copy()
+        q = (i + 1) % 4
+        best = np.where(present[:, q], np.maximum(best, f[:, i] + n[:, q]), best)
+        q = (i + 2) % 4
+        best = np.where(present[:, q], np.maximum(best, f[:, i] + g[:, q]), best)
+        q = (i + 3) % 4
+        if i >= 1:
+            best = np.where(present[:, q], np.maximum(best, f[:, i - 1] + d[:, q]), best)
+        f[:, i + 1] = best
+    tt_rows = (f[:, 160] - f[:, 80]) / 20
+    tt = np.full(len(sets), np.inf)
+    np.minimum.at(tt, np.array(owner), tt_rows)
+    out: dict[str, tuple[float, list[float]]] = {}
+    for s_i, ms in enumerate(sets):
+        k = len(ms)
+        t = float(tt[s_i])
+        if k == 2:
+            a, b = stages[ms[0]], stages[ms[1]]
+            t = min(t, max(a[0], b[1] + b[2]) + max(b[0], a[1] + a[2]))
+        c = overhead[k] * t
+        gsum = sum(stages[m][1] for m in ms)
+        for m in set(ms):
+            ga = stages[m][1] / gsum if gsum > 0 else 1.0 / k
+            vals = [c * ga, c / k, c * (ga + 1.0 / k) / 2]
+            name = models[m]
+            if name not in out:
+                out[name] = (c, vals)
+            else:
+                old_c, old = out[name]
+                out[name] = (min(old_c, c), [min(x, y) for x, y in zip(old, vals, strict=True)])
+    return out
 
 
 def _volume_bound(head: np.ndarray, vol: np.ndarray, cap: float,

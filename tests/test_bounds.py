@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from planner.bounds import _loads, gap, lower_bounds
+from planner.bounds import _enumerate_groups, _loads, gap, lower_bounds
 from planner.catalogue import load_catalogue
-from planner.durations import raw_cycle, solo_duration, stage_tuple
+from planner.durations import group_cycle, raw_cycle, solo_duration, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Interleaving, Job, NodeGroup
 from planner.metrics import objective_values
 from planner.schedule import Assignment, Placement, Schedule
@@ -48,6 +48,18 @@ def test_cycle_is_at_least_each_members_load_and_the_sum_of_gpu_stages() -> None
         assert tt >= sum(s[1] for s in stages) * (1 - 1e-12)
         for d, g, n in stages:
             assert tt >= _loads(k, d, g, n) * (1 - 1e-12)
+
+
+def test_enumerated_cycles_match_the_shared_formula() -> None:
+    models = ["dqn", "gpt2", "resnet18"]
+    stages = [stage_tuple(CATALOGUE[m].by_gpus[2], 1.6) for m in models]
+    ov = Interleaving().overhead
+    table = _enumerate_groups(models, stages, (2, 3, 4), ov)
+    for i, m in enumerate(models):
+        best = min(group_cycle([stages[x] for x in ms], ov)
+                   for k in (2, 3, 4)
+                   for ms in itertools.combinations_with_replacement(range(3), k) if i in ms)
+        assert table[m][0] == pytest.approx(best, rel=1e-12)
 
 
 # ---- hand-computed optima -------------------------------------------------------------
