@@ -95,8 +95,21 @@ class Cluster:
                 return False
         return True
 
-    def _free_gpus(self, node: Node, members: Sequence[Job], t: int, hold: int) -> list[int]:
-        return [k for k, g in enumerate(self.gpu[node.index]) if g.free(t, t + hold, members)]
+    def _free_gpus(self, node: Node, members: Sequence[Job], t: int, hold: int,
+                   need: int) -> list[int]:
+        """Indices of the node's GPUs free during [t, t + hold); stops early (returning a
+        short list) once fewer than `need` can be free: busy nodes are the common case."""
+        gpus = self.gpu[node.index]
+        out: list[int] = []
+        spare = len(gpus) - need  # how many busy GPUs we can afford
+        for k, g in enumerate(gpus):
+            if g.free(t, t + hold, members):
+                out.append(k)
+            else:
+                spare -= 1
+                if spare < 0:
+                    break
+        return out
 
     def _gpu_mem_ok(self, unit: Unit, ng: NodeGroup) -> bool:
         if ng.gpu_mem_gb is None:
@@ -116,7 +129,7 @@ class Cluster:
         if g <= ng.gpus:
             best: tuple[int, int, list[int], Node] | None = None
             for node in nodes:
-                free = self._free_gpus(node, unit.members, t, hold)
+                free = self._free_gpus(node, unit.members, t, hold, g)
                 if len(free) < g or (best is not None and len(free) >= best[0]):
                     continue
                 if not self._node_fits(node, unit.members, g, t, durs):
@@ -130,7 +143,7 @@ class Cluster:
         need = g // ng.gpus
         chosen: list[Node] = []
         for node in nodes:
-            if len(self._free_gpus(node, unit.members, t, hold)) == ng.gpus and \
+            if len(self._free_gpus(node, unit.members, t, hold, ng.gpus)) == ng.gpus and \
                     self._node_fits(node, unit.members, ng.gpus, t, durs):
                 chosen.append(node)
                 if len(chosen) == need:
