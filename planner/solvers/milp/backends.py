@@ -30,6 +30,10 @@ from dataclasses import dataclass
 import pulp
 from pulp.apis.coin_api import PULP_CBC_CMD
 
+# Seconds we keep asking CBC to stop before killing it (its solution is then lost and the
+# caller falls back to the best schedule it already has).
+STOP_GRACE = 10.0
+
 ProgressFn = Callable[[float | None, float | None], None]  # (incumbent, bound)
 
 
@@ -93,12 +97,21 @@ def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, w
             seen = 0
             inc: float | None = None
             bnd: float | None = None
+            asked = 0.0
             while proc.poll() is None:
                 time.sleep(0.2)
-                if stop.is_set() and not interrupted:
-                    interrupted = True
-                    proc.send_signal(signal.SIGINT)
-                if time.monotonic() - t0 > time_limit + 60:
+                now = time.monotonic()
+                if stop.is_set() and now - asked >= 1.0:
+                    # CBC acts on SIGINT only inside branch and bound (its handler flags the
+                    # tree search), so repeat it; after STOP_GRACE s give up and kill it.
+                    if not interrupted:
+                        interrupted, first_ask = True, now
+                    asked = now
+                    if now - first_ask > STOP_GRACE:
+                        proc.kill()
+                    else:
+                        proc.send_signal(signal.SIGINT)
+                if now - t0 > time_limit + 60:
                     proc.kill()  # CBC checks its clock only between nodes; never hang
                 if progress is not None:
                     with open(logf) as f:
@@ -168,6 +181,7 @@ class _Highs(pulp.HiGHS):
             cols = sorted(lp.variables(), key=lambda v: v.index)
             sol = highspy.HighsSolution()
             sol.col_value = [float(v.varValue) if v.varValue is not None else 0.0 for v in cols]
+            sol.value_valid = True  # without it HiGHS ignores the values
             h.setSolution(sol)
 
         def interrupt(e: object) -> None:
@@ -181,6 +195,7 @@ class _Highs(pulp.HiGHS):
                                  _num(str(out.mip_dual_bound)))
 
         h.cbMipInterrupt += interrupt
+        h.cbSimplexInterrupt += interrupt  # the root LP can be long: stop there too
         h.cbMipImprovingSolution += improved
         h.run()
 

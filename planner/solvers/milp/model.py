@@ -255,7 +255,7 @@ def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequenc
             if u.node_group is not None and len(nodes) < u.nodes_needed:
                 continue
             for t in rng:
-                z = pulp.LpVariable(f"z{u.index}_{t}", cat=pulp.LpBinary)
+                z = prob.add_variable(f"z{u.index}_{t}", cat=pulp.LpBinary)
                 starts[(u.index, -1, t)] = z
                 unit_starts[u.index].append((z, t))
                 for m in u.members:
@@ -263,7 +263,7 @@ def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequenc
                 if nodes:
                     terms: dict[pulp.LpVariable, float] = {z: -u.nodes_needed}
                     for n in nodes:
-                        y = pulp.LpVariable(f"y{u.index}_{n.index}_{t}", cat=pulp.LpBinary)
+                        y = prob.add_variable(f"y{u.index}_{n.index}_{t}", cat=pulp.LpBinary)
                         picks[(u.index, n.index, t)] = y
                         terms[y] = 1
                         on_node[n.index].append((y, u, t))
@@ -271,7 +271,7 @@ def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequenc
         else:
             for n in unit_nodes(instance, u, limits, reserved):
                 for t in rng:
-                    x = pulp.LpVariable(f"x{u.index}_{n.index}_{t}", cat=pulp.LpBinary)
+                    x = prob.add_variable(f"x{u.index}_{n.index}_{t}", cat=pulp.LpBinary)
                     starts[(u.index, n.index, t)] = x
                     unit_starts[u.index].append((x, t))
                     on_node[n.index].append((x, u, t))
@@ -297,7 +297,7 @@ def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequenc
     cmax = None
     for name in objectives:
         if name == "makespan":
-            cmax = pulp.LpVariable("cmax", lowBound=0)
+            cmax = prob.add_variable("cmax", lowBound=0)
             has_succ = {a for j in instance.jobs for a in j.after}
             for i, j in enumerate(instance.jobs):
                 if j.id in has_succ or not ends.get(j.id):
@@ -514,7 +514,7 @@ def _cumulate(prob: pulp.LpProblem, name: str, per_slot: list[list[pulp.LpVariab
         if prev is not None and not vs:
             out.append(prev)
             continue
-        c = pulp.LpVariable(f"{name}_{t}", lowBound=0, upBound=1)
+        c = prob.add_variable(f"{name}_{t}", lowBound=0, upBound=1)
         terms: dict[pulp.LpVariable, float] = {v: -1.0 for v in vs}
         terms[c] = 1.0
         if prev is not None:

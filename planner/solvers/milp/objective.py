@@ -120,6 +120,23 @@ def end_caps(instance: Instance, units: Sequence[Unit], name: str, value: float
     return caps
 
 
+def semi_active_horizon(instance: Instance, units: Sequence[Unit]) -> int:
+    """A time by which every job ends in SOME optimal schedule, for any regular objective.
+
+    Left-shifting jobs one unit at a time never raises makespan, JCT or tardiness and keeps
+    every rule, so some optimal schedule is semi-active: each start is a release, the end
+    of a job or reservation, or (R9) another job's start. Chaining those, no job ends after
+    the last release or reservation end plus the sum of every job's longest duration.
+    """
+    longest: dict[str, int] = {}
+    for u in units:
+        for m in u.members:
+            longest[m.job.id] = max(longest.get(m.job.id, 0), m.duration)
+    origin = max([j.release for j in instance.jobs] + [r.end for r in instance.reservations]
+                 + [0])
+    return origin + sum(longest.values())
+
+
 def rounding_allowance(units: Sequence[Unit], length: int, upper: float) -> float:
     """How much later than an exact schedule of makespan C <= `upper` a grid schedule can
     be forced to end (slot length `length`).

@@ -39,6 +39,7 @@ from planner.solvers.milp.objective import (
     better,
     end_caps,
     rounding_allowance,
+    semi_active_horizon,
     simple_bounds,
     values,
 )
@@ -75,16 +76,18 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
 
     # horizon and valid end caps
     exact_horizon = True
+    semi = semi_active_horizon(instance, units)
     if gvals is not None and greedy is not None:
         caps = end_caps(instance, units, names[0], gvals[0])
         greedy_end = max((a.end for a in greedy.jobs), default=0)
         if names[0] == "makespan":
             horizon = greedy_end
         else:
-            need = max(caps.values(), default=0) if len(caps) == len(instance.jobs) else None
-            horizon = int(max(greedy_end, min(need if need is not None else math.inf,
-                                              SUM_HORIZON_FACTOR * greedy_end)))
-            if need is None or need > horizon:
+            need = semi
+            if len(caps) == len(instance.jobs):
+                need = min(need, max(caps.values(), default=0))
+            horizon = int(max(greedy_end, min(need, SUM_HORIZON_FACTOR * greedy_end)))
+            if need > horizon:
                 exact_horizon = False
     else:
         caps = {}
