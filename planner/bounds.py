@@ -146,8 +146,10 @@ class _Bounds:
         # same GPU count, at most max_group.
         per_gpus: dict[int, int] = defaultdict(int)
         self.models_by_gpus: dict[int, list[str]] = defaultdict(list)
+        self.model_weight: dict[tuple[int, str], float] = defaultdict(float)
         for j in jobs:
             if j.model is not None:
+                self.model_weight[(j.gpus, j.model)] += j.gpus * (j.iterations or 0)
                 per_gpus[j.gpus] += 1
                 if j.model not in self.models_by_gpus[j.gpus]:
                     self.models_by_gpus[j.gpus].append(j.model)
@@ -230,9 +232,12 @@ class _Bounds:
             sizes = self.group_sizes.get(gpus, ())
             table: dict[str, tuple[float, list[float]]] = {}
             if sizes and len(models) <= 10:
-                stages = [stage_tuple(self.inst.profiles[m].by_gpus[gpus], speed)
-                          for m in models]
-                table = _enumerate_groups(models, stages, sizes, self.inst.interleaving.overhead)
+                gps = [self.inst.profiles[m].by_gpus[gpus] for m in models]
+                table = _enumerate_groups(
+                    models, [stage_tuple(gp, speed) for gp in gps], sizes,
+                    self.inst.interleaving.overhead,
+                    [solo_iteration_ms(gp, speed) for gp in gps],
+                    [self.model_weight[(gpus, m)] for m in models])
             self.exact[key] = table
         return self.exact[key]
 
@@ -447,10 +452,12 @@ class _Bounds:
 
 
 def _enumerate_groups(models: list[str], stages: list[StageTuple], sizes: Sequence[int],
-                      overhead: Mapping[int, float]) -> dict[str, tuple[float, list[float]]]:
+                      overhead: Mapping[int, float], solo: Sequence[float],
+                      weight: Sequence[float]) -> dict[str, tuple[float, list[float]]]:
     """Every multiset of `sizes` members drawn from `models`: its c(G) (contract §4, the
     slot recursion of every ordering run side by side in numpy, and the pair formula), then
-    per model the least c(G) and the least share of c(G) under schemes A, B, C."""
+    per model the least c(G) and, per scheme A, B, C, a per-iteration GPU-time share
+    (ms) such that the shares of every multiset's members sum to at most its c(G)."""
     sets: list[tuple[int, ...]] = []
     rows: list[tuple[int, ...]] = []
     owner: list[int] = []
@@ -481,6 +488,7 @@ def _enumerate_groups(models: list[str], stages: list[StageTuple], sizes: Sequen
     tt = np.full(len(sets), np.inf)
     np.minimum.at(tt, np.array(owner), tt_rows)
     out: dict[str, tuple[float, list[float]]] = {}
+    cycles: list[float] = []
     for s_i, ms in enumerate(sets):
         k = len(ms)
         t = float(tt[s_i])
@@ -498,6 +506,23 @@ def _enumerate_groups(models: list[str], stages: list[StageTuple], sizes: Sequen
             else:
                 old_c, old = out[name]
                 out[name] = (min(old_c, c), [min(x, y) for x, y in zip(old, vals, strict=True)])
+        cycles.append(c)
+    # Raise each scheme's shares while every multiset still fits: any s with
+    # sum_(t in G) s_t <= c(G) for all G and s_t <= solo_t is a valid attribution, so the
+    # raised shares stay valid and only grow. Heaviest models first.
+    containing: dict[int, list[int]] = defaultdict(list)
+    for s_i, ms in enumerate(sets):
+        for m in set(ms):
+            containing[m].append(s_i)
+    order = sorted(range(len(models)), key=lambda m: -weight[m])
+    for scheme in range(len(SCHEMES)):
+        sh = [min(solo[m], out[models[m]][1][scheme]) for m in range(len(models))]
+        for m in order:
+            slack = min((cycles[s_i] - sum(sh[u] for u in sets[s_i])) / sets[s_i].count(m)
+                        for s_i in containing[m])
+            sh[m] = min(solo[m], sh[m] + max(0.0, slack))
+        for m, name in enumerate(models):
+            out[name][1][scheme] = sh[m]
     return out
 
 

@@ -54,12 +54,21 @@ def test_enumerated_cycles_match_the_shared_formula() -> None:
     models = ["dqn", "gpt2", "resnet18"]
     stages = [stage_tuple(CATALOGUE[m].by_gpus[2], 1.6) for m in models]
     ov = Interleaving().overhead
-    table = _enumerate_groups(models, stages, (2, 3, 4), ov)
+    solo = [CATALOGUE[m].by_gpus[2].iteration_ms for m in models]
+    table = _enumerate_groups(models, stages, (2, 3, 4), ov, solo, [1.0, 2.0, 3.0])
     for i, m in enumerate(models):
         best = min(group_cycle([stages[x] for x in ms], ov)
                    for k in (2, 3, 4)
                    for ms in itertools.combinations_with_replacement(range(3), k) if i in ms)
         assert table[m][0] == pytest.approx(best, rel=1e-12)
+    # Every scheme's shares fit in every multiset's cycle and under the solo time.
+    for scheme in range(3):
+        for k in (2, 3, 4):
+            for ms in itertools.combinations_with_replacement(range(3), k):
+                used = sum(table[models[x]][1][scheme] for x in ms)
+                assert used <= group_cycle([stages[x] for x in ms], ov) * (1 + 1e-12)
+        for i, m in enumerate(models):
+            assert table[m][1][scheme] <= solo[i] * (1 + 1e-12)
 
 
 # ---- hand-computed optima -------------------------------------------------------------
