@@ -59,7 +59,18 @@ def bench(instances: tuple[str, ...], output: str, solvers: str, time_limit: flo
           workers: int, solver_threads: int, repeat: int, seed: int, baseline: str,
           margin: float | None, executor: str, address: str | None, retry_failed: bool,
           as_json: bool) -> None:
-    """Benchmark solvers on INSTANCES (files, or folders of *.json) into a CSV."""
+    """Benchmark solvers on INSTANCES (files, or folders of *.json) into a CSV.
+
+    \b
+    One row per (instance, solver, repeat); rows already in the -o file are skipped, so an
+    interrupted bench resumes where it stopped. Rows are appended as runs finish and the
+    file is rewritten in instance/solver/repeat order at the end.
+    A bad instance file, a solver exception or a run killed after time limit + margin
+    becomes a row with status error / timeout and the reason; the bench goes on.
+    Summary ratios are reference / solver per instance (> 1: better than the reference).
+    Ray: --executor ray starts a local Ray instance, or joins --address; remote workers
+    need the planner package installed (instance files are sent with the tasks).
+    """
     from planner.bench.batch import collect_instances, make_tasks, run_bench
     from planner.bench.executors import check_executor
     from planner.bench.summary import summarize
