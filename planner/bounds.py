@@ -39,6 +39,12 @@ Ingredients
    (B) equally: `TT >= L_k(j)` for every member, so j gets >= `overhead[k] * L_k(j) / k`;
    (C) half of each: `overhead[k] * (g_j + L_k(j) / k) / 2`, which sums to at most
    `overhead[k] * (sum g + max L) / 2 <= c(G)`.
+   When jobs of one GPU count use at most 10 models, `_enumerate_groups` computes c(G)
+   exactly for every multiset of those models (a superset of all groups and of the
+   smaller groups their phases leave), evaluates the schemes on it, then raises the
+   per-model shares one model at a time while every multiset still fits: any per-model
+   share s with `sum_(t in G) s_t <= c(G)` for all G and `s_t <= solo_t` is a valid
+   attribution, so each scheme only grows. The least exact c(G) also sharpens p_min.
    A share accrues only while j runs, inside `[start_j, end_j)`, at a rate of at most
    gpus_j. Each scheme gives its own set of shares and its own bounds; we keep the best.
    For a set S of node groups, the jobs whose eligible groups all lie in S use only S's

@@ -321,6 +321,32 @@ def test_bounds_never_exceed_cpsat_optimum() -> None:
     assert proved >= 20
 
 
+def _interleave_heavy(rng: random.Random, n: int) -> Instance:
+    """One small node, jobs of one GPU count and mostly data-bound models: planners group."""
+    g = rng.choice([1, 2])
+    models = ["dqn", "a2c", "resnet18", "shufflenet_v2_x1_0", "vgg16", "bert"]
+    jobs = [Job(f"j{i}", g, model=rng.choice(models), iterations=rng.randint(50, 400),
+                release=rng.choice([0, 0, 30]), weight=rng.choice([1.0, 2.0]),
+                due=rng.choice([None, 100, 300])) for i in range(n)]
+    return make_instance(jobs, [NodeGroup("a", 1, 2, gpu_mem_gb=32,
+                                          speed=rng.choice([1.0, 1.6]))],
+                         CATALOGUE.values(), priority_policy="none",
+                         interleaving=Interleaving(enabled=True, max_group=rng.choice([2, 3, 4])))
+
+
+def test_bounds_hold_where_cpsat_interleaves() -> None:
+    rng = random.Random(1)
+    grouped = 0
+    for _ in range(8):
+        inst = _interleave_heavy(rng, rng.randint(3, 5))
+        lb = lower_bounds(inst, OBJECTIVES)
+        for name in ("makespan", "total_weighted_jct"):
+            s = solve(inst, "cpsat", SolveOptions(time_limit=2, workers=1, objective=(name,)))
+            assert _check_schedule(inst, s, lb)
+            grouped += len(s.groups)
+    assert grouped > 0
+
+
 def test_generated_instances() -> None:
     gen = pytest.importorskip("planner.generate")
     read = pytest.importorskip("planner.read")
