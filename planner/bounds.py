@@ -31,7 +31,7 @@ Ingredients
    `total_weighted_tardiness >= sum w max(0, e_j - due_j)` (weights are >= 0).
 3. Resource volume. A job's minimum GPU-time `share(j)` (in GPU x time units): solo it
    holds gpus_j GPUs for its duration. A group holds gpus GPUs for its span, the sum of
-   its phases; each phase's time is split among its active members by one of two fixed
+   its phases; each phase's time is split among its active members by one of three fixed
    schemes, each of which sums to at most the phase time:
    (A) in proportion to the GPU stage: `TT >= sum_q g_q` (every slot residue is at least
    the g of one position, positions are distinct residues; the pair formula is
@@ -63,7 +63,8 @@ Ingredients
    ends at the earliest half its minimal spread after its mean). The preemptive schedule
    that always runs the available job of largest w_j / p_j minimises `sum w_j M_j` over all
    preemptive single-machine schedules with release dates (Goemans 1997), a fortiori over
-   rate-capped ones. So `sum w C >= LP + sum w share/(2 gpus)`. The same on every pool.
+   rate-capped ones. So `sum w C >= LP + sum w share/(2 gpus)`. Run per node-group family
+   (with its scheme of largest volume, to save time) and on every pool.
    We take the max of this and ingredient 2 for the jobs on the resource, plus
    ingredient 2 for the others.
 5. Tardiness: for any set S of jobs with due dates, `sum w T >= sum_S w (C_j - due_j) +
