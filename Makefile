@@ -11,7 +11,7 @@ TIME   ?= 20
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e '.[dev,ray]'
 	touch $@
 
 install: $(STAMP)
