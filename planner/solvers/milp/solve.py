@@ -91,7 +91,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
                 exact_horizon = False
     else:
         caps = {}
-        horizon = _serial_horizon(instance, units)
+        horizon = semi  # valid for every regular objective (see semi_active_horizon)
     if instance.horizon is not None:
         if horizon >= instance.horizon:
             exact_horizon = True  # the instance's own horizon is the true limit
@@ -108,7 +108,10 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
             end = max((t * length + d for t, d in warm_slots.values()), default=0)
             if instance.horizon is None or end <= instance.horizon:
                 grid = make_grid(max(horizon, end), length, grid.auto)
-        binaries, nonzeros = M.size_estimate(instance, units, grid, caps)
+        # The caps hold for exact schedules; on a coarser grid starts are rounded up (and
+        # greedy's shifted start may end later), so they would cut off every schedule.
+        grid_caps = caps if length == 1 else {}
+        binaries, nonzeros = M.size_estimate(instance, units, grid, grid_caps)
         if binaries <= M.MAX_BINARIES and nonzeros <= M.MAX_NONZEROS:
             break
         length *= 2
@@ -116,7 +119,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         info["coarsened"] = {"from_slot": first_length, "to_slot": length,
                              "why": f"model over {M.MAX_BINARIES} binaries or "
                                     f"{M.MAX_NONZEROS} nonzeros"}
-    built = M.build(instance, units, grid, names, caps)
+    built = M.build(instance, units, grid, names, grid_caps)
     info.update({"slot": grid.length, "slots": grid.slots, "horizon": grid.horizon,
                  **built.sizes, **built.notes})
     exact_grid = (grid.length == 1 and exact_horizon and not built.notes.get("pool_conservative"))
@@ -131,6 +134,11 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     interrupted = False
     bounds: dict[str, float] = {}
     for k, name in enumerate(names):
+        if built.notes.get("no_start"):
+            stages.append({"objective": name, "status": "none",
+                           "solver_says": "some jobs have no start slot on this grid"})
+            proved_all = False
+            break
         remaining = limit - (time.monotonic() - t0)
         if k > 0 and (remaining < 1.0 or options.stop.is_set()):
             stages.append({"objective": name, "status": "skipped"})
@@ -207,6 +215,12 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         out = Schedule(instance=instance.name, solver=solver_name,
                        status="infeasible" if infeasible else "unknown",
                        lower_bound=None, wall_s=elapsed, info=info)
+    if out.status == "feasible" and out.lower_bound and out.jobs:
+        got = values(instance, out, names)
+        if all(n in out.lower_bound and v <= out.lower_bound[n] + 1e-6 * max(1.0, abs(v))
+               for n, v in zip(names, got, strict=True)):
+            out = out.with_(status="optimal")  # it meets a valid bound: nothing can be better
+            info["optimal_by_bound"] = True
     final = values(instance, out, names)[0] if out.jobs else None
     report(final, (lower or {}).get(names[0]), "done")
     return out
@@ -236,15 +250,6 @@ def _greedy(instance: Instance, options: SolveOptions) -> Schedule | None:
         if best_vals is None or better(v, best_vals):
             best, best_vals = s, v
     return best
-
-
-def _serial_horizon(instance: Instance, units: Sequence[M.Unit]) -> int:
-    """Everything one after another after the last release: a safe horizon."""
-    longest: dict[str, int] = {}
-    for u in units:
-        for m in u.members:
-            longest[m.job.id] = max(longest.get(m.job.id, 0), m.duration)
-    return max((j.release for j in instance.jobs), default=0) + sum(longest.values())
 
 
 def _violations(instance: Instance, schedule: Schedule) -> list[str]:
