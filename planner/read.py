@@ -18,6 +18,7 @@ Semantics chosen where the contract is silent (see also the team brief):
   are merged.
 - A top-level `description` string is accepted and ignored (importers record provenance).
 - `"for"` absent on a reservation means null: nobody may use the reserved resource.
+- At most MAX_NODES (100,000) nodes after expansion.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ from planner.instance import (
     Reservation,
     Stages,
 )
+
+# Node groups are expanded into Node objects; a typo like count 10**9 must not hang the reader.
+MAX_NODES = 100_000
 
 _REQUIRED: Any = object()  # marks a required field in the getters below
 
@@ -280,6 +284,9 @@ def _node_group(v: Any, path: str, ck: Checker, out: Parsed) -> None:
     if name is not None:
         out.group_names.append((path, name))
     count = ck.integer(d, "count", path, default=1, minimum=1)
+    if count is not None and count > MAX_NODES:
+        ck.add(join(path, "count"), f"{count} nodes is more than the {MAX_NODES} supported")
+        count = None
     gpus = ck.integer(d, "gpus", path, minimum=1)
     gpu_type = ck.string(d, "gpu_type", path, default=None, nullable=True)
     gpu_mem = ck.number(d, "gpu_mem_gb", path, default=None, positive=True, nullable=True)
@@ -307,6 +314,11 @@ def _cluster(v: Any, ck: Checker, out: Parsed) -> None:
     else:
         for i, g in enumerate(d["nodes"]):
             _node_group(g, f"cluster.nodes[{i}]", ck, out)
+        total = sum(g.count for _, g in out.node_groups)
+        if total > MAX_NODES:
+            ck.add("cluster.nodes", f"{total} nodes in all is more than the {MAX_NODES} "
+                   f"supported")
+            out.node_groups.clear()
     if "pools" in d:
         pools = ck.mapping(d["pools"], "cluster.pools")
         if pools is not None:

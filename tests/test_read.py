@@ -223,6 +223,8 @@ BAD = [
     ("empty-nodes", _set(["cluster", "nodes"], []), "cluster.nodes", "empty"),
     ("count-zero", _set(["cluster", "nodes", 0, "count"], 0), "cluster.nodes[0].count",
      "less than 1"),
+    ("count-huge", _set(["cluster", "nodes", 0, "count"], 10**9), "cluster.nodes[0].count",
+     "more than the 100000"),
     ("speed-zero", _set(["cluster", "nodes", 0, "speed"], 0), "cluster.nodes[0].speed", "> 0"),
     ("bad-time-unit", _set(["time_unit"], "h"), "time_unit", "not one of ms, s, min"),
     ("bad-objective", _set(["objective"], "makespn"), "objective", "did you mean 'makespan'"),
