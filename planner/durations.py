@@ -118,7 +118,9 @@ def member_elapsed_ms(
     return elapsed
 
 
-def group_member_durations(instance: Instance, jobs: Sequence[Job], speed: float = 1.0) -> list[int]:
+def group_member_durations(
+    instance: Instance, jobs: Sequence[Job], speed: float = 1.0
+) -> list[int]:
     """Each member's `end - start` in time units when `jobs` run as one group."""
     gps = [instance.gpu_profile(j) for j in jobs]
     elapsed = member_elapsed_ms(

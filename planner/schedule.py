@@ -127,7 +127,8 @@ def schedule_from_dict(d: Any) -> Schedule:
             ok = (isinstance(p, dict) and isinstance(p.get("node"), str)
                   and isinstance(p.get("gpus"), list) and all(_int(x) for x in p["gpus"]))
             if not ok:
-                probs.append((f"{path}.placement[{k}]", "needs a node name and a list of GPU indices"))
+                probs.append((f"{path}.placement[{k}]",
+                              "needs a node name and a list of GPU indices"))
                 continue
             pl.append(Placement(p["node"], tuple(p["gpus"])))
         group = j.get("group")

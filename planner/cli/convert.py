@@ -42,12 +42,14 @@ def _write_instance(doc: dict[str, Any], output: str, source: str) -> None:
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True,
               help="muri: skip this many jobs first.")
 @click.option("--all-at-zero", is_flag=True, help="muri: release every job at time 0.")
+@click.option("--strict-priority", is_flag=True,
+              help="muri: enforce the trace's priority classes strictly (default: none).")
 @click.option("--time-unit", type=click.Choice(["ms", "s", "min"]), default="s",
               show_default=True, help="muri: time unit of the instance.")
 @handle_errors
 def import_(kind: str, file: str, output: str, name: str | None, nodes: int,
             gpus_per_node: int, first: int | None, offset: int, all_at_zero: bool,
-            time_unit: str) -> None:
+            strict_priority: bool, time_unit: str) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
     name = name or Path(file).stem
     doc: dict[str, Any]
@@ -62,11 +64,9 @@ def import_(kind: str, file: str, output: str, name: str | None, nodes: int,
     else:
         from planner.importers.muri import muri_to_instance
 
-        if not Path(file).is_file():
-            raise InputError(file, [Problem("$", "no such file")])
         doc = muri_to_instance(file, name=name, nodes=nodes, gpus_per_node=gpus_per_node,
                                first=first, offset=offset, all_at_zero=all_at_zero,
-                               time_unit=time_unit)
+                               time_unit=time_unit, strict_priority=strict_priority)
     _write_instance(doc, output, file)
 
 

@@ -22,7 +22,8 @@ from planner.solvers import SolveOptions, objectives_of, parse_spec
 
 @click.command()
 @click.argument("instance", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule JSON here.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the schedule JSON here.")
 @click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
 @click.option("--solver", default="auto", show_default=True,
               help="auto, cpsat, milp, greedy or greedy:fifo|sjf|srsf|priority|interleave.")
