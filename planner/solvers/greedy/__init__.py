@@ -25,33 +25,139 @@ from planner.instance import Instance, Job
 from planner.metrics import objective_values
 from planner.schedule import Assignment, Group, Schedule
 from planner.solvers import SolveOptions, objectives_of
+from planner.solvers.greedy.events import Result, simulate
 from planner.solvers.greedy.form import Queue, choose_group
-from planner.solvers.greedy.order import RULES, best_solo_duration, default_rule, sort_keys
+from planner.solvers.greedy.order import (
+    RULES,
+    best_solo_duration,
+    default_rule,
+    effective_priorities,
+    sort_keys,
+)
 from planner.solvers.greedy.place import Cluster, Unit
 
-__all__ = ["solve_greedy", "RULES"]
+__all__ = ["solve_greedy", "RULES", "plan_order", "rule_ranks", "with_bounds"]
 
 
-def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions) -> Schedule:
+# Up to this many jobs x nodes the serial planner (earliest start anywhere in the future,
+# `place.py`) runs as well and the better plan is kept; it backfills gaps but scans event
+# times per job, which is quadratic. Above it only the event-driven planner runs.
+SERIAL_MAX_WORK = 20_000
+
+ENGINES = ("auto", "serial", "events")
+
+
+def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions,
+                 engine: str = "auto") -> Schedule:
     """Plan `instance` by list scheduling with the given rule (None: the default rule,
-    "interleave" when interleaving is enabled, else "srsf")."""
+    "interleave" when interleaving is enabled, else "srsf").
+
+    `engine`: "serial" (earliest feasible start in the future, with backfilling),
+    "events" (event-driven, O(n log n), `events.py`) or "auto": both when jobs x nodes is at
+    most SERIAL_MAX_WORK, keeping the better plan on the objectives (ties: serial), else
+    events. The schedule's lower_bound holds `planner.bounds.lower_bounds`.
+    """
     t_begin = time.perf_counter()
     rule = rule or default_rule(instance)
     if rule not in RULES:
         raise ValueError(f"unknown greedy rule {rule!r}")
-    objective = objectives_of(instance, options)[0]
+    if engine not in ENGINES:
+        raise ValueError(f"unknown greedy engine {engine!r}")
+    names = list(objectives_of(instance, options))
+    if engine == "auto":
+        small = len(instance.jobs) * max(1, len(instance.nodes)) <= SERIAL_MAX_WORK
+        engines = ("serial", "events") if small else ("events",)
+    else:
+        engines = (engine,)
+    best: Schedule | None = None
+    best_val: list[float] | None = None
+    for e in engines:
+        s = _plan(instance, rule, names, e, t_begin)
+        s = s.with_(info={**s.info, "engine": e})
+        if s.status != "feasible":
+            best = best or s
+            continue
+        ov = objective_values(instance, s, names)
+        val = [ov[n] for n in names]
+        if best_val is None or val < best_val:
+            best, best_val = s, val
+    assert best is not None
+    return with_bounds(instance, best, names).with_(wall_s=time.perf_counter() - t_begin)
+
+
+def with_bounds(instance: Instance, s: Schedule, names: Sequence[str]) -> Schedule:
+    """`s` with planner.bounds' lower bounds merged in (the larger value per objective)."""
+    from planner.bounds import lower_bounds
+
+    lb = dict(lower_bounds(instance, list(names)))
+    for k, v in (s.lower_bound or {}).items():
+        if v is not None:
+            lb[k] = max(lb.get(k, v), v)
+    return s.with_(lower_bound=lb)
+
+
+def plan_order(instance: Instance, rule: str, names: Sequence[str], ranks: Sequence[int],
+               interleave: bool, baseline: dict[str, int] | None = None,
+               cands: Sequence[CandidateGroup] | None = None) -> Schedule:
+    """One event-driven run with an explicit list order (`ranks` aligned with the jobs):
+    the building block of the improvement search. No bounds, no solo/grouped comparison."""
+    t_begin = time.perf_counter()
+    strict = instance.priority_policy == "strict"
+    eff = effective_priorities(instance) if interleave and strict else None
+    if interleave and cands is None:
+        cands = candidate_groups(instance)
+    res = simulate(instance, ranks, interleave and instance.interleaving.enabled, names[0],
+                   cands or (), baseline, eff)
+    return _result_schedule(instance, f"greedy:{rule}", rule, res, t_begin)
+
+
+def rule_ranks(instance: Instance, rule: str) -> list[int]:
+    """List positions of the jobs (aligned with instance.jobs) under a rule's keys."""
+    solo = {j.id: best_solo_duration(instance, j) for j in instance.jobs}
+    keys = sort_keys(instance, rule, solo)
+    order = sorted(range(len(instance.jobs)), key=lambda i: keys[instance.jobs[i].id])
+    ranks = [0] * len(order)
+    for r, i in enumerate(order):
+        ranks[i] = r
+    return ranks
+
+
+def _result_schedule(instance: Instance, solver: str, rule: str, res: Result,
+                     t_begin: float) -> Schedule:
+    if res.assignments is None:
+        return Schedule(instance.name, solver, "unknown",
+                        info={"reason": res.reason, "job": res.job},
+                        wall_s=time.perf_counter() - t_begin)
+    return Schedule(
+        instance=instance.name, solver=solver, status="feasible", jobs=tuple(res.assignments),
+        groups=tuple(res.groups), lower_bound=None, wall_s=time.perf_counter() - t_begin,
+        info={"rule": rule, "groups": len(res.groups)},
+    )
+
+
+def _plan(instance: Instance, rule: str, names: Sequence[str], engine: str,
+          t_begin: float) -> Schedule:
+    objective = names[0]
     interleave = rule == "interleave" and instance.interleaving.enabled
+    if engine == "events":
+        ranks = rule_ranks(instance, rule)
+        cands = candidate_groups(instance) if interleave else None
+
+        def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
+            return plan_order(instance, rule, names, ranks, grouping, baseline, cands)
+    else:
+        def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
+            return _run(instance, rule, objective, grouping, baseline, t_begin)
     if not interleave:
-        return _run(instance, rule, objective, False, None, t_begin)
+        return run(False, None)
     # The same order without groups: its ends estimate when a partner would finish if it
     # is not pulled into a group now (see form.py), and it is kept when grouping did not
     # pay on the objectives after all (the local estimates can be wrong).
-    base = _run(instance, rule, objective, False, None, t_begin)
+    base = run(False, None)
     baseline = {a.id: a.end for a in base.jobs} if base.status == "feasible" else None
-    grouped = _run(instance, rule, objective, True, baseline, t_begin)
+    grouped = run(True, baseline)
     if base.status != "feasible" or grouped.status != "feasible" or not grouped.groups:
         return grouped if grouped.status == "feasible" else base
-    names = list(objectives_of(instance, options))
     og = objective_values(instance, grouped, names)
     ob = objective_values(instance, base, names)
     if [ob[n] for n in names] < [og[n] for n in names]:
@@ -118,8 +224,6 @@ def _run(instance: Instance, rule: str, objective: str, interleave: bool,
 
     eff_prio: dict[str, int] = {}
     if interleave and strict:
-        from planner.solvers.greedy.order import effective_priorities
-
         eff_prio = effective_priorities(instance)
 
     while heap:

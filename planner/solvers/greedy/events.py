@@ -1,0 +1,585 @@
+"""Event-driven list scheduling (parallel schedule generation): the engine for large
+instances, O(n log n) in jobs.
+
+Time only moves forward. At each event time (a release, a job's end, a group's GPUs coming
+free, a reservation's end) the planner repeatedly starts the waiting job with the best list
+position (`ranks`: 0 is first) that fits *now*, until none fits. Because everything booked
+has started by now, a GPU that is free now stays free (only reservations can forbid it),
+and node CPU/memory and pool usage can only fall: fitting "now" needs only current
+counters, no timeline search.
+
+Structures (why it is not quadratic):
+- waiting jobs (released, predecessors ended, not started) sit in buckets by shape
+  (priority under strict, GPU count, eligible node groups); each bucket is a min segment
+  tree over its jobs sorted by release, holding list positions. A bucket is looked at only
+  when some node of its groups has enough free GPUs (per node group, the number of nodes
+  with each free-GPU count);
+- strict priority (R9): job b may start only if no released, unstarted job of higher
+  priority was released no later than b. With m = the least release among those, b's
+  candidates are the bucket's jobs released before m: a prefix of the tree;
+- node choice (best fit): per node group and free-GPU count a sorted list of nodes;
+  the node with the fewest free GPUs that fits, then the lowest index;
+- the `interleave` rule's queue estimates (the GPU-time ahead of a job, the weight behind
+  it) are Fenwick sums over list positions of the waiting jobs.
+Jobs that fit by shape but not in detail (a reservation, node CPU/memory, a pool) are set
+aside until the next event.
+
+Group forming follows `form.py` (the same cost comparison), evaluated at the current time.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from planner.durations import solo_duration
+from planner.groups import CandidateGroup
+from planner.instance import Admits, Instance, Job, NodeGroup
+from planner.schedule import Assignment, Group, Placement
+from planner.solvers.greedy.form import MIN_EVENNESS, cost
+from planner.solvers.greedy.order import best_solo_duration
+from planner.solvers.greedy.timeline import PoolTimeline
+from planner.solvers.greedy.trees import INF, Fenwick, MinTree
+
+_TOL = 1e-9
+_END, _FREE, _WAKE = 0, 1, 2
+_Pl = list[tuple[int, list[int]]]  # placement: (node index, GPU indices) per node
+
+
+@dataclass
+class Result:
+    """What one run produced: assignments by job index, groups, or a failure reason."""
+
+    assignments: list[Assignment] | None
+    groups: list[Group]
+    reason: str = ""
+    job: str = ""
+
+
+class _Bucket:
+    __slots__ = ("prio", "gpus", "groups", "jobs", "rels", "tree", "count")
+
+    def __init__(self, prio: int, gpus: int, groups: tuple[int, ...]):
+        self.prio, self.gpus, self.groups = prio, gpus, groups
+        self.jobs: list[int] = []  # job indices, sorted by (release, rank)
+        self.rels: list[int] = []
+        self.tree = MinTree(0)
+        self.count = 0  # jobs currently in the tree
+
+
+class _NodeGroupState:
+    """Free-GPU bookkeeping of one node group: per free count, the sorted local indices."""
+
+    def __init__(self, ng: NodeGroup, nodes: list[int]):
+        self.ng = ng
+        self.G = ng.gpus
+        self.nodes = nodes  # global node indices, local index = position
+        self.lists: list[list[int]] = [[] for _ in range(ng.gpus + 1)]
+        self.lists[ng.gpus] = list(range(len(nodes)))
+
+    def move(self, local: int, old: int, new: int) -> None:
+        lst = self.lists[old]
+        del lst[bisect.bisect_left(lst, local)]
+        bisect.insort(self.lists[new], local)
+
+    def can_fit(self, g: int) -> bool:
+        if g <= self.G:
+            lists = self.lists
+            return any(lists[c] for c in range(g, self.G + 1))
+        return len(self.lists[self.G]) >= g // self.G
+
+
+def simulate(
+    instance: Instance,
+    ranks: Sequence[int],
+    interleave: bool,
+    objective: str,
+    cands: Sequence[CandidateGroup] = (),
+    baseline: Mapping[str, int] | None = None,
+    eff_prio: Mapping[str, int] | None = None,
+) -> Result:
+    """Plan with list positions `ranks` (aligned with `instance.jobs`, distinct)."""
+    return _Engine(instance, ranks, interleave, objective, cands, baseline, eff_prio).run()
+
+
+class _Engine:
+    def __init__(self, instance: Instance, ranks: Sequence[int], interleave: bool,
+                 objective: str, cands: Sequence[CandidateGroup],
+                 baseline: Mapping[str, int] | None, eff_prio: Mapping[str, int] | None):
+        self.inst = instance
+        self.jobs = instance.jobs
+        n = len(self.jobs)
+        self.n = n
+        self.idx = {j.id: i for i, j in enumerate(self.jobs)}
+        self.rank = list(ranks)
+        self.by_rank = [0] * n
+        for i, rk in enumerate(self.rank):
+            self.by_rank[rk] = i
+        self.strict = instance.priority_policy == "strict"
+        self.objective = objective
+        self.baseline = baseline
+        self.interleave = interleave
+        self.eff_prio = eff_prio or {}
+
+        # Node groups and nodes.
+        self.ng_index = {g.name: k for k, g in enumerate(instance.node_groups)}
+        per_group: dict[str, list[int]] = defaultdict(list)
+        for nd in instance.nodes:
+            per_group[nd.group.name].append(nd.index)
+        self.ngs = [_NodeGroupState(g, per_group[g.name]) for g in instance.node_groups]
+        self.local = [0] * len(instance.nodes)
+        for st in self.ngs:
+            for loc, ni in enumerate(st.nodes):
+                self.local[ni] = loc
+        self.node_ng = [self.ng_index[nd.group.name] for nd in instance.nodes]
+        self.free_mask = [(1 << nd.gpus) - 1 for nd in instance.nodes]
+        self.free_cnt = [nd.gpus for nd in instance.nodes]
+        self.cpu_used = [0.0] * len(instance.nodes)
+        self.mem_used = [0.0] * len(instance.nodes)
+        self.node_res: list[list[list[tuple[int, int, Admits]]] | None] = [
+            None] * len(instance.nodes)
+        self.wake: list[int] = []
+        for r in instance.reservations:
+            self.wake.append(r.end)
+            for name in r.nodes:
+                nd = instance.node_by_name[name]
+                if self.node_res[nd.index] is None:
+                    self.node_res[nd.index] = [[] for _ in range(nd.gpus)]
+                res = self.node_res[nd.index]
+                assert res is not None
+                for k in (r.gpus if r.gpus is not None else range(nd.gpus)):
+                    res[k].append((r.start, r.end, r.admits))
+        self.special = [self.node_res[nd.index] is not None or nd.group.cpus is not None
+                        or nd.group.mem_gb is not None for nd in instance.nodes]
+        pool_res: dict[str, list] = {p: [] for p in instance.pools}
+        for r in instance.reservations:
+            if r.pool is not None:
+                pool_res[r.pool].append((r.start, r.end, r.amount, r.admits))
+        self.pools = {p: PoolTimeline(cap, pool_res[p]) for p, cap in instance.pools.items()}
+
+        # Per job: solo options (node group index or -1, duration), best solo duration.
+        self.opts: list[list[tuple[int, int]]] = []
+        self.best_solo: list[int] = []
+        for j in self.jobs:
+            if j.gpus == 0:
+                self.opts.append([(-1, solo_duration(instance, j))])
+            else:
+                self.opts.append([(self.ng_index[g.name], solo_duration(instance, j, g.speed))
+                                  for g in instance.eligible_groups(j)])
+            self.best_solo.append(best_solo_duration(instance, j))
+
+        # Buckets by shape.
+        bucket_of: dict[tuple[int, int, tuple[int, ...]], _Bucket] = {}
+        self.bucket = [None] * n  # type: list[_Bucket | None]
+        self.pos = [0] * n
+        for i, j in enumerate(self.jobs):
+            key = (j.priority if self.strict else 0, j.gpus, tuple(o[0] for o in self.opts[i]))
+            b = bucket_of.get(key)
+            if b is None:
+                b = bucket_of[key] = _Bucket(*key)
+            b.jobs.append(i)
+            self.bucket[i] = b
+        self.buckets = list(bucket_of.values())
+        for b in self.buckets:
+            b.jobs.sort(key=lambda i: (self.jobs[i].release, self.rank[i]))
+            b.rels = [self.jobs[i].release for i in b.jobs]
+            b.tree = MinTree(len(b.jobs))
+            for p, i in enumerate(b.jobs):
+                self.pos[i] = p
+        # Strict priority: per priority level, a heap of (release, job) released, unstarted.
+        self.levels = sorted({j.priority for j in self.jobs}, reverse=True)
+        self.level_heap: dict[int, list[tuple[int, int]]] = {p: [] for p in self.levels}
+
+        # Queue sums by list position (interleave estimates).
+        self.total_gpus = sum(nd.gpus for nd in instance.nodes) or 1
+        self.fw_work = Fenwick(n)
+        self.fw_weight = Fenwick(n)
+
+        self.cands_of: dict[int, list[CandidateGroup]] = defaultdict(list)
+        if interleave:
+            for cg in cands:
+                for jid in cg.jobs:
+                    self.cands_of[self.idx[jid]].append(cg)
+
+        self.preds_left = [len(set(j.after)) for j in self.jobs]
+        self.succ: list[list[int]] = [[] for _ in range(n)]
+        for i, j in enumerate(self.jobs):
+            for a in set(j.after):
+                self.succ[self.idx[a]].append(i)
+        self.released = [False] * n
+        self.started = [False] * n
+        self.waiting = [False] * n  # in its bucket's tree
+        self.assign: list[Assignment | None] = [None] * n
+        self.groups: list[Group] = []
+        self.events: list[tuple[int, int, int, object]] = []
+        self.seq = 0
+
+    # ---- waiting set ----------------------------------------------------------------
+    def _enter(self, i: int) -> None:
+        b = self.bucket[i]
+        assert b is not None
+        b.tree.set(self.pos[i], self.rank[i])
+        b.count += 1
+        self.waiting[i] = True
+        if self.interleave:
+            j = self.jobs[i]
+            self.fw_work.add(self.rank[i], j.gpus * self.best_solo[i])
+            self.fw_weight.add(self.rank[i], j.weight)
+
+    def _leave(self, i: int) -> None:
+        b = self.bucket[i]
+        assert b is not None
+        b.tree.set(self.pos[i], INF)
+        b.count -= 1
+        self.waiting[i] = False
+        if self.interleave:
+            j = self.jobs[i]
+            self.fw_work.add(self.rank[i], -j.gpus * self.best_solo[i])
+            self.fw_weight.add(self.rank[i], -j.weight)
+
+    def _push(self, t: int, kind: int, payload: object) -> None:
+        self.seq += 1
+        heapq.heappush(self.events, (t, self.seq, kind, payload))
+
+    # ---- strict priority ------------------------------------------------------------
+    def _limit(self, prio: int) -> int:
+        """Least release among released, unstarted jobs of priority above `prio`."""
+        m = INF
+        for p in self.levels:
+            if p <= prio:
+                break
+            h = self.level_heap[p]
+            while h and self.started[h[0][1]]:
+                heapq.heappop(h)
+            if h and h[0][0] < m:
+                m = h[0][0]
+        return m
+
+    # ---- fitting now ----------------------------------------------------------------
+    def _usable(self, node: int, members: Sequence[Job], t: int, hold: int, need: int) -> list[int]:
+        mask = self.free_mask[node]
+        res = self.node_res[node]
+        out: list[int] = []
+        k = 0
+        while mask and len(out) < need:
+            if mask & 1 and (res is None or not any(
+                    rs < t + hold and t < re and not all(adm.admits(m) for m in members)
+                    for rs, re, adm in res[k])):
+                out.append(k)
+            mask >>= 1
+            k += 1
+        return out
+
+    def _node_ok(self, node: int, members: Sequence[Job], per_node: int) -> bool:
+        grp = self.inst.nodes[node].group
+        if grp.cpus is not None:
+            need = sum(per_node * m.cpus_per_gpu for m in members)
+            if need and self.cpu_used[node] + need > grp.cpus + _TOL:
+                return False
+        if grp.mem_gb is not None:
+            need = sum(per_node * m.mem_gb_per_gpu for m in members)
+            if need and self.mem_used[node] + need > grp.mem_gb + _TOL:
+                return False
+        return True
+
+    def _place(self, gi: int, members: Sequence[Job], g: int, t: int,
+               hold: int) -> list[tuple[int, list[int]]] | None:
+        st = self.ngs[gi]
+        G = st.G
+        special = self.special
+        if g <= G:
+            for c in range(g, G + 1):
+                for loc in st.lists[c]:
+                    node = st.nodes[loc]
+                    if special[node] and not self._node_ok(node, members, g):
+                        continue
+                    gp = self._usable(node, members, t, hold, g)
+                    if len(gp) == g:
+                        return [(node, gp)]
+            return None
+        k = g // G
+        chosen: list[tuple[int, list[int]]] = []
+        for loc in st.lists[G]:
+            node = st.nodes[loc]
+            if special[node] and not self._node_ok(node, members, G):
+                continue
+            gp = self._usable(node, members, t, hold, G)
+            if len(gp) == G:
+                chosen.append((node, gp))
+                if len(chosen) == k:
+                    return chosen
+        return None
+
+    def _pools_ok(self, members: Sequence[Job], t: int, durs: Sequence[int]) -> bool:
+        for name, pool in self.pools.items():
+            items = [(t + d, pool.job_class(m), m.demand[name])
+                     for m, d in zip(members, durs, strict=True) if m.demand.get(name)]
+            if items and not pool.fits(t, max(e for e, _, _ in items), items):
+                return False
+        return True
+
+    def _gpu_mem_ok(self, members: Sequence[Job], ng: NodeGroup) -> bool:
+        if ng.gpu_mem_gb is None or len(members) == 1:
+            return True  # a solo job's memory was checked on input (eligible groups)
+        need = sum(self.inst.profiles[m.model].gpu_mem_gb or 0.0
+                   for m in members if m.model is not None)
+        return need <= ng.gpu_mem_gb + _TOL
+
+    def _late(self, members: Sequence[Job], durs: Sequence[int], t: int) -> str | None:
+        hz = self.inst.horizon
+        for m, d in zip(members, durs, strict=True):
+            if m.deadline is not None and t + d > m.deadline:
+                return f"deadline {m.deadline} of job {m.id} cannot be met (earliest end {t + d})"
+        if hz is not None and t + max(durs) > hz:
+            return f"horizon {hz} passed (earliest end {t + max(durs)})"
+        return None
+
+    def _solo_now(self, i: int, t: int) -> tuple[tuple[int, int, _Pl] | None, str]:
+        """Earliest-ending solo option that fits now: (node group, duration, placement)."""
+        job = self.jobs[i]
+        members = (job,)
+        best = None
+        late = ""
+        n_late = 0
+        for gi, d in sorted(self.opts[i], key=lambda o: o[1]):  # stable: instance order
+            why = self._late(members, (d,), t)
+            if why is not None:
+                late = late or why
+                n_late += 1
+                continue
+            if not self._pools_ok(members, t, (d,)):
+                continue
+            if gi < 0:
+                return (gi, d, []), ""
+            pl = self._place(gi, members, job.gpus, t, d)
+            if pl is not None:
+                best = (gi, d, pl)
+                break
+        # Time only moves forward: once every option ends too late, none ever fits.
+        return best, (late if n_late == len(self.opts[i]) else "")
+
+    # ---- booking --------------------------------------------------------------------
+    def _start(self, members: list[int], gi: int, durs: Sequence[int], t: int,
+               pl: list[tuple[int, list[int]]], group_id: str | None) -> None:
+        hold = max(durs)
+        inst = self.inst
+        placement = tuple(Placement(inst.nodes[node].name, tuple(gp)) for node, gp in pl)
+        mjobs = [self.jobs[i] for i in members]
+        for node, gp in pl:
+            bits = 0
+            for k in gp:
+                bits |= 1 << k
+            self._take(node, bits, len(gp))
+            if hold > 0:
+                self._push(t + hold, _FREE, (node, bits, len(gp)))
+            else:
+                self._give(node, bits, len(gp))
+            per_node = len(gp)
+            for m in mjobs:
+                self.cpu_used[node] += per_node * m.cpus_per_gpu
+                self.mem_used[node] += per_node * m.mem_gb_per_gpu
+        for i, m, d in zip(members, mjobs, durs, strict=True):
+            if self.waiting[i]:
+                self._leave(i)
+            self.started[i] = True
+            self.assign[i] = Assignment(m.id, t, t + d, placement, group_id)
+            for name, amount in m.demand.items():
+                pool = self.pools[name]
+                pool.book(t, t + d, pool.job_class(m), amount)
+            self._push(t + d, _END, (i, pl))
+
+    def _take(self, node: int, bits: int, k: int) -> None:
+        old = self.free_cnt[node]
+        self.free_mask[node] &= ~bits
+        self.free_cnt[node] = old - k
+        self.ngs[self.node_ng[node]].move(self.local[node], old, old - k)
+
+    def _give(self, node: int, bits: int, k: int) -> None:
+        old = self.free_cnt[node]
+        self.free_mask[node] |= bits
+        self.free_cnt[node] = old + k
+        self.ngs[self.node_ng[node]].move(self.local[node], old, old + k)
+
+    def _end(self, i: int, pl: list[tuple[int, list[int]]]) -> None:
+        m = self.jobs[i]
+        for node, gp in pl:
+            self.cpu_used[node] -= len(gp) * m.cpus_per_gpu
+            self.mem_used[node] -= len(gp) * m.mem_gb_per_gpu
+        for s in self.succ[i]:
+            self.preds_left[s] -= 1
+            if self.preds_left[s] == 0 and self.released[s]:
+                self._enter(s)
+
+    # ---- main loop ------------------------------------------------------------------
+    def run(self) -> Result:
+        order = sorted(range(self.n), key=lambda i: (self.jobs[i].release, self.rank[i]))
+        ptr = 0
+        for w in sorted(set(self.wake)):
+            self._push(w, _WAKE, None)
+        events = self.events
+        while ptr < self.n or events:
+            t = events[0][0] if events else INF
+            if ptr < self.n:
+                t = min(t, self.jobs[order[ptr]].release)
+            while events and events[0][0] == t:
+                _, _, kind, payload = heapq.heappop(events)
+                if kind == _END:
+                    end_i, end_pl = cast(tuple[int, _Pl], payload)
+                    self._end(end_i, end_pl)
+                elif kind == _FREE:
+                    node, bits, k = cast(tuple[int, int, int], payload)
+                    self._give(node, bits, k)
+            while ptr < self.n and self.jobs[order[ptr]].release <= t:
+                i = order[ptr]
+                ptr += 1
+                self.released[i] = True
+                if self.strict:
+                    heapq.heappush(self.level_heap[self.jobs[i].priority],
+                                   (self.jobs[i].release, i))
+                if self.preds_left[i] == 0:
+                    self._enter(i)
+            fail = self._round(t)
+            if fail is not None:
+                return fail
+        if not all(self.started):
+            return self._stuck()
+        assert all(a is not None for a in self.assign)
+        return Result([a for a in self.assign if a is not None], self.groups)
+
+    def _round(self, t: int) -> Result | None:
+        aside: list[int] = []
+        limits: dict[int, int] = {}
+        try:
+            while True:
+                best_r, best_b = INF, None
+                for b in self.buckets:
+                    if not b.count:
+                        continue
+                    if b.gpus and not any(self.ngs[gi].can_fit(b.gpus) for gi in b.groups):
+                        continue
+                    if self.strict:
+                        if b.prio not in limits:
+                            limits[b.prio] = self._limit(b.prio)
+                        r = b.tree.prefix_min(bisect.bisect_left(b.rels, limits[b.prio]))
+                    else:
+                        r = b.tree.min_all()
+                    if r < best_r:
+                        best_r, best_b = r, b
+                if best_b is None:
+                    return None
+                i = self.by_rank[best_r]
+                opt, late = self._solo_now(i, t)
+                if opt is None:
+                    if late:
+                        job = self.jobs[i]
+                        return Result(None, [], f"job {job.id}: {late}", job.id)
+                    best_b.tree.set(self.pos[i], INF)
+                    aside.append(i)
+                    continue
+                self._leave(i)
+                gi, d, pl = opt
+                pick = self._choose_group(i, t, gi, d, limits) if self.cands_of.get(i) else None
+                if pick is not None:
+                    members, cgi, durs, cpl = pick
+                    gid = f"g{len(self.groups) + 1}"
+                    self.groups.append(Group(gid, tuple(self.jobs[m].id for m in members)))
+                    self._start(members, cgi, durs, t, cpl, gid)
+                else:
+                    self._start([i], gi, (d,), t, pl, None)
+                limits.clear()  # started jobs may lift strict-priority limits
+        finally:
+            for i in aside:
+                bk = self.bucket[i]
+                if self.waiting[i] and bk is not None:
+                    bk.tree.set(self.pos[i], self.rank[i])
+
+    def _stuck(self) -> Result:
+        left = sorted((i for i in range(self.n) if not self.started[i]), key=lambda i: self.rank[i])
+        i = left[0]
+        job = self.jobs[i]
+        if self.strict and any(not self.started[self.idx[a]] for a in job.after):
+            why = ("strict priority: a higher-priority job released no later waits on its "
+                   "predecessors, which cannot start before it")
+        elif self.strict and self._limit(job.priority) <= job.release:
+            why = ("strict priority: a higher-priority job released no later cannot start "
+                   "before it")
+        elif any(not self.started[self.idx[a]] for a in job.after):
+            why = "it waits on a precedence cycle"
+        else:
+            why = "it fits on no node"
+        return Result(None, [], f"job {job.id}: {why}", job.id)
+
+    # ---- interleaving (form.py's rule, at the current time) --------------------------
+    def _choose_group(self, i: int, t: int, gi: int, d: int, limits: dict[int, int]
+                      ) -> tuple[list[int], int, tuple[int, ...], _Pl] | None:
+        job = self.jobs[i]
+        idx = self.idx
+        strict = self.strict
+        best = None
+        est: dict[int, tuple[float, float]] = {}
+        for cg in self.cands_of[i]:
+            if min(cg.durations) < MIN_EVENNESS * cg.span:
+                continue
+            members = [idx[m] for m in cg.jobs]
+            partners = [m for m in members if m != i]
+            if not all(self.waiting[p] for p in partners):
+                continue
+            if strict:
+                eff = self.eff_prio
+                if not all(self.jobs[p].priority == job.priority
+                           and eff[self.jobs[p].id] == eff[job.id] == job.priority
+                           for p in partners):
+                    continue
+                lim = limits.get(job.priority)
+                if lim is None:
+                    lim = limits[job.priority] = self._limit(job.priority)
+                if any(self.jobs[p].release >= lim for p in partners):
+                    continue
+            mjobs = [self.jobs[m] for m in members]
+            cgi = self.ng_index[cg.node_group]
+            ng = self.ngs[cgi].ng
+            if not self._gpu_mem_ok(mjobs, ng):
+                continue
+            if self._late(mjobs, cg.durations, t) is not None:
+                continue
+            if not self._pools_ok(mjobs, t, cg.durations):
+                continue
+            pl = self._place(cgi, mjobs, cg.gpus, t, cg.span)
+            if pl is None:
+                continue
+            grouped = cost(self.inst, self.objective,
+                           [(m, t + dd) for m, dd in zip(mjobs, cg.durations, strict=True)])
+            alone: list[tuple[Job, float]] = [(job, float(t + d))]
+            for p in partners:
+                if p not in est:
+                    dp = self.best_solo[p]
+                    start = t + self.fw_work.prefix(self.rank[p]) / self.total_gpus
+                    end = start + dp
+                    if self.baseline is not None:
+                        end = max(end, float(self.baseline[self.jobs[p].id]))
+                    est[p] = (end - dp, end)
+                alone.append((self.jobs[p], est[p][1]))
+            alone_cost = cost(self.inst, self.objective, alone)
+            share = cg.gpus / self.total_gpus
+            extern = share * (cg.span - d) * self._behind(i, members)
+            for p in partners:
+                extern -= share * (est[p][1] - est[p][0]) * self._behind(p, members)
+            grouped += extern
+            if grouped < alone_cost and (best is None or grouped - alone_cost < best[0]):
+                best = (grouped - alone_cost, members, cgi, tuple(cg.durations), pl)
+        if best is None:
+            return None
+        return best[1], best[2], best[3], best[4]
+
+    def _behind(self, i: int, exclude: Sequence[int]) -> float:
+        """Weight of the waiting jobs after `i` in the list, except `exclude`."""
+        r = self.rank[i]
+        w = self.fw_weight.total - self.fw_weight.prefix(r + 1)
+        for e in exclude:
+            if self.waiting[e] and self.rank[e] > r:
+                w -= self.jobs[e].weight
+        return w
