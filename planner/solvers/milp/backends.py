@@ -89,6 +89,7 @@ def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, w
              "-randomCbcSeed", str(seed + 1), "-randomSeed", str(seed + 1),
              "-solve", "-printingOptions", "all", "-solution", sol]
     interrupted = False
+    overran = False
     text = ""
     try:
         with open(logf, "w") as out:
@@ -101,18 +102,21 @@ def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, w
             while proc.poll() is None:
                 time.sleep(0.2)
                 now = time.monotonic()
-                if stop.is_set() and now - asked >= 1.0:
+                if not overran and now - t0 > time_limit + 3:
+                    # CBC checks its clock only between nodes and cut passes; a long root
+                    # overruns the limit, so then we ask it to stop as on Ctrl-C
+                    overran = True
+                if (stop.is_set() or overran) and now - asked >= 1.0:
                     # CBC acts on SIGINT only inside branch and bound (its handler flags the
                     # tree search), so repeat it; after STOP_GRACE s give up and kill it.
-                    if not interrupted:
-                        interrupted, first_ask = True, now
+                    if not asked:
+                        first_ask = now
+                    interrupted = interrupted or stop.is_set()
                     asked = now
                     if now - first_ask > STOP_GRACE:
                         proc.kill()
                     else:
                         proc.send_signal(signal.SIGINT)
-                if now - t0 > time_limit + 60:
-                    proc.kill()  # CBC checks its clock only between nodes; never hang
                 if progress is not None:
                     with open(logf) as f:
                         f.seek(seen)
@@ -232,7 +236,10 @@ def _run_highs(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int,
     _silence_banner()
     t0 = time.monotonic()
     solver = _Highs(warm, stop, progress, msg=False, timeLimit=max(1.0, time_limit),
-                    threads=max(1, threads), random_seed=seed, mip_rel_gap=1e-9)
+                    threads=max(1, threads), random_seed=seed, mip_rel_gap=1e-9,
+                    # presolve probing on time-indexed models took the whole budget
+                    # (HiGHS's own log advises this switch: rule 2^15 = probing off)
+                    presolve_rule_off=32768)
     prob.solve(solver)
     h = prob.solverModel
     ms = h.getModelStatus()

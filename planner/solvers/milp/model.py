@@ -160,10 +160,13 @@ def unit_nodes(instance: Instance, u: Unit, limits: Mapping[tuple[int, str], int
     return [n for n in nodes if n.name in reserved or n.name in allowed]
 
 
-def start_range(u: Unit, grid: Grid, instance: Instance, caps: Mapping[str, int]) -> range:
-    """Start slots of unit u: after every release, within the grid, and every member ends
-    by its deadline, the instance horizon and its objective cap (exact times)."""
-    lo = max(grid.first(m.job.release) for m in u.members)
+def start_range(u: Unit, grid: Grid, instance: Instance, caps: Mapping[str, int],
+                earliest: Mapping[str, int] | None = None) -> range:
+    """Start slots of unit u: after every member's earliest start (release, or the
+    precedence bound in `earliest`), within the grid, and every member ends by its
+    deadline, the instance horizon and its objective cap (exact times)."""
+    early = earliest or {}
+    lo = max(grid.first(max(m.job.release, early.get(m.job.id, 0))) for m in u.members)
     hi = grid.slots - grid.span(u.hold)  # last start slot keeping the unit on the grid
     for m in u.members:
         limit = min(v for v in (m.job.deadline, instance.horizon, caps.get(m.job.id))
@@ -175,14 +178,15 @@ def start_range(u: Unit, grid: Grid, instance: Instance, caps: Mapping[str, int]
 
 
 def size_estimate(instance: Instance, units: Sequence[Unit], grid: Grid,
-                  caps: Mapping[str, int]) -> tuple[int, int]:
+                  caps: Mapping[str, int], earliest: Mapping[str, int] | None = None
+                  ) -> tuple[int, int]:
     """(binaries, nonzeros) the model would have on this grid (capacity rows dominate)."""
     limits = symmetry_limits(instance, units)
     reserved = gpu_reserved_nodes(instance)
     binaries = 0
     nonzeros = 0
     for u in units:
-        starts = len(start_range(u, grid, instance, caps))
+        starts = len(start_range(u, grid, instance, caps, earliest))
         if starts <= 0:
             continue
         width = 1 if u.node_group is None else len(unit_nodes(instance, u, limits, reserved))
@@ -224,8 +228,11 @@ def _active(r: Reservation, grid: Grid, s: int) -> bool:
 
 
 def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequence[str],
-          caps: Mapping[str, int], precedence: str = "auto") -> Built:
-    """The MILP on `grid`. `caps`: job -> latest allowed end (valid objective cuts).
+          caps: Mapping[str, int], precedence: str = "auto",
+          earliest: Mapping[str, int] | None = None, cmax_floor: float = 0.0) -> Built:
+    """The MILP on `grid`. `caps`: job -> latest allowed end (valid objective cuts);
+    `earliest`: job -> earliest start; `cmax_floor`: a valid makespan lower bound, given to
+    Cmax as its lower bound (the time-indexed LP alone often stays below the energy bound).
 
     precedence: "aggregated" (one row per arc: start_b >= end_a), "disaggregated"
     (per slot: started_b(t) <= finished_a(t), via cumulative variables; a much tighter LP
@@ -247,7 +254,7 @@ def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequenc
 
     notes_empty: list[str] = []
     for u in units:
-        rng = start_range(u, grid, instance, caps)
+        rng = start_range(u, grid, instance, caps, earliest)
         if len(rng) == 0:
             continue
         if u.node_group is None or u.nodes_needed > 1:
@@ -297,7 +304,7 @@ def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequenc
     cmax = None
     for name in objectives:
         if name == "makespan":
-            cmax = prob.add_variable("cmax", lowBound=0)
+            cmax = prob.add_variable("cmax", lowBound=cmax_floor)
             has_succ = {a for j in instance.jobs for a in j.after}
             for i, j in enumerate(instance.jobs):
                 if j.id in has_succ or not ends.get(j.id):

@@ -120,6 +120,34 @@ def end_caps(instance: Instance, units: Sequence[Unit], name: str, value: float
     return caps
 
 
+def tails(instance: Instance, units: Sequence[Unit]) -> dict[str, int]:
+    """Shortest time from a job's end to the end of its last successor chain."""
+    pmin = min_durations(instance, units)
+    succ: dict[str, list[str]] = {j.id: [] for j in instance.jobs}
+    for j in instance.jobs:
+        for a in j.after:
+            succ[a].append(j.id)
+    memo: dict[str, int] = {}
+
+    def visit(jid: str) -> int:
+        if jid not in memo:
+            memo[jid] = max((pmin.get(b, 0) + visit(b) for b in succ[jid]), default=0)
+        return memo[jid]
+
+    for j in instance.jobs:
+        visit(j.id)
+    return memo
+
+
+def tighten(caps: dict[str, int], horizon: int | None, tail: Mapping[str, int]) -> dict[str, int]:
+    """A job must end early enough for its successors to end by their caps / the horizon."""
+    out = dict(caps)
+    for jid, t in tail.items():
+        if horizon is not None:
+            out[jid] = min(out.get(jid, horizon), horizon - t)
+    return out
+
+
 def semi_active_horizon(instance: Instance, units: Sequence[Unit]) -> int:
     """A time by which every job ends in SOME optimal schedule, for any regular objective.
 

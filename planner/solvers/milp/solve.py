@@ -37,10 +37,14 @@ from planner.solvers.milp.gpus import Holder, colour
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
 from planner.solvers.milp.objective import (
     better,
+    earliest_starts,
     end_caps,
+    min_durations,
     rounding_allowance,
     semi_active_horizon,
     simple_bounds,
+    tails,
+    tighten,
     values,
 )
 
@@ -97,6 +101,11 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
             exact_horizon = True  # the instance's own horizon is the true limit
         horizon = min(horizon, instance.horizon)
     horizon = max(horizon, 1)
+    # Time windows: earliest starts from releases and precedence (valid on any grid); on
+    # the exact grid also latest ends, so each job's successors still fit (caps, tails).
+    earliest = earliest_starts(instance, min_durations(instance, units))
+    if exact_horizon:
+        caps = tighten(caps, horizon, tails(instance, units))
 
     # grid: slot length from options, coarsened while the model would be too large
     length = slot_length(horizon, options.slots, options.slot)
@@ -111,7 +120,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         # The caps hold for exact schedules; on a coarser grid starts are rounded up (and
         # greedy's shifted start may end later), so they would cut off every schedule.
         grid_caps = caps if length == 1 else {}
-        binaries, nonzeros = M.size_estimate(instance, units, grid, grid_caps)
+        binaries, nonzeros = M.size_estimate(instance, units, grid, grid_caps, earliest)
         if binaries <= M.MAX_BINARIES and nonzeros <= M.MAX_NONZEROS:
             break
         length *= 2
@@ -119,7 +128,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         info["coarsened"] = {"from_slot": first_length, "to_slot": length,
                              "why": f"model over {M.MAX_BINARIES} binaries or "
                                     f"{M.MAX_NONZEROS} nonzeros"}
-    built = M.build(instance, units, grid, names, grid_caps)
+    built = M.build(instance, units, grid, names, grid_caps, earliest=earliest,
+                    cmax_floor=simple.get("makespan", 0.0))
     info.update({"slot": grid.length, "slots": grid.slots, "horizon": grid.horizon,
                  **built.sizes, **built.notes})
     exact_grid = (grid.length == 1 and exact_horizon and not built.notes.get("pool_conservative"))
@@ -234,9 +244,11 @@ def _greedy(instance: Instance, options: SolveOptions) -> Schedule | None:
     best: Schedule | None = None
     names = objectives_of(instance, options)
     best_vals: tuple[float, ...] | None = None
-    rules: list[str | None] = [None]
-    if instance.interleaving.enabled:
-        rules.append("srsf")
+    # every rule: each takes milliseconds, and the best one sets the horizon and warm start
+    from planner.solvers import GREEDY_RULES
+
+    rules: list[str | None] = [r for r in GREEDY_RULES
+                               if r != "interleave" or instance.interleaving.enabled]
     for rule in rules:
         try:
             s = solve_greedy(instance, rule, options)
