@@ -499,11 +499,14 @@ class _Engine:
 
     def _stuck(self) -> Result:
         left = sorted((i for i in range(self.n) if not self.started[i]), key=lambda i: self.rank[i])
-        i = left[0]
+        # Prefer a job that waits on predecessors: it is where R9 and `after` collide.
+        blocked = [i for i in left
+                   if any(not self.started[self.idx[a]] for a in self.jobs[i].after)]
+        i = (blocked or left)[0]
         job = self.jobs[i]
-        if self.strict and any(not self.started[self.idx[a]] for a in job.after):
-            why = ("strict priority: a higher-priority job released no later waits on its "
-                   "predecessors, which cannot start before it")
+        if self.strict and blocked:
+            why = ("strict priority: it waits on its predecessors, which may not start before "
+                   "higher-priority jobs released no later than them")
         elif self.strict and self._limit(job.priority) <= job.release:
             why = ("strict priority: a higher-priority job released no later cannot start "
                    "before it")

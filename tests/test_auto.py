@@ -1,0 +1,50 @@
+"""`--solver auto`: CP-SAT for small models, greedy + improvement for large ones; the
+schedule says what ran and why, and carries lower bounds."""
+
+from __future__ import annotations
+
+from planner.generate import generate
+from planner.metrics import objective_values
+from planner.read import instance_from_dict
+from planner.solvers import SolveOptions, solve
+from planner.solvers.auto import MIN_CPSAT_OPTIONS, OPTIONS_PER_SECOND, choose, cpsat_limit
+from planner.verify import verify
+
+
+def test_small_instance_goes_to_cpsat():
+    i = instance_from_dict(generate("dl", 12, 2, 1))
+    name, why, size = choose(i, 5.0)
+    assert name == "cpsat" and size <= cpsat_limit(5.0) and "fits" in why
+    s = solve(i, "auto", SolveOptions(time_limit=5.0))
+    assert s.info["auto"]["chose"] == "cpsat"
+    assert s.info["auto"]["why"] == why
+    assert s.solver.startswith("cpsat")
+    assert verify(i, s) == []
+    assert s.lower_bound is not None
+
+
+def test_large_instance_goes_to_greedy_and_improvement():
+    i = instance_from_dict(generate("dl", 2000, 16, 1))
+    name, why, size = choose(i, 2.0)
+    assert name == "greedy+improve" and size > cpsat_limit(2.0) and "exceed" in why
+    s = solve(i, "auto", SolveOptions(time_limit=2.0))
+    assert s.info["auto"]["chose"] in ("greedy+improve", "greedy")
+    assert "exceed" in s.info["auto"]["why"]
+    assert verify(i, s) == []
+    lb = s.lower_bound
+    assert lb is not None
+    obj = objective_values(i, s, list(i.objective))
+    assert all(0 < lb[k] <= obj[k] for k in obj)
+
+
+def test_limit_grows_with_the_time_limit():
+    assert cpsat_limit(0.0) == MIN_CPSAT_OPTIONS
+    assert cpsat_limit(100.0) == 100 * OPTIONS_PER_SECOND
+    i = instance_from_dict(generate("dl", 150, 12, 2))
+    assert choose(i, 1.0)[0] == "greedy+improve"
+    assert choose(i, 1000.0)[0] == "cpsat"
+
+
+def test_gpu_less_rcpsp_is_small():
+    i = instance_from_dict(generate("rcpsp", 30, 1, 1))
+    assert choose(i, 10.0)[0] == "cpsat"
