@@ -1,0 +1,170 @@
+"""The `plan` command end to end, through click's test runner."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli import main
+from planner.read import read_instance
+from planner.schedule import schedule_from_dict
+from planner.verify import verify
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "instances" / "demo.json"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    assert not isinstance(r.exception, Exception) or isinstance(r.exception, SystemExit), (
+        r.exception)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def small_instance(tmp_path: Path, **over: object) -> Path:
+    doc = {
+        "version": 1, "name": "small", "time_unit": "s",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 4}], "pools": {}},
+        "jobs": [
+            {"id": "a", "duration": 5, "gpus": 2},
+            {"id": "b", "duration": 3, "gpus": 4, "after": ["a"]},
+            {"id": "c", "duration": 2, "gpus": 1, "release": 1},
+        ],
+    }
+    doc.update(over)
+    p = tmp_path / "small.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+@pytest.mark.parametrize("solver", ["greedy:fifo", "greedy:sjf", "greedy", "cpsat", "milp"])
+def test_solve_writes_verified_schedule_and_gantt(tmp_path: Path, solver: str) -> None:
+    inst = small_instance(tmp_path)
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    code, stdout, _ = run("solve", inst, "--solver", solver, "--time-limit", "5",
+                          "-o", out, "--gantt", gantt)
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "planner-schedule/1"
+    sched = schedule_from_dict(doc)
+    assert verify(read_instance(inst), sched) == []
+    assert set(doc["metrics"]) == {"makespan", "avg_jct", "p99_jct", "total_weighted_jct",
+                                   "total_weighted_tardiness", "gpu_utilization", "energy_kwh"}
+    rows = list(csv.reader(gantt.open()))
+    assert rows[0] == ["job", "group", "node", "gpus", "start", "end", "priority", "tenant",
+                       "model"]
+    assert sorted(r[0] for r in rows[1:]) == ["a", "b", "c"]
+    assert "makespan" in stdout
+
+
+def test_solve_json_output_is_the_schedule(tmp_path: Path) -> None:
+    code, stdout, _ = run("solve", small_instance(tmp_path), "--solver", "greedy:fifo", "--json")
+    assert code == 0
+    doc = json.loads(stdout)
+    assert doc["solver"] == "greedy:fifo" and len(doc["jobs"]) == 3
+
+
+def test_solve_demo_and_check(tmp_path: Path) -> None:
+    out = tmp_path / "demo.json"
+    code, _, _ = run("solve", DEMO, "--solver", "greedy", "-o", out)
+    assert code == 0
+    code, stdout, _ = run("check", DEMO, out)
+    assert code == 0 and "no violations" in stdout
+
+
+def test_check_reports_violations_exit_1(tmp_path: Path) -> None:
+    inst = small_instance(tmp_path)
+    out = tmp_path / "s.json"
+    assert run("solve", inst, "--solver", "greedy:fifo", "-o", out)[0] == 0
+    doc = json.loads(out.read_text())
+    for j in doc["jobs"]:
+        if j["id"] == "b":
+            j["start"], j["end"] = 0, 3  # before its predecessor ends
+    out.write_text(json.dumps(doc))
+    code, stdout, stderr = run("check", inst, out, "--json")
+    assert code == 1
+    rules = {v["rule"] for v in json.loads(stdout)["violations"]}
+    assert "R4" in rules
+
+
+def test_bad_instance_exit_2_names_path_and_writes_nothing(tmp_path: Path) -> None:
+    bad = small_instance(tmp_path, jobs=[{"id": "a", "duration": 5, "gpus": "two"},
+                                         {"id": "b", "duration": 1, "gpus": 1, "after": ["zz"]}])
+    out = tmp_path / "s.json"
+    code, _, stderr = run("solve", bad, "--solver", "greedy", "-o", out)
+    assert code == 2
+    assert "jobs[0].gpus" in stderr and "jobs[1].after[0]" in stderr
+    assert str(bad) in stderr and "Traceback" not in stderr
+    assert not out.exists()
+
+
+def test_validate_ok_and_malformed_json(tmp_path: Path) -> None:
+    assert run("validate", DEMO)[0] == 0
+    p = tmp_path / "broken.json"
+    p.write_text('{"version": 1,,}')
+    code, _, stderr = run("validate", p)
+    assert code == 2 and "line 1" in stderr
+
+
+def test_unknown_solver_is_usage_error(tmp_path: Path) -> None:
+    code, _, stderr = run("solve", small_instance(tmp_path), "--solver", "greedy:lifo")
+    assert code == 2 and "lifo" in stderr
+
+
+def test_infeasible_exit_1_no_file(tmp_path: Path) -> None:
+    inst = small_instance(tmp_path, jobs=[{"id": "a", "duration": 5, "gpus": 1, "deadline": 3}])
+    out = tmp_path / "s.json"
+    code, _, _ = run("solve", inst, "--solver", "greedy", "-o", out)
+    assert code == 1 and not out.exists()
+
+
+def test_export_from_schedule(tmp_path: Path) -> None:
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    assert run("solve", DEMO, "--solver", "greedy:fifo", "-o", out)[0] == 0
+    code, _, _ = run("export", out, "--gantt", gantt)
+    assert code == 0
+    rows = list(csv.DictReader(gantt.open()))
+    demo = read_instance(DEMO)
+    assert {r["job"] for r in rows} == {j.id for j in demo.jobs}
+    prep = [r for r in rows if r["job"] == "prep"]
+    assert prep[0]["node"] == "" and prep[0]["tenant"] == "nlp"
+
+
+def test_models_lists_catalogue() -> None:
+    code, stdout, _ = run("models", "--json")
+    assert code == 0
+    names = {r["model"] for r in json.loads(stdout)}
+    assert {"bert", "gpt2", "vgg16", "vgg19", "resnet18", "shufflenet_v2_x1_0", "a2c",
+            "dqn"} <= names
+
+
+def test_generate_then_solve(tmp_path: Path) -> None:
+    inst = tmp_path / "gen.json"
+    assert run("generate", "--family", "mixed", "--jobs", "12", "--nodes", "2", "--seed", "3",
+               "-o", inst)[0] == 0
+    out = tmp_path / "s.json"
+    assert run("solve", inst, "--solver", "greedy", "-o", out)[0] == 0
+    assert verify(read_instance(inst), schedule_from_dict(json.loads(out.read_text()))) == []
+
+
+def test_import_jobshop_and_psplib(tmp_path: Path) -> None:
+    js = ROOT / "instances" / "jobshop" / "ft06.jss"
+    sm = sorted((ROOT / "instances" / "psplib").rglob("*.sm"))[0]
+    for kind, src in (("jobshop", js), ("psplib", sm)):
+        out = tmp_path / f"{kind}.json"
+        code, _, stderr = run("import", kind, src, "-o", out)
+        assert code == 0, stderr
+        assert len(read_instance(out).jobs) > 0
+
+
+def test_import_muri(tmp_path: Path) -> None:
+    src = ROOT / "tests" / "data" / "muri" / "cluster_trace.csv"
+    out = tmp_path / "m.json"
+    code, _, stderr = run("import", "muri", src, "--nodes", "8", "--gpus-per-node", "8",
+                          "--first", "20", "-o", out)
+    assert code == 0, stderr
+    assert len(read_instance(out).jobs) == 20
