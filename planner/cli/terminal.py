@@ -90,6 +90,8 @@ def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
     for label, value, unit in rows:
         t.add_row(label, f"{_fmt(value)} {unit}".rstrip())
     info = doc.get("info") or {}
+    if isinstance(info.get("auto"), dict):
+        t.add_row("auto chose", f"{info['auto'].get('chose')}: {info['auto'].get('why')}")
     if "reason" in info:
         t.add_row("note", str(info["reason"]))
     out.print(t)
