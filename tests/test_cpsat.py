@@ -73,6 +73,23 @@ def test_maintenance_blocks_a_node() -> None:
     assert s.status == "optimal" and end(s, "a") == 15
 
 
+def test_overlapping_reservations_count_once() -> None:
+    # Two holds of the same GPUs overlap in [5, 10): the job fits neither before 12.
+    jobs = [Job("a", 2, duration=5)]
+    res = (reservation("m1", 0, 10, nodes=["n-0"]),
+           reservation("m2", 5, 12, nodes=["n-0"], gpus=[0, 1]))
+    inst = make_instance(jobs, [one_gpu_node(2)], reservations=res, objective=("makespan",))
+    s = solve(inst)
+    assert s.status == "optimal" and end(s, "a") == 17
+
+
+def test_tardiness_without_due_dates_is_zero() -> None:
+    jobs = [Job("a", 1, duration=3), Job("b", 1, duration=2)]
+    inst = make_instance(jobs, [one_gpu_node()], objective=("total_weighted_tardiness",))
+    s = solve(inst)
+    assert s.status == "optimal" and s.lower_bound == {"total_weighted_tardiness": 0}
+
+
 @pytest.mark.parametrize("policy,expected", [("strict", 21), ("none", 12)])
 def test_strict_priority_changes_the_optimum(policy: str, expected: int) -> None:
     jobs = [Job("long", 1, duration=10, priority=1), Job("short", 1, duration=1)]
@@ -172,7 +189,7 @@ def test_never_worse_than_greedy_on_generated_instances() -> None:
     from planner.solvers.greedy import solve_greedy
 
     for seed in range(20):
-        d = generate("mixed", jobs=8, nodes=2, seed=seed)
+        d = generate("mixed", jobs=12, nodes=3, seed=seed)
         inst = instance_from_dict(d)
         g = solve_greedy(inst, None, SolveOptions())
         s = solve(inst, time_limit=1.0)

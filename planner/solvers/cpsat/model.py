@@ -108,6 +108,19 @@ class Model:
     priority_vars: list[tuple[cp_model.IntVar, list[str]]]  # X >= start of these jobs
     exact: bool = True  # False when a conservative (restricting) model was used
     notes: list[str] = field(default_factory=list)
+    # With a makespan objective: the makespan variable and the "tail" interval
+    # [makespan, horizon) that fills every resource without fixed intervals. Nothing runs
+    # after the makespan, so this is valid, and it lets the cumulative propagators
+    # (energy, edge finding) push the makespan bound up directly.
+    makespan: cp_model.IntVar | None = None
+    tail: cp_model.IntervalVar | None = None
+
+    def cumulative(self, ivs: list[cp_model.IntervalVar], dem: list, cap: int,
+                   fixed: bool = False) -> None:
+        """AddCumulative, plus the tail interval when there are no fixed intervals."""
+        if self.tail is not None and not fixed:
+            ivs, dem = ivs + [self.tail], dem + [cap]
+        self.model.add_cumulative(ivs, dem, cap)
 
 
 def scale_for(values: Iterable[float]) -> int:
@@ -142,11 +155,20 @@ def gpu_sets(instance: Instance, r: Reservation) -> dict[str, tuple[int, ...]]:
 
 
 def build(instance: Instance, groups: Sequence[CandidateGroup], job_ub: dict[str, int],
-          horizon: int) -> Model:
-    """The model without objective; `job_ub[j]` bounds the end of job j."""
+          horizon: int, makespan: bool = False) -> Model:
+    """The model without objective; `job_ub[j]` bounds the end of job j. With `makespan`,
+    also the makespan variable (>= every end) and its tail interval."""
     m = cp_model.CpModel()
     M = Model(m, instance, horizon, {}, [], [], {}, [])
     _job_vars(M, groups, job_ub)
+    if makespan:
+        lo = max((jv.earliest_end for jv in M.jobs.values()), default=0)
+        ms = m.new_int_var(lo, max(lo, horizon), "makespan")
+        for jv in M.jobs.values():
+            m.add(ms >= jv.end)
+        M.makespan = ms
+        if lo <= horizon:
+            M.tail = m.new_interval_var(ms, horizon - ms, horizon, "tail")
     _group_vars(M, groups)
     for jv in M.jobs.values():
         if jv.job.gpus == 0:
@@ -156,8 +178,10 @@ def build(instance: Instance, groups: Sequence[CandidateGroup], job_ub: dict[str
         m.add(jv.size == sum(o.duration * o.lit for o in jv.options))
     _symmetry(M)
     _gpu_classes(M)
+    _aggregate_gpus(M)
     _node_capacity(M)
     _pools(M)
+    _disjunctive_cliques(M)
     _precedence_and_priority(M)
     return M
 
@@ -244,6 +268,17 @@ def _group_vars(M: Model, groups: Sequence[CandidateGroup]) -> None:
         M.groups.append(GroupVars(c, lit, start, lits, ng))
 
 
+def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Union of half-open time spans as disjoint sorted spans (empty ones dropped)."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(x for x in spans if x[1] > x[0]):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
 def symmetric_classes(instance: Instance) -> list[list[Node]]:
     """Nodes of one node group touched by no GPU reservation: interchangeable."""
     reserved = {n for r in instance.reservations for n in r.nodes}
@@ -322,12 +357,13 @@ def _gpu_classes(M: Model) -> None:
         for k, c in enumerate(classes):
             ivs = [u.interval for u in uses]
             dem = [u.per_class[k] for u in uses]
-            for r, idx in res_on[node.name]:
-                if c[0] in idx and not (r.admits.tenants or r.admits.jobs):
-                    ivs.append(m.new_interval_var(r.start, r.end - r.start, r.end, f"r_{r.id}"))
-                    dem.append(len(c))
+            closed = [(r.start, r.end) for r, idx in res_on[node.name]
+                      if c[0] in idx and not (r.admits.tenants or r.admits.jobs)]
+            for a, b in merge_spans(closed):  # overlapping holds must not count twice
+                ivs.append(m.new_interval_var(a, b - a, b, f"r_{node.name}_{k}_{a}"))
+                dem.append(len(c))
             if uses:
-                m.add_cumulative(ivs, dem, len(c))
+                M.cumulative(ivs, dem, len(c), fixed=len(ivs) > len(uses))
             for r, idx in res_on[node.name]:
                 if c[0] not in idx or not (r.admits.tenants or r.admits.jobs):
                     continue
@@ -337,6 +373,55 @@ def _gpu_classes(M: Model) -> None:
                     fixed = m.new_interval_var(r.start, r.end - r.start, r.end, f"r_{r.id}")
                     m.add_cumulative([fixed] + [u.interval for u in outsiders],
                                     [len(c)] + [u.per_class[k] for u in outsiders], len(c))
+
+
+def _aggregate_gpus(M: Model) -> None:
+    """Redundant: per node group, all GPUs as one cumulative over the jobs and groups
+    placed in it (reservations admitting someone are left out, which only weakens it).
+    Implied by the per-node constraints, it gives the propagators and the LP the
+    cluster-wide picture that per-node cumulatives with optional intervals lack."""
+    m, inst = M.model, M.instance
+    for ng in inst.node_groups:
+        if ng.count < 2:
+            continue
+        ivs: list[cp_model.IntervalVar] = []
+        dem: list[int] = []
+        for jid, jv in M.jobs.items():
+            solo = [o for o in jv.options if o.kind == "solo" and o.node_group.name == ng.name]
+            if solo:
+                p = m.new_bool_var(f"in_{jid}_{ng.name}")
+                m.add(p == sum(o.lit for o in solo))
+                ivs.append(m.new_optional_fixed_size_interval_var(jv.start, solo[0].duration, p,
+                                                                  f"a_{jid}_{ng.name}"))
+                dem.append(jv.job.gpus)
+            for o in jv.options:
+                if o.kind == "multi" and o.node_group.name == ng.name:
+                    ivs.append(m.new_optional_fixed_size_interval_var(jv.start, o.duration,
+                                                                      o.lit, f"a_{jid}"))
+                    dem.append(jv.job.gpus)
+        for gi, gv in enumerate(M.groups):
+            if gv.node_group.name == ng.name:
+                ivs.append(m.new_optional_fixed_size_interval_var(gv.start, gv.cand.span,
+                                                                  gv.lit, f"ag_{gi}"))
+                dem.append(gv.cand.gpus)
+        if len(ivs) < 2:
+            continue
+        names = {n.name for n in inst.nodes_of(ng)}
+        held: list[tuple[Reservation, set[tuple[str, int]]]] = []
+        for r in inst.reservations:
+            if r.pool is None and not (r.admits.tenants or r.admits.jobs) and r.end > r.start:
+                gp = {(n, i) for n, idx in gpu_sets(inst, r).items() if n in names for i in idx}
+                if gp:
+                    held.append((r, gp))
+        # Overlapping reservations on a shared GPU would be counted twice: then leave
+        # them all out (still valid, only weaker).
+        clash = any(a.start < b.end and b.start < a.end and ga & gb
+                    for (a, ga), (b, gb) in combinations(held, 2))
+        fixed = 0 if clash else len(held)
+        for r, gp in ([] if clash else held):
+            ivs.append(m.new_interval_var(r.start, r.end - r.start, r.end, f"ar_{r.id}"))
+            dem.append(len(gp))
+        M.cumulative(ivs, dem, ng.count * ng.gpus, fixed=fixed > 0)
 
 
 def _node_capacity(M: Model) -> None:
@@ -352,9 +437,9 @@ def _node_capacity(M: Model) -> None:
             if not uses or sum(getattr(u, attr) for u in uses) <= cap + 1e-9:
                 continue
             s = scale_for([cap] + [getattr(u, attr) for u in uses])
-            M.model.add_cumulative([u.interval for u in uses],
-                                  [math.ceil(getattr(u, attr) * s - 1e-9) for u in uses],
-                                  math.floor(cap * s + 1e-9))
+            M.cumulative([u.interval for u in uses],
+                         [math.ceil(getattr(u, attr) * s - 1e-9) for u in uses],
+                         math.floor(cap * s + 1e-9))
 
 
 def _pools(M: Model) -> None:
@@ -408,10 +493,62 @@ def _pools(M: Model) -> None:
                 continue
             if not ivs and all(2 * dem(jv) > cap_i for jv in js):
                 # pairwise exclusive (a machine of a job shop): a disjunctive resource
-                m.add_no_overlap([jv.interval for jv in js])
+                tail = [M.tail] if M.tail is not None else []
+                m.add_no_overlap([jv.interval for jv in js] + tail)
                 if all(dem(jv) <= cap_i for jv in js):
                     continue
-            m.add_cumulative(ivs + [jv.interval for jv in js], ds + [dem(jv) for jv in js], cap_i)
+            M.cumulative(ivs + [jv.interval for jv in js], ds + [dem(jv) for jv in js], cap_i,
+                         fixed=bool(ivs))
+
+
+MAX_CLIQUE_JOBS = 400
+
+
+def _disjunctive_cliques(M: Model) -> None:
+    """Redundant no-overlaps: two jobs whose demands on some pool exceed its capacity, or
+    that precedence orders (transitively), never run at the same time. Greedy maximal
+    cliques of that graph (size >= 3) become no-overlap constraints, whose edge finding
+    is stronger than the cumulative's (a known help on RCPSP). Up to MAX_CLIQUE_JOBS jobs
+    with pool demand; the makespan tail interval joins every clique."""
+    inst = M.instance
+    js = [j for j in inst.jobs if any(q > 0 for q in j.demand.values())]
+    if len(js) < 3 or len(js) > MAX_CLIQUE_JOBS:
+        return
+    ids = [j.id for j in js]
+    succ: dict[str, set[str]] = defaultdict(set)
+    for j in inst.jobs:
+        for a in j.after:
+            succ[a].add(j.id)
+    reach: dict[str, set[str]] = {}
+
+    def down(x: str) -> set[str]:
+        if x not in reach:
+            reach[x] = set()
+            for y in succ[x]:
+                reach[x] |= {y} | down(y)
+        return reach[x]
+
+    for j in inst.jobs:
+        down(j.id)
+    adj: dict[str, set[str]] = {i: set() for i in ids}
+    for ja, jb in combinations(js, 2):
+        clash = any(ja.demand.get(p, 0) + jb.demand.get(p, 0) > cap + 1e-9
+                    for p, cap in inst.pools.items())
+        if clash or jb.id in reach[ja.id] or ja.id in reach[jb.id]:
+            adj[ja.id].add(jb.id)
+            adj[jb.id].add(ja.id)
+    seen: set[frozenset[str]] = set()
+    for seed in sorted(ids, key=lambda i: -len(adj[i])):
+        clique = [seed]
+        for c in sorted(adj[seed], key=lambda i: -len(adj[i])):
+            if all(c in adj[x] for x in clique):
+                clique.append(c)
+        key = frozenset(clique)
+        if len(clique) < 3 or key in seen:
+            continue
+        seen.add(key)
+        ivs = [M.jobs[i].interval for i in clique]
+        M.model.add_no_overlap(ivs + ([M.tail] if M.tail is not None else []))
 
 
 def _precedence_and_priority(M: Model) -> None:

@@ -38,11 +38,12 @@ def weights(instance: Instance) -> tuple[dict[str, int], int, bool]:
 def add_objective(M: Model, name: str) -> Objective:
     m, inst = M.model, M.instance
     if name == "makespan":
-        lo = max((jv.earliest_end for jv in M.jobs.values()), default=0)
-        ms = m.new_int_var(lo, max(lo, M.horizon), "makespan")
-        for jv in M.jobs.values():
-            m.add(ms >= jv.end)
-        return Objective(name, ms, 1, True, {"makespan": ms})
+        if M.makespan is None:
+            lo = max((jv.earliest_end for jv in M.jobs.values()), default=0)
+            M.makespan = m.new_int_var(lo, max(lo, M.horizon), "makespan")
+            for jv in M.jobs.values():
+                m.add(M.makespan >= jv.end)
+        return Objective(name, M.makespan, 1, True, {"makespan": M.makespan})
     w, s, exact = weights(inst)
     if name == "total_weighted_jct":
         expr = sum(w[j] * jv.end for j, jv in M.jobs.items() if w[j]) - sum(
