@@ -105,16 +105,17 @@ def with_bounds(instance: Instance, s: Schedule, names: Sequence[str]) -> Schedu
 
 def plan_order(instance: Instance, rule: str, names: Sequence[str], ranks: Sequence[int],
                interleave: bool, baseline: dict[str, int] | None = None,
-               cands: Sequence[CandidateGroup] | None = None) -> Schedule:
+               cands: Sequence[CandidateGroup] | None = None, eager: bool = False) -> Schedule:
     """One event-driven run with an explicit list order (`ranks` aligned with the jobs):
-    the building block of the improvement search. No bounds, no solo/grouped comparison."""
+    the building block of the improvement search. No bounds, no solo/grouped comparison.
+    `eager`: form a group whenever one fits (see events.simulate)."""
     t_begin = time.perf_counter()
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if interleave and strict else None
     if interleave and cands is None:
         cands = candidate_groups(instance)
     res = simulate(instance, ranks, interleave and instance.interleaving.enabled, names[0],
-                   cands or (), baseline, eff)
+                   cands or (), baseline, eff, eager)
     return _result_schedule(instance, f"greedy:{rule}", rule, res, t_begin)
 
 

@@ -101,15 +101,20 @@ def simulate(
     cands: Sequence[CandidateGroup] = (),
     baseline: Mapping[str, int] | None = None,
     eff_prio: Mapping[str, int] | None = None,
+    eager: bool = False,
 ) -> Result:
-    """Plan with list positions `ranks` (aligned with `instance.jobs`, distinct)."""
-    return _Engine(instance, ranks, interleave, objective, cands, baseline, eff_prio).run()
+    """Plan with list positions `ranks` (aligned with `instance.jobs`, distinct).
+    `eager`: take the best admissible group whenever one fits, without the cost comparison
+    (more throughput under overload; the improvement search tries both)."""
+    return _Engine(instance, ranks, interleave, objective, cands, baseline, eff_prio,
+                   eager).run()
 
 
 class _Engine:
     def __init__(self, instance: Instance, ranks: Sequence[int], interleave: bool,
                  objective: str, cands: Sequence[CandidateGroup],
-                 baseline: Mapping[str, int] | None, eff_prio: Mapping[str, int] | None):
+                 baseline: Mapping[str, int] | None, eff_prio: Mapping[str, int] | None,
+                 eager: bool = False):
         self.inst = instance
         self.jobs = instance.jobs
         n = len(self.jobs)
@@ -124,6 +129,7 @@ class _Engine:
         self.baseline = baseline
         self.interleave = interleave
         self.eff_prio = eff_prio or {}
+        self.eager = eager
 
         # Node groups and nodes.
         self.ng_index = {g.name: k for k, g in enumerate(instance.node_groups)}
@@ -572,7 +578,8 @@ class _Engine:
             for p in partners:
                 extern -= share * (est[p][1] - est[p][0]) * self._behind(p, members)
             grouped += extern
-            if grouped < alone_cost and (best is None or grouped - alone_cost < best[0]):
+            if (grouped < alone_cost or self.eager) and (
+                    best is None or grouped - alone_cost < best[0]):
                 best = (grouped - alone_cost, members, cgi, tuple(cg.durations), pl)
         if best is None:
             return None

@@ -7,7 +7,10 @@ objectives (lexicographic). Every plan it returns or reports was produced by the
 which only starts a job when every rule holds, so every incumbent is feasible; the start
 plan is the first incumbent, so the result is never worse.
 
-Orders tried (`sampling.py`), each with or without interleaving groups when enabled:
+Orders tried (`sampling.py`), each without groups, with groups formed by form.py's cost
+rule, or with eager groups (any admissible group that fits is taken: more throughput when
+the cluster is overloaded; on dl-1000 srsf with eager groups is 3% better than the cost
+rule), when interleaving is enabled:
 1. the static rules (srsf, sjf, fifo, priority);
 2. then, half and half, (a) random rules `gpus^a * solo^b / weight` with a in [0, 1.5] and
    b in [0.5, 1.5] (srsf is a = b = 1, sjf a = 0), and (b) biased random sampling around
@@ -101,11 +104,12 @@ def improve(
 
     def attempts() -> Any:
         for r in _RULES:
-            yield r, rule_ranks(instance, r), False
+            yield r, rule_ranks(instance, r), ""
             if interleave:
-                yield r, rule_ranks(instance, r), True
+                yield r, rule_ranks(instance, r), "groups"
+                yield r, rule_ranks(instance, r), "eager groups"
         while True:
-            grouping = interleave and rng.random() < 0.5
+            grouping = rng.choice(("", "groups", "eager groups")) if interleave else ""
             if rng.random() < 0.5:
                 a, b = rng.uniform(0.0, 1.5), rng.uniform(0.5, 1.5)
                 yield "keys", keyed(instance, a, b, classes), grouping
@@ -120,7 +124,8 @@ def improve(
         if grouping and cands is None:
             cands = candidate_groups(instance)
         baseline = {a.id: a.end for a in best.jobs} if grouping else None
-        s = plan_order(instance, rule, names, ranks, grouping, baseline, cands)
+        s = plan_order(instance, rule, names, ranks, bool(grouping), baseline, cands,
+                       eager=grouping == "eager groups")
         samples += 1
         if s.status != "feasible":
             continue
@@ -129,7 +134,7 @@ def improve(
             best, best_val, best_ranks = s, v, ranks
             improved += 1
             found_by = (label if label in ("keys", "shift") else f"rule {label}") + (
-                " with groups" if grouping else "")
+                f" with {grouping}" if grouping else "")
             if on_incumbent is not None:
                 on_incumbent(best)
             report(f"improved ({found_by})")
