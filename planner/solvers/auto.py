@@ -15,11 +15,12 @@ optional placements CP-SAT has to decide. The time limit is `--time-limit` (defa
 DEFAULT_TIME_LIMIT s). MILP is never chosen: its time-indexed model grows with the
 horizon's slots and on the shared benchmarks it did not beat CP-SAT (bench/milp_bench.py).
 
-Measured (bench/scale_bench.py --auto, generated dl and mixed instances, 10 s, 2 workers):
-CP-SAT beats greedy + improvement clearly up to a few hundred options (dl-30: 13% lower
-total weighted JCT, dl-60: 6%), ties around 1,500 options (dl-120) and loses beyond
-(dl-250 at 6,250 options: equal or worse), so the crossover is about 100 options per
-second of time limit.
+Measured (bench/scale_bench.py --auto --time-limit 10, 2 workers; model options in
+brackets; ratio = CP-SAT's total weighted JCT / greedy + improvement's):
+dl-30 [170] 0.866, dl-60 [707] 0.940, dl-120 [2,781] 1.001, dl-250 [11,581] 1.002,
+dl-500 [46,440] 1.000; mixed-30 [93] 0.874, mixed-60 [393] 0.971, mixed-120 [1,692] 1.004,
+mixed-250 [7,480] 1.003, mixed-500 [29,346] 1.002. CP-SAT wins clearly below ~700
+options, ties from ~1,700 on: the crossover is about 100 options per second of limit.
 
 Every schedule returned here carries planner.bounds' lower bounds (merged with what the
 solver proved) and `info["auto"] = {"chose": ..., "why": ..., "model_options": ...}`.
