@@ -204,7 +204,7 @@ def test_coarse_grid_is_feasible_not_optimal_and_bound_is_valid() -> None:
 def test_all_features_instance_gives_a_valid_schedule() -> None:
     inst = small_instance()
     for backend in BACKENDS:
-        s = milp(inst, backend, time_limit=10.0)
+        s = milp(inst, backend, time_limit=5.0)
         assert s.status in ("optimal", "feasible")
         assert s.info["returned"] in ("milp", "greedy")
         greedy = s.info["greedy_objective"]

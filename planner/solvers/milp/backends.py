@@ -18,6 +18,7 @@ it keeps its incumbent.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -91,6 +92,7 @@ def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, w
     interrupted = False
     overran = False
     text = ""
+    proc: subprocess.Popen[bytes] | None = None
     try:
         with open(logf, "w") as out:
             proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
@@ -141,6 +143,9 @@ def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, w
         with open(sol) as f:
             head = f.readline().strip()
     finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()  # e.g. a second Ctrl-C raised KeyboardInterrupt: leave no orphan
+            proc.wait()
         solver.delete_tmp_files(mps, sol, mst, logf)
     prob.assignVarsVals(values)
     result = _RESULT.search(text)
@@ -175,6 +180,7 @@ class _Highs(pulp.HiGHS):
         super().__init__(**kw)
         self.warm = warm
         self.stop = stop
+        self.deadline = math.inf
         self.on_progress = progress
 
     def callSolver(self, lp: pulp.LpProblem) -> None:
@@ -189,7 +195,9 @@ class _Highs(pulp.HiGHS):
             h.setSolution(sol)
 
         def interrupt(e: object) -> None:
-            if self.stop.is_set():
+            # HiGHS's time limit starts at run(); PuLP's model building before it is ours,
+            # so also stop at our own wall-clock deadline
+            if self.stop.is_set() or time.monotonic() > self.deadline:
                 e.interrupt()  # type: ignore[attr-defined]
 
         def improved(e: object) -> None:
@@ -240,6 +248,7 @@ def _run_highs(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int,
                     # presolve probing on time-indexed models took the whole budget
                     # (HiGHS's own log advises this switch: rule 2^15 = probing off)
                     presolve_rule_off=32768)
+    solver.deadline = t0 + max(1.0, time_limit) + 1.0
     prob.solve(solver)
     h = prob.solverModel
     ms = h.getModelStatus()
@@ -249,7 +258,7 @@ def _run_highs(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int,
     bound = _num(str(info.mip_dual_bound))
     detail = h.modelStatusToString(ms)
     elapsed = time.monotonic() - t0
-    interrupted = ms == highspy.HighsModelStatus.kInterrupt
+    interrupted = ms == highspy.HighsModelStatus.kInterrupt and stop.is_set()
     if ms == highspy.HighsModelStatus.kOptimal and has_sol:
         return RunResult("optimal", obj, bound if bound is not None else obj, interrupted,
                          elapsed, detail)

@@ -15,7 +15,16 @@ Status and bound:
   without reservations and deadlines we subtract a valid rounding allowance
   (objective.rounding_allowance: how much later than any exact schedule a grid schedule
   may have to end); otherwise, and for the sum objectives, we report the simple valid bound
-  (objective.simple_bounds). The larger valid value is reported.
+  (objective.simple_bounds). The larger valid value is reported. A returned schedule that
+  meets a valid bound is "optimal" whatever the grid (info["optimal_by_bound"]).
+
+Ctrl-C (options.stop): CBC gets SIGINT once a second; it stops at its next branch-and-bound
+check and writes its best solution, which is used as a time-limited result. If it has not
+stopped after backends.STOP_GRACE s (stuck in root cut generation, where it does not look),
+it is killed and the best schedule we already hold (an earlier stage, or greedy) is
+returned. HiGHS polls the event in its MIP and simplex interrupt callbacks and keeps its
+incumbent; it does not look during presolve, so a stop there waits for presolve to end.
+Remaining lexicographic stages are skipped; info["interrupted"] = True.
 """
 
 from __future__ import annotations
