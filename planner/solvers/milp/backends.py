@@ -206,6 +206,8 @@ class _Highs(pulp.HiGHS):
                 self.on_progress(_num(str(out.objective_function_value)),
                                  _num(str(out.mip_dual_bound)))
 
+        # the model was just built in Python: only what is left of the budget is HiGHS's
+        h.setOptionValue("time_limit", max(0.5, self.deadline - 1.0 - time.monotonic()))
         h.cbMipInterrupt += interrupt
         h.cbSimplexInterrupt += interrupt  # the root LP can be long: stop there too
         h.cbMipImprovingSolution += improved
