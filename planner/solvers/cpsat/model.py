@@ -178,7 +178,6 @@ def build(instance: Instance, groups: Sequence[CandidateGroup], job_ub: dict[str
         m.add(jv.size == sum(o.duration * o.lit for o in jv.options))
     _symmetry(M)
     _gpu_classes(M)
-    _aggregate_gpus(M)
     _node_capacity(M)
     _pools(M)
     _disjunctive_cliques(M)
@@ -373,55 +372,6 @@ def _gpu_classes(M: Model) -> None:
                     fixed = m.new_interval_var(r.start, r.end - r.start, r.end, f"r_{r.id}")
                     m.add_cumulative([fixed] + [u.interval for u in outsiders],
                                     [len(c)] + [u.per_class[k] for u in outsiders], len(c))
-
-
-def _aggregate_gpus(M: Model) -> None:
-    """Redundant: per node group, all GPUs as one cumulative over the jobs and groups
-    placed in it (reservations admitting someone are left out, which only weakens it).
-    Implied by the per-node constraints, it gives the propagators and the LP the
-    cluster-wide picture that per-node cumulatives with optional intervals lack."""
-    m, inst = M.model, M.instance
-    for ng in inst.node_groups:
-        if ng.count < 2:
-            continue
-        ivs: list[cp_model.IntervalVar] = []
-        dem: list[int] = []
-        for jid, jv in M.jobs.items():
-            solo = [o for o in jv.options if o.kind == "solo" and o.node_group.name == ng.name]
-            if solo:
-                p = m.new_bool_var(f"in_{jid}_{ng.name}")
-                m.add(p == sum(o.lit for o in solo))
-                ivs.append(m.new_optional_fixed_size_interval_var(jv.start, solo[0].duration, p,
-                                                                  f"a_{jid}_{ng.name}"))
-                dem.append(jv.job.gpus)
-            for o in jv.options:
-                if o.kind == "multi" and o.node_group.name == ng.name:
-                    ivs.append(m.new_optional_fixed_size_interval_var(jv.start, o.duration,
-                                                                      o.lit, f"a_{jid}"))
-                    dem.append(jv.job.gpus)
-        for gi, gv in enumerate(M.groups):
-            if gv.node_group.name == ng.name:
-                ivs.append(m.new_optional_fixed_size_interval_var(gv.start, gv.cand.span,
-                                                                  gv.lit, f"ag_{gi}"))
-                dem.append(gv.cand.gpus)
-        if len(ivs) < 2:
-            continue
-        names = {n.name for n in inst.nodes_of(ng)}
-        held: list[tuple[Reservation, set[tuple[str, int]]]] = []
-        for r in inst.reservations:
-            if r.pool is None and not (r.admits.tenants or r.admits.jobs) and r.end > r.start:
-                gp = {(n, i) for n, idx in gpu_sets(inst, r).items() if n in names for i in idx}
-                if gp:
-                    held.append((r, gp))
-        # Overlapping reservations on a shared GPU would be counted twice: then leave
-        # them all out (still valid, only weaker).
-        clash = any(a.start < b.end and b.start < a.end and ga & gb
-                    for (a, ga), (b, gb) in combinations(held, 2))
-        fixed = 0 if clash else len(held)
-        for r, gp in ([] if clash else held):
-            ivs.append(m.new_interval_var(r.start, r.end - r.start, r.end, f"ar_{r.id}"))
-            dem.append(len(gp))
-        M.cumulative(ivs, dem, ng.count * ng.gpus, fixed=fixed > 0)
 
 
 def _node_capacity(M: Model) -> None:

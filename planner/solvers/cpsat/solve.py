@@ -42,6 +42,7 @@ from planner.solvers.cpsat.objective import (
 )
 
 DEFAULT_TIME_LIMIT = 30.0
+PROVING_MAX_JOBS = 60  # see _parameters
 
 
 def max_per_job(instance: Instance) -> int:
@@ -143,10 +144,10 @@ def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float,
     p.num_workers = max(1, options.workers)
     if options.workers == 2 and proving:
         # CP-SAT's 2-worker default is one full search plus a thread shared by LNS
-        # workers. On models without placement choices (RCPSP, job shop) two full
-        # searches, with and without LP, prove optima much sooner (PSPLIB j3013_1: ~3.5 s
-        # instead of > 10 s) and find as good solutions. On GPU models the LNS thread
-        # finds the improvements, so the default stays.
+        # workers. On small models without placement choices (RCPSP j30, small job
+        # shops) two full searches, with and without LP, prove optima much sooner
+        # (PSPLIB j3013_1: ~3.5 s instead of > 10 s). On bigger ones (j120) and on GPU
+        # models the LNS thread finds the improvements, so the default stays.
         p.num_full_subsolvers = 2
         p.subsolvers.extend(["default_lp", "no_lp"])
 
@@ -169,7 +170,8 @@ def _run_stages(M: Model, objs: list[Objective], options: SolveOptions, t0: floa
             break
         M.model.minimize(obj.expr)
         solver = cp_model.CpSolver()
-        _parameters(solver, options, left, proving=not M.uses)
+        _parameters(solver, options, left,
+                    proving=not M.uses and len(M.jobs) <= PROVING_MAX_JOBS)
         cb = _Callback(obj, options, t0)
         done = threading.Event()
 
