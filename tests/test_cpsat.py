@@ -65,6 +65,18 @@ def test_reservation_delays_a_job() -> None:
             assert 0 not in a.placement[0].gpus
 
 
+def test_partial_hold_splits_gpu_classes() -> None:
+    # GPUs 0-1 of a 4-GPU node are held for tenant x during [0, 10). The 3-GPU y job needs
+    # a GPU of the held class, so it waits for 10 although 2 GPUs are free earlier.
+    jobs = [Job("x1", 2, duration=10, tenant="x"), Job("y2", 2, duration=10, tenant="y"),
+            Job("y3", 3, duration=5, tenant="y")]
+    res = (reservation("hold", 0, 10, nodes=["n-0"], gpus=[0, 1], for_=admits(["x"])),)
+    inst = make_instance(jobs, [one_gpu_node(4)], reservations=res, objective=("makespan",))
+    s = solve(inst)
+    assert s.status == "optimal" and values_of(inst, s, ("makespan",))["makespan"] == 15
+    assert next(a for a in s.jobs if a.id == "y3").start == 10
+
+
 def test_maintenance_blocks_a_node() -> None:
     jobs = [Job("a", 2, duration=5)]
     res = (reservation("maint", 0, 10, nodes=["n-0"]),)
