@@ -143,6 +143,14 @@ class _Kind:
         self.shares = shares  # per scheme A, B, C: least GPU x time units
 
 
+def _scale(per_unit: np.ndarray, mult: np.ndarray) -> np.ndarray:
+    """Rows of per-unit figures times each job's multiplier; inf ("not eligible") stays
+    inf for a zero-length job instead of becoming nan."""
+    with np.errstate(invalid="ignore"):
+        out = per_unit * mult[:, None]
+    return np.asarray(np.where(np.isnan(out), np.inf, out))
+
+
 class _Bounds:
     def __init__(self, inst: Instance):
         self.inst = inst
@@ -189,7 +197,7 @@ class _Bounds:
         self.eligible = (np.array([k.eligible for k in self.kinds]).reshape(-1, ng)[kind_of]
                          if self.n else np.zeros((0, ng), dtype=bool))
         if self.n and self.kinds:
-            dur = np.array([k.dur for k in self.kinds]).reshape(-1, ng)[kind_of] * mult[:, None]
+            dur = _scale(np.array([k.dur for k in self.kinds]).reshape(-1, ng)[kind_of], mult)
             with np.errstate(invalid="ignore"):
                 p_grp = np.ceil(dur * _SAFE - 1e-9)
             p = np.where(self.eligible.any(axis=1),
@@ -208,7 +216,7 @@ class _Bounds:
         """n x node groups: least GPU x time units of each job there (inf: not eligible)."""
         ng = len(self.group_names)
         per = np.array([k.shares[scheme] for k in self.kinds]).reshape(-1, ng)[self.kind_of]
-        return np.asarray(per * self.mult[:, None])
+        return _scale(per, self.mult)
 
     # ---- ingredient 1: per-job floors ------------------------------------------------
     def _per_iteration_floor(self, j: Job, g: NodeGroup) -> tuple[float, list[float]]:

@@ -376,3 +376,21 @@ def test_twenty_thousand_jobs_run() -> None:
     lb = lower_bounds(inst, OBJECTIVES)
     assert lb["makespan"] >= max(j.release for j in jobs)
     assert all(math.isfinite(v) and v >= 0 for v in lb.values())
+
+
+def test_zero_length_job_gives_finite_bounds_without_warnings() -> None:
+    import warnings
+
+    from planner.read import instance_from_dict
+
+    d = {"name": "z", "cluster": {"nodes": [{"name": "n", "gpus": 4}], "pools": {"p": 2}},
+         "interleaving": {"enabled": True},
+         "objective": ["makespan", "total_weighted_jct"],
+         "jobs": [{"id": "a", "duration": 0, "gpus": 0, "demand": {"p": 1}},
+                  {"id": "c", "model": "bert", "iterations": 10, "gpus": 1},
+                  {"id": "b", "duration": 3, "gpus": 2, "after": ["a"]}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lb = lower_bounds(instance_from_dict(d))
+    assert lb["makespan"] == 3.0
+    assert lb["total_weighted_jct"] >= 3.0 + 1  # b's 3 units plus c's (>= 1 unit)
