@@ -194,10 +194,10 @@ class _Bounds:
                 fixed[i] = j.duration or 0
         self.kind_of, self.mult = kind_of, mult
         ng = len(self.group_names)
-        self.eligible = (np.array([k.eligible for k in self.kinds]).reshape(-1, ng)[kind_of]
+        self.eligible = (np.array([k.eligible for k in self.kinds]).reshape(len(self.kinds), ng)[kind_of]
                          if self.n else np.zeros((0, ng), dtype=bool))
         if self.n and self.kinds:
-            dur = _scale(np.array([k.dur for k in self.kinds]).reshape(-1, ng)[kind_of], mult)
+            dur = _scale(np.array([k.dur for k in self.kinds]).reshape(len(self.kinds), ng)[kind_of], mult)
             with np.errstate(invalid="ignore"):
                 p_grp = np.ceil(dur * _SAFE - 1e-9)
             p = np.where(self.eligible.any(axis=1),
@@ -215,7 +215,7 @@ class _Bounds:
     def shares(self, scheme: int) -> np.ndarray:
         """n x node groups: least GPU x time units of each job there (inf: not eligible)."""
         ng = len(self.group_names)
-        per = np.array([k.shares[scheme] for k in self.kinds]).reshape(-1, ng)[self.kind_of]
+        per = np.array([k.shares[scheme] for k in self.kinds]).reshape(len(self.kinds), ng)[self.kind_of]
         return _scale(per, self.mult)
 
     # ---- ingredient 1: per-job floors ------------------------------------------------

@@ -112,6 +112,9 @@ def _job(p: Parsed, instance: Instance, available: Mapping[str, Profile], path: 
         return
     allowed = [g for g in instance.node_groups
                if job.node_types is None or g.name in job.node_types]
+    if not instance.node_groups:
+        out.append(Problem(path, f"job '{job.id}' fits no node (the cluster has no nodes)"))
+        return
     if not allowed:
         return  # only unknown node types: reported above
     reasons = [(g.name, instance.misfit(job, g)) for g in allowed]

@@ -220,7 +220,7 @@ BAD = [
     ("missing-jobs", _del(["jobs"]), "jobs", "required"),
     ("missing-node-gpus", _del(["cluster", "nodes", 0, "gpus"]), "cluster.nodes[0].gpus",
      "required"),
-    ("empty-nodes", _set(["cluster", "nodes"], []), "cluster.nodes", "empty"),
+    ("no-nodes-for-gpu-job", _set(["cluster", "nodes"], []), "jobs[0]", "fits no node"),
     ("count-zero", _set(["cluster", "nodes", 0, "count"], 0), "cluster.nodes[0].count",
      "less than 1"),
     ("count-huge", _set(["cluster", "nodes", 0, "count"], 10**9), "cluster.nodes[0].count",

@@ -3,8 +3,8 @@
 First non-comment line: `n_jobs n_machines`; then one line per job of
 `machine duration` pairs in processing order. Each machine becomes a pool `m<k>` of
 capacity 1; each task a job `t<job>_<op>` (0-based) with `gpus: 0`, demand `{m<k>: 1}`
-and the previous task of its job in `after`. A placeholder node `none` is added because
-the reader requires a node group (no job uses it). Objective: makespan.
+and the previous task of its job in `after`. The cluster has no nodes: the machines are
+the pools. Objective: makespan.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def parse_jss(text: str, name: str = "jobshop") -> dict[str, Any]:
         "name": name,
         "time_unit": "s",
         "cluster": {
-            "nodes": [{"name": "none", "count": 1, "gpus": 1}],
+            "nodes": [],
             "pools": {f"m{k}": 1 for k in range(m)},
         },
         "objective": ["makespan"],

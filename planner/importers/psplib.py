@@ -7,8 +7,7 @@ resource requests as `demand` and its predecessors in `after`.
 
 The supersource and supersink (activities with duration 0 and no requests, first and
 last) are dropped: they constrain nothing, and the makespan (max end) is the same.
-The reader (`planner.read`) requires at least one node group with at least one GPU,
-so the instance carries a single placeholder node `none` that no job uses.
+The cluster has no nodes: the project needs only its pools.
 """
 
 from __future__ import annotations
@@ -94,7 +93,7 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
         "name": name,
         "time_unit": "s",
         "cluster": {
-            "nodes": [{"name": "none", "count": 1, "gpus": 1}],
+            "nodes": [],
             "pools": dict(zip(res_names, caps, strict=True)),
         },
         "objective": ["makespan"],
