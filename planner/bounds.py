@@ -83,6 +83,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -194,10 +195,10 @@ class _Bounds:
                 fixed[i] = j.duration or 0
         self.kind_of, self.mult = kind_of, mult
         ng = len(self.group_names)
-        self.eligible = (np.array([k.eligible for k in self.kinds]).reshape(len(self.kinds), ng)[kind_of]
+        self.eligible = (self._per_kind([k.eligible for k in self.kinds])[kind_of]
                          if self.n else np.zeros((0, ng), dtype=bool))
         if self.n and self.kinds:
-            dur = _scale(np.array([k.dur for k in self.kinds]).reshape(len(self.kinds), ng)[kind_of], mult)
+            dur = _scale(self._per_kind([k.dur for k in self.kinds])[kind_of], mult)
             with np.errstate(invalid="ignore"):
                 p_grp = np.ceil(dur * _SAFE - 1e-9)
             p = np.where(self.eligible.any(axis=1),
@@ -214,9 +215,12 @@ class _Bounds:
 
     def shares(self, scheme: int) -> np.ndarray:
         """n x node groups: least GPU x time units of each job there (inf: not eligible)."""
-        ng = len(self.group_names)
-        per = np.array([k.shares[scheme] for k in self.kinds]).reshape(len(self.kinds), ng)[self.kind_of]
+        per = self._per_kind([k.shares[scheme] for k in self.kinds])[self.kind_of]
         return _scale(per, self.mult)
+
+    def _per_kind(self, rows: list[Any]) -> np.ndarray:
+        """Job kinds x node groups (reshaped explicitly: there may be no node groups)."""
+        return np.array(rows).reshape(len(self.kinds), len(self.group_names))
 
     # ---- ingredient 1: per-job floors ------------------------------------------------
     def _per_iteration_floor(self, j: Job, g: NodeGroup) -> tuple[float, list[float]]:
