@@ -142,6 +142,9 @@ def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float,
     p.max_time_in_seconds = left
     p.random_seed = options.seed
     p.num_workers = max(1, options.workers)
+    # Ctrl-C belongs to the CLI, which sets options.stop (watched below) and then exits
+    # 130 with the best schedule; CP-SAT's own handler would swallow the signal.
+    p.catch_sigint_signal = False
     if options.workers == 2 and proving:
         # CP-SAT's 2-worker default is one full search plus a thread shared by LNS
         # workers. On models of up to PROVING_MAX_JOBS jobs without placement choices
