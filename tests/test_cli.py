@@ -168,3 +168,33 @@ def test_import_muri(tmp_path: Path) -> None:
                           "--first", "20", "-o", out)
     assert code == 0, stderr
     assert len(read_instance(out).jobs) == 20
+
+
+@pytest.mark.parametrize("solver", ["cpsat", "milp"])
+def test_ctrl_c_writes_best_schedule_and_exits_130(tmp_path: Path, solver: str) -> None:
+    """A real SIGINT to a running `plan solve`: the best schedule so far is written and
+    verified, and the exit code is 130."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "s.json"
+    if solver == "cpsat":
+        inst = ROOT / "instances" / "muri-testbed-100.json"
+    else:  # a model the MILP builds and cannot finish in seconds
+        inst = tmp_path / "j120.json"
+        code, _, stderr = run("import", "psplib", ROOT / "instances" / "psplib" / "j120" /
+                              "j12013_1.sm", "-o", inst)
+        assert code == 0, stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "planner", "solve", str(inst), "--solver", solver,
+         "--time-limit", "120", "-o", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # past reading and the greedy start, inside the search
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    doc = json.loads(out.read_text())
+    assert doc["info"]["interrupted"] is True
+    assert verify(read_instance(inst), schedule_from_dict(doc)) == []

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import Any, cast
 
 import click
 
@@ -17,7 +20,29 @@ from planner.cli.common import (
     handle_errors,
     parse_objective,
 )
+from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
+
+
+def _in_thread(work: Callable[[], Schedule]) -> Schedule:
+    """Run `work` in a worker thread. Python runs signal handlers only in the main thread
+    and only between bytecodes, so a main thread blocked inside a solver's C++ call would
+    not see Ctrl-C until the solver returned; waiting in short joins lets it react."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = work()
+        except BaseException as e:  # handed to the main thread below
+            box["error"] = e
+
+    t = threading.Thread(target=target, name="solver", daemon=True)
+    t.start()
+    while t.is_alive():
+        t.join(0.1)
+    if "error" in box:
+        raise box["error"]
+    return cast(Schedule, box["result"])
 
 
 @click.command()
@@ -66,7 +91,7 @@ def solve(instance: str, output: str | None, gantt: str | None, solver: str,
         signal.signal(signal.SIGINT, on_interrupt)
         t0 = time.perf_counter()
         try:
-            sched = run_solver(inst, solver, options)
+            sched = _in_thread(lambda: run_solver(inst, solver, options))
         finally:
             signal.signal(signal.SIGINT, previous)
         sched = sched.with_(wall_s=time.perf_counter() - t0,

@@ -61,6 +61,8 @@ DEFAULT_TIME_LIMIT = 30.0
 # For sum objectives the valid end caps can reach far beyond the greedy makespan; the grid
 # stops at this multiple of it (and then cannot claim optimality).
 SUM_HORIZON_FACTOR = 2.0
+# A grid this coarse says nothing useful: give up on the model and return greedy's plan.
+MIN_SLOTS = 8
 
 
 def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
@@ -119,6 +121,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     # grid: slot length from options, coarsened while the model would be too large
     length = slot_length(horizon, options.slots, options.slot)
     first_length = length
+    prev_slots: int | None = None
     while True:
         grid = make_grid(horizon, length, options.slot is None)
         warm_slots = _grid_starts(instance, greedy, units, length) if greedy is not None else None
@@ -132,6 +135,14 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         binaries, nonzeros = M.size_estimate(instance, units, grid, grid_caps, earliest)
         if binaries <= M.MAX_BINARIES and nonzeros <= M.MAX_NONZEROS:
             break
+        # Coarsening stops paying once the slot count no longer falls: greedy's start,
+        # shifted onto a coarser grid, ends later in proportion to the slot length.
+        if grid.slots <= MIN_SLOTS or (prev_slots is not None and grid.slots >= prev_slots):
+            return _too_large(instance, greedy, solver_name, simple, info, t0,
+                              f"time-indexed model of {binaries:,} binaries and {nonzeros:,} "
+                              f"nonzeros stays over the limits ({M.MAX_BINARIES:,}, "
+                              f"{M.MAX_NONZEROS:,}) at slot {length}")
+        prev_slots = grid.slots
         length *= 2
     if length != first_length:
         info["coarsened"] = {"from_slot": first_length, "to_slot": length,
@@ -243,6 +254,18 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     final = values(instance, out, names)[0] if out.jobs else None
     report(final, (lower or {}).get(names[0]), "done")
     return out
+
+
+def _too_large(instance: Instance, greedy: Schedule | None, solver_name: str,
+               bound: dict[str, float], info: dict[str, Any], t0: float, why: str) -> Schedule:
+    """No model fits: greedy's schedule (never worse than greedy), or nothing."""
+    info.update({"returned": "greedy" if greedy is not None else "none", "why": why})
+    elapsed = time.monotonic() - t0
+    if greedy is None:
+        return Schedule(instance=instance.name, solver=solver_name, status="unknown",
+                        wall_s=elapsed, info=info)
+    return greedy.with_(solver=solver_name, status="feasible", lower_bound=bound or None,
+                        wall_s=elapsed, info=info)
 
 
 # --- greedy start ------------------------------------------------------------------------
