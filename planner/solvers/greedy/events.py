@@ -42,7 +42,7 @@ from planner.instance import Admits, Instance, Job, NodeGroup
 from planner.schedule import Assignment, Group, Placement
 from planner.solvers.greedy.form import MIN_EVENNESS, cost
 from planner.solvers.greedy.order import best_solo_duration
-from planner.solvers.greedy.timeline import PoolTimeline
+from planner.solvers.greedy.timeline import PoolTimeline, pools_fit
 from planner.solvers.greedy.trees import INF, Fenwick, MinTree
 
 _TOL = 1e-9
@@ -320,14 +320,6 @@ class _Engine:
                     return chosen
         return None
 
-    def _pools_ok(self, members: Sequence[Job], t: int, durs: Sequence[int]) -> bool:
-        for name, pool in self.pools.items():
-            items = [(t + d, pool.job_class(m), m.demand[name])
-                     for m, d in zip(members, durs, strict=True) if m.demand.get(name)]
-            if items and not pool.fits(t, max(e for e, _, _ in items), items):
-                return False
-        return True
-
     def _gpu_mem_ok(self, members: Sequence[Job], ng: NodeGroup) -> bool:
         if ng.gpu_mem_gb is None or len(members) == 1:
             return True  # a solo job's memory was checked on input (eligible groups)
@@ -357,7 +349,7 @@ class _Engine:
                 late = late or why
                 n_late += 1
                 continue
-            if not self._pools_ok(members, t, (d,)):
+            if not pools_fit(self.pools, members, t, (d,)):
                 continue
             if gi < 0:
                 return (gi, d, []), ""
@@ -555,7 +547,7 @@ class _Engine:
                 continue
             if self._late(mjobs, cg.durations, t) is not None:
                 continue
-            if not self._pools_ok(mjobs, t, cg.durations):
+            if not pools_fit(self.pools, mjobs, t, cg.durations):
                 continue
             pl = self._place(cgi, mjobs, cg.gpus, t, cg.span)
             if pl is None:

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 
 from planner.instance import Instance, Job, Node, NodeGroup
 from planner.schedule import Placement
-from planner.solvers.greedy.timeline import Events, GpuTimeline, PoolTimeline, StepProfile
+from planner.solvers.greedy.timeline import (
+    Events,
+    GpuTimeline,
+    PoolTimeline,
+    StepProfile,
+    pools_fit,
+)
 
 _TOL = 1e-9
 
@@ -75,14 +81,6 @@ class Cluster:
             self.nodes_by_group.setdefault(n.group.name, []).append(n)
 
     # ---- checks -------------------------------------------------------------------
-    def _pools_fit(self, members: Sequence[Job], t: int, durs: Sequence[int]) -> bool:
-        for name, pool in self.pools.items():
-            items = [(t + d, pool.job_class(m), m.demand[name])
-                     for m, d in zip(members, durs, strict=True) if m.demand.get(name)]
-            if items and not pool.fits(t, max(e for e, _, _ in items), items):
-                return False
-        return True
-
     def _node_fits(self, node: Node, members: Sequence[Job], per_node: int, t: int,
                    durs: Sequence[int]) -> bool:
         hold = max(durs)
@@ -169,7 +167,7 @@ class Cluster:
                     break
                 if best is not None and t + max(durs) >= best.end:
                     break  # cannot end earlier than the best option found
-                if not self._pools_fit(unit.members, t, durs):
+                if not pools_fit(self.pools, unit.members, t, durs):
                     continue
                 if ng is None:
                     best = Option(t, tuple(durs), (), None)
