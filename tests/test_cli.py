@@ -161,6 +161,16 @@ def test_import_jobshop_and_psplib(tmp_path: Path) -> None:
         assert len(read_instance(out).jobs) > 0
 
 
+@pytest.mark.parametrize("kind", ["psplib", "jobshop", "muri"])
+def test_import_of_a_broken_file_exit_2_nothing_written(tmp_path: Path, kind: str) -> None:
+    src = tmp_path / "broken.txt"
+    src.write_text("garbage\n1 2 x\n")
+    out = tmp_path / "x.json"
+    code, _, stderr = run("import", kind, src, "-o", out)
+    assert code == 2 and str(src) in stderr and "Traceback" not in stderr
+    assert not out.exists()
+
+
 def test_import_muri(tmp_path: Path) -> None:
     src = ROOT / "tests" / "data" / "muri" / "cluster_trace.csv"
     out = tmp_path / "m.json"

@@ -53,14 +53,15 @@ def import_(kind: str, file: str, output: str, name: str | None, nodes: int,
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
     name = name or Path(file).stem
     doc: dict[str, Any]
-    if kind == "psplib":
+    if kind in ("psplib", "jobshop"):
+        from planner.importers.jobshop import parse_jss
         from planner.importers.psplib import parse_sm
 
-        doc = {**parse_sm(_read_text(file)), "name": name}
-    elif kind == "jobshop":
-        from planner.importers.jobshop import parse_jss
-
-        doc = {**parse_jss(_read_text(file)), "name": name}
+        parse = parse_sm if kind == "psplib" else parse_jss
+        try:
+            doc = {**parse(_read_text(file)), "name": name}
+        except (ValueError, IndexError) as e:  # the parsers' format errors
+            raise InputError(file, [Problem("$", f"not a {kind} file: {e}")]) from None
     else:
         from planner.importers.muri import muri_to_instance
 
