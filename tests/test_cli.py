@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -208,3 +209,27 @@ def test_ctrl_c_writes_best_schedule_and_exits_130(tmp_path: Path, solver: str) 
     doc = json.loads(out.read_text())
     assert doc["info"]["interrupted"] is True
     assert verify(read_instance(inst), schedule_from_dict(doc)) == []
+
+
+def _bad_cases() -> list[Any]:
+    from tests.test_read import BAD
+
+    return [pytest.param(b[1], b[2], id=b[0]) for b in BAD]
+
+
+@pytest.mark.parametrize(("mutate", "path"), _bad_cases())
+def test_every_kind_of_bad_instance_exit_2(tmp_path: Path, mutate: Any, path: str) -> None:
+    """Each bad input of the reader's tests, through `plan solve`: exit 2, the file and
+    the JSON path in the message, no traceback, no output file."""
+    from tests.test_read import base
+
+    d = base()
+    mutate(d)
+    src = tmp_path / "bad.json"
+    src.write_text(json.dumps(d))
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    code, _, stderr = run("solve", src, "--solver", "greedy", "-o", out, "--gantt", gantt)
+    assert code == 2
+    assert f"{src}: {path}:" in stderr.replace("\n", " ") or f"{path}:" in stderr
+    assert str(src) in stderr and "Traceback" not in stderr
+    assert not out.exists() and not gantt.exists()
