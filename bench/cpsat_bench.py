@@ -1,7 +1,8 @@
 """CP-SAT planner benchmark: PSPLIB j30/j120, classic job-shop, the Muri testbed.
 
     .venv/bin/python bench/cpsat_bench.py [--time-limit 10] [--workers 2] [--pyjobshop]
-                                          [--only psplib,jobshop,muri] [-o out/cpsat_bench.csv]
+                                          [--only psplib,jobshop,muri] [--sets j30,j120]
+                                          [-o out/cpsat_bench.csv]
 
 Instances are the copies in instances/psplib (every 24th j30 and every 60th j120 file in
 natural order) and instances/jobshop. Every schedule is checked with planner.verify.
@@ -81,10 +82,11 @@ def run_pyjobshop(d: dict[str, Any], limit: float, workers: int) -> dict[str, An
             "makespan": int(round(r.objective)), "wall_s": round(time.monotonic() - t0, 2)}
 
 
-def psplib_rows(limit: float, workers: int, pjs: bool) -> list[dict[str, Any]]:
+def psplib_rows(limit: float, workers: int, pjs: bool,
+                sets: tuple[str, ...] = ("j30", "j120")) -> list[dict[str, Any]]:
     ref = reference()
     rows = []
-    for family in ("j30", "j120"):
+    for family in sets:
         for f in sorted((ROOT / "instances" / "psplib" / family).glob("*.sm"), key=natural):
             d = parse_sm(f.read_text(), f.stem)
             r = {"set": family, "instance": f.stem, **run_cpsat(d, limit, workers)}
@@ -171,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--pyjobshop", action="store_true")
     ap.add_argument("--only", default="psplib,jobshop,muri")
+    ap.add_argument("--sets", default="j30,j120",
+                    help="PSPLIB sets to run with psplib, e.g. --sets j120")
     ap.add_argument("-o", "--output", default=str(ROOT / "out" / "cpsat_bench.csv"))
     a = ap.parse_args(argv)
     parts = a.only.split(",")
@@ -182,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
             a.pyjobshop = False
     rows: list[dict[str, Any]] = []
     if "psplib" in parts:
-        rows += psplib_rows(a.time_limit, a.workers, a.pyjobshop)
+        sets = tuple(x for x in a.sets.split(",") if x)
+        rows += psplib_rows(a.time_limit, a.workers, a.pyjobshop, sets)
     if "jobshop" in parts:
         rows += jobshop_rows(a.time_limit, a.workers, a.pyjobshop)
     muri = muri_row(a.time_limit, a.workers) if "muri" in parts else None

@@ -28,7 +28,7 @@ from ortools.sat.python import cp_model
 from planner.durations import group_admissible
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
-from planner.schedule import Schedule
+from planner.schedule import Assignment, Schedule
 from planner.solvers import Progress, SolveOptions, objectives_of
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint
@@ -75,16 +75,46 @@ def groups_complete(instance: Instance, groups: list[CandidateGroup], limit: int
     return True
 
 
-def greedy_start(instance: Instance, options: SolveOptions) -> Schedule | None:
-    """The best valid greedy schedule over a few rules (lexicographic on the objectives)."""
+def heuristic_budget(limit: float) -> float:
+    """Seconds for the RCPSP heuristic: a small share of the limit, at most 1.5 s."""
+    return min(1.5, 0.12 * limit)
+
+
+def rcpsp_start(instance: Instance, names: tuple[str, ...], limit: float,
+                seed: int) -> Schedule | None:
+    """On plain RCPSP instances with makespan first: the RCPSP heuristic's schedule
+    (sampling plus forward-backward improvement; far better than list scheduling on
+    PSPLIB j120, which makes a better hint and a tighter horizon)."""
+    from planner.solvers import rcpsp_heuristic
+
+    if names[0] != "makespan" or not rcpsp_heuristic.applicable(instance):
+        return None
+    t = time.monotonic()
+    starts = rcpsp_heuristic.schedule(instance, heuristic_budget(limit), seed)
+    if starts is None:
+        return None
+    jobs = tuple(Assignment(j.id, starts[j.id], starts[j.id] + (j.duration or 0))
+                 for j in instance.jobs)
+    return Schedule(instance.name, "rcpsp_heuristic", "feasible", jobs,
+                    wall_s=time.monotonic() - t)
+
+
+def greedy_start(instance: Instance, options: SolveOptions,
+                 limit: float = DEFAULT_TIME_LIMIT) -> Schedule | None:
+    """The best valid start (lexicographic on the objectives) over a few greedy rules
+    and, on plain RCPSP instances, the RCPSP heuristic."""
     from planner.solvers.greedy import solve_greedy
     from planner.verify import verify
 
     names = objectives_of(instance, options)
     rules: list[str | None] = [None, "priority", "sjf", "fifo"]
+    cands = [solve_greedy(instance, rule, SolveOptions(objective=options.objective))
+             for rule in rules]
+    h = rcpsp_start(instance, names, limit, options.seed)
+    if h is not None:
+        cands.append(h)
     best, best_val = None, None
-    for rule in rules:
-        s = solve_greedy(instance, rule, SolveOptions(objective=options.objective))
+    for s in cands:
         if s.status not in ("feasible", "optimal") or verify(instance, s):
             continue
         val = tuple(values_of(instance, s, names).values())
@@ -136,8 +166,14 @@ class _Callback(cp_model.CpSolverSolutionCallback):
             self.stop_search()
 
 
+# Subsolvers dropped on big placement-free models under LNS only (see _parameters): on
+# PSPLIB j120 they rarely improve a good start and take turns from the scheduling LNS.
+LNS_IGNORED = ("ls", "feasibility_pump", "graph_arc_lns", "graph_var_lns", "graph_cst_lns",
+               "rins/rens")
+
+
 def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float,
-                proving: bool) -> None:
+                proving: bool, lns_only: bool = False) -> None:
     p = solver.parameters
     p.max_time_in_seconds = left
     p.random_seed = options.seed
@@ -145,7 +181,13 @@ def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float,
     # Ctrl-C belongs to the CLI, which sets options.stop (watched below) and then exits
     # 130 with the best schedule; CP-SAT's own handler would swallow the signal.
     p.catch_sigint_signal = False
-    if options.workers == 2 and proving:
+    if options.workers == 2 and lns_only and not proving:
+        # Bigger models without placement choices (RCPSP j120), started from a complete
+        # hint: both threads improve it by LNS (scheduling time/resource windows,
+        # precedences, intervals) instead of one full search that never closes the gap.
+        p.use_lns_only = True
+        p.ignore_subsolvers.extend(LNS_IGNORED)
+    elif options.workers == 2 and proving:
         # CP-SAT's 2-worker default is one full search plus a thread shared by LNS
         # workers. On models of up to PROVING_MAX_JOBS jobs without placement choices
         # (RCPSP j30, job shops up to ft10) two full searches, with and without LP,
@@ -166,7 +208,7 @@ class Outcome:
 
 
 def _run_stages(M: Model, objs: list[Objective], options: SolveOptions, t0: float,
-                limit: float) -> Outcome:
+                limit: float, hinted: bool = False) -> Outcome:
     out = Outcome()
     for i, obj in enumerate(objs):
         left = limit - (time.monotonic() - t0)
@@ -175,7 +217,8 @@ def _run_stages(M: Model, objs: list[Objective], options: SolveOptions, t0: floa
         M.model.minimize(obj.expr)
         solver = cp_model.CpSolver()
         _parameters(solver, options, left,
-                    proving=not M.uses and len(M.jobs) <= PROVING_MAX_JOBS)
+                    proving=not M.uses and len(M.jobs) <= PROVING_MAX_JOBS,
+                    lns_only=not M.uses and (hinted or i > 0))
         cb = _Callback(obj, options, t0)
         done = threading.Event()
 
@@ -220,13 +263,13 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     t0 = time.monotonic()
     names = objectives_of(instance, options)
     limit = options.time_limit if options.time_limit is not None else DEFAULT_TIME_LIMIT
-    greedy = greedy_start(instance, options)
+    greedy = greedy_start(instance, options, limit)
     groups = candidate_groups(instance, max_per_job=max_per_job(instance))
     horizon, ub = bounds(instance, names, greedy, groups)
     M = build(instance, groups, ub, horizon, makespan="makespan" in names)
     objs = [add_objective(M, n) for n in names]
     hinted = add_hint(M, objs, greedy) if greedy is not None else 0
-    out = _run_stages(M, objs, options, t0, limit)
+    out = _run_stages(M, objs, options, t0, limit, hinted=hinted > 0)
 
     # "optimal", "infeasible" and bounds are proofs only for a complete, exact model:
     # candidate groups may be a pruned subset of all admissible groups.
