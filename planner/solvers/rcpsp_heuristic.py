@@ -16,7 +16,8 @@ Then a schedule is just start times, and the classic RCPSP heuristics apply:
   EJOR 165:375-386): right-justify the schedule against its makespan (a serial SGS on the
   reversed network, jobs by decreasing finish time), then left-justify it again (jobs by
   increasing start in the right-justified schedule); repeat while the makespan drops.
-  Justification never makes the makespan worse.
+  Justification never makes the makespan worse; it is also applied to the greedy
+  planner's schedules, so the result is never worse than list scheduling.
 
 Pure: `schedule(instance, time_limit, seed)` returns job id -> start time (or None when
 the instance is not of this kind). Used by the CP-SAT planner as hint and horizon; it can
@@ -179,6 +180,24 @@ def rule_keys(p: Project) -> dict[str, np.ndarray]:
             "grpw": -grpw + tie}
 
 
+GREEDY_RULES = (None, "fifo", "sjf")
+
+
+def _greedy_starts(instance: Instance, p: Project) -> list[np.ndarray]:
+    """Starts of the greedy planner's schedules (parallel and serial list scheduling),
+    which justification can only improve."""
+    from planner.solvers import SolveOptions
+    from planner.solvers.greedy import solve_greedy
+
+    out = []
+    for rule in GREEDY_RULES:
+        s = solve_greedy(instance, rule, SolveOptions())
+        if s.status == "feasible" and len(s.jobs) == p.n:
+            by_id = {a.id: a.start for a in s.jobs}
+            out.append(np.array([by_id[i] for i in p.ids], dtype=np.int64))
+    return out
+
+
 def schedule(instance: Instance, time_limit: float = 1.0, seed: int = 0
              ) -> dict[str, int] | None:
     """Job id -> start of the best schedule found within `time_limit` seconds, or None
@@ -202,6 +221,8 @@ def schedule(instance: Instance, time_limit: float = 1.0, seed: int = 0
 
     for k in keys.values():  # every rule once, whatever the time limit
         consider(justify(p, sgs(p, k)))
+    for st in _greedy_starts(instance, p):  # so never worse than list scheduling
+        consider(justify(p, st))
     base = list(keys.values())
     scale = float(p.dur.mean()) if p.n else 1.0
     it = 0

@@ -1,0 +1,126 @@
+"""RCPSP heuristic (serial SGS, priority rules, forward-backward improvement): valid
+schedules, never worse than greedy list scheduling on the PSPLIB j30 copies, refuses
+instances that are not plain RCPSP. No time limit beyond the deterministic passes."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+from builders import make_instance, reservation
+
+from planner.importers.psplib import parse_sm
+from planner.instance import Instance, Job
+from planner.read import instance_from_dict
+from planner.schedule import Assignment, Schedule
+from planner.solvers import SolveOptions
+from planner.solvers import rcpsp_heuristic as H
+from planner.solvers.greedy import solve_greedy
+from planner.verify import verify
+
+ROOT = Path(__file__).resolve().parent.parent
+J30 = sorted((ROOT / "instances" / "psplib" / "j30").glob("*.sm"))
+
+
+def as_schedule(inst: Instance, starts: dict[str, int]) -> Schedule:
+    jobs = tuple(Assignment(j.id, starts[j.id], starts[j.id] + (j.duration or 0))
+                 for j in inst.jobs)
+    return Schedule(inst.name, "rcpsp_heuristic", "feasible", jobs)
+
+
+def makespan(s: Schedule) -> int:
+    return max((a.end for a in s.jobs), default=0)
+
+
+def reference() -> dict[str, int]:
+    with open(ROOT / "instances" / "psplib" / "reference.csv") as fh:
+        return {r["instance"]: int(r["ref_lb"]) for r in csv.DictReader(fh)}
+
+
+@pytest.mark.parametrize("path", J30, ids=lambda p: p.stem)
+def test_j30_valid_and_never_worse_than_greedy(path: Path) -> None:
+    inst = instance_from_dict(parse_sm(path.read_text(), path.stem))
+    starts = H.schedule(inst, time_limit=0.0)
+    assert starts is not None
+    s = as_schedule(inst, starts)
+    assert verify(inst, s) == []
+    greedy = [solve_greedy(inst, rule, SolveOptions()) for rule in (None, "fifo", "sjf")]
+    for g in greedy:
+        assert verify(inst, g) == []
+        assert makespan(s) <= makespan(g)
+    assert makespan(s) >= reference()[path.stem]  # no schedule beats a valid bound
+
+
+def chain_instance(**kw: object) -> Instance:
+    # pool R of 2: a (2 units, 3 s) then b and c (1 unit each, 4 s) in parallel, then d
+    jobs = [Job("a", 0, duration=3, demand={"R": 2}),
+            Job("b", 0, duration=4, demand={"R": 1}, after=("a",)),
+            Job("c", 0, duration=4, demand={"R": 1}, after=("a",)),
+            Job("d", 0, duration=2, demand={"R": 2}, after=("b",)),
+            Job("z", 0, duration=0, after=("d",))]  # zero length, no demand
+    return make_instance(jobs, [], pools={"R": 2}, **kw)  # type: ignore[arg-type]
+
+
+def test_hand_computed_optimum() -> None:
+    inst = chain_instance()
+    starts = H.schedule(inst, time_limit=0.0)
+    assert starts is not None
+    s = as_schedule(inst, starts)
+    assert verify(inst, s) == []
+    assert starts["a"] == 0 and starts["b"] == starts["c"] == 3 and starts["d"] == 7
+    assert makespan(s) == 9
+
+
+def test_sampling_keeps_schedules_valid() -> None:
+    inst = instance_from_dict(parse_sm(J30[0].read_text(), J30[0].stem))
+    first = H.schedule(inst, time_limit=0.0)
+    sampled = H.schedule(inst, time_limit=0.2, seed=3)
+    assert first is not None and sampled is not None
+    s0, s1 = as_schedule(inst, first), as_schedule(inst, sampled)
+    assert verify(inst, s1) == []
+    assert makespan(s1) <= makespan(s0)  # sampling only keeps improvements
+
+
+def test_justification_never_worse() -> None:
+    inst = instance_from_dict(parse_sm(J30[1].read_text(), J30[1].stem))
+    p = H.Project(inst)
+    for key in H.rule_keys(p).values():
+        st = H.sgs(p, key)
+        before = int((st + p.dur).max())
+        after = H.justify(p, st)
+        assert int((after + p.dur).max()) <= before
+        assert verify(inst, as_schedule(inst, dict(zip(p.ids, map(int, after),
+                                                               strict=True)))) == []
+        assert np.all(after >= 0)
+
+
+@pytest.mark.parametrize("change", ["release", "deadline", "gpus", "reservation",
+                                    "strict", "horizon"])
+def test_not_applicable(change: str) -> None:
+    base = chain_instance()
+    jobs = list(base.jobs)
+    kw: dict[str, object] = {"pools": {"R": 2}}
+    if change == "release":
+        jobs[1] = Job("b", 0, duration=4, demand={"R": 1}, after=("a",), release=5)
+    elif change == "deadline":
+        jobs[1] = Job("b", 0, duration=4, demand={"R": 1}, after=("a",), deadline=50)
+    elif change == "gpus":
+        jobs[1] = Job("b", 1, duration=4, demand={"R": 1}, after=("a",))
+    elif change == "reservation":
+        kw["reservations"] = (reservation("r", 0, 5, pool="R", amount=1),)
+    elif change == "strict":
+        jobs[1] = Job("b", 0, duration=4, demand={"R": 1}, after=("a",), priority=2)
+        kw["priority_policy"] = "strict"
+    else:
+        kw["horizon"] = 100
+    inst = make_instance(jobs, [], **kw)  # type: ignore[arg-type]
+    assert not H.applicable(inst)
+    assert H.schedule(inst, time_limit=0.0) is None
+
+
+def test_demand_over_capacity_gives_none() -> None:
+    inst = make_instance([Job("a", 0, duration=3, demand={"R": 3})], [],
+                         pools={"R": 2})  # type: ignore[arg-type]
+    assert H.schedule(inst, time_limit=0.0) is None
