@@ -94,12 +94,15 @@ def psplib_rows(limit: float, workers: int, pjs: bool,
             r = {"set": family, "instance": f.stem, **run_cpsat(d, limit, workers)}
             r["ref_lb"], r["ref_ub"] = int(ref[f.stem]["ref_lb"]), int(ref[f.stem]["ref_ub"])
             if pjs:
-                p = run_pyjobshop(d, limit, workers)
-                r.update({"pjs_status": p["status"], "pjs_makespan": p["makespan"],
-                          "pjs_wall_s": p["wall_s"]})
+                r.update(pyjobshop_columns(d, limit, workers))
             rows.append(r)
             print(_line(r), flush=True)
     return rows
+
+
+def pyjobshop_columns(d: dict[str, Any], limit: float, workers: int) -> dict[str, Any]:
+    p = run_pyjobshop(d, limit, workers)
+    return {"pjs_status": p["status"], "pjs_makespan": p["makespan"], "pjs_wall_s": p["wall_s"]}
 
 
 def jobshop_rows(limit: float, workers: int, pjs: bool) -> list[dict[str, Any]]:
@@ -110,9 +113,7 @@ def jobshop_rows(limit: float, workers: int, pjs: bool) -> list[dict[str, Any]]:
         r = {"set": "jobshop", "instance": name, **run_cpsat(d, limit, workers),
              "ref_lb": opt[name], "ref_ub": opt[name]}
         if pjs:
-            p = run_pyjobshop(d, limit, workers)
-            r.update({"pjs_status": p["status"], "pjs_makespan": p["makespan"],
-                      "pjs_wall_s": p["wall_s"]})
+            r.update(pyjobshop_columns(d, limit, workers))
         rows.append(r)
         print(_line(r), flush=True)
     return rows
