@@ -29,7 +29,7 @@ from ortools.sat.python import cp_model
 from planner.durations import group_admissible
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
-from planner.schedule import Assignment, Schedule
+from planner.schedule import Schedule
 from planner.solvers import Progress, SolveOptions, objectives_of
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint
@@ -41,6 +41,7 @@ from planner.solvers.cpsat.objective import (
     values_of,
     weights,
 )
+from planner.solvers.rcpsp_heuristic import rcpsp_start
 
 DEFAULT_TIME_LIMIT = 30.0
 PROVING_MAX_JOBS = 100  # see _parameters
@@ -74,32 +75,6 @@ def groups_complete(instance: Instance, groups: list[CandidateGroup], limit: int
                                                          ng.gpu_mem_gb):
                     return False
     return True
-
-
-def heuristic_budget(limit: float) -> float:
-    """Seconds of random sampling in the RCPSP heuristic (after its deterministic passes,
-    ~0.05 s on j120): little, as CP-SAT's LNS improves a start faster than more sampling
-    (j120 sample, 10 s: sum of gaps 23-24% with 0.05 s, 27% with 0.3 s, 25-31% with 1.2 s)."""
-    return min(0.1, 0.005 * limit)
-
-
-def rcpsp_start(instance: Instance, names: tuple[str, ...], limit: float,
-                seed: int) -> Schedule | None:
-    """On plain RCPSP instances with makespan first: the RCPSP heuristic's schedule
-    (sampling plus forward-backward improvement; far better than list scheduling on
-    PSPLIB j120, which makes a better hint and a tighter horizon)."""
-    from planner.solvers import rcpsp_heuristic
-
-    if names[0] != "makespan" or not rcpsp_heuristic.applicable(instance):
-        return None
-    t = time.monotonic()
-    starts = rcpsp_heuristic.schedule(instance, heuristic_budget(limit), seed)
-    if starts is None:
-        return None
-    jobs = tuple(Assignment(j.id, starts[j.id], starts[j.id] + (j.duration or 0))
-                 for j in instance.jobs)
-    return Schedule(instance.name, "rcpsp_heuristic", "feasible", jobs,
-                    wall_s=time.monotonic() - t)
 
 
 def greedy_start(instance: Instance, options: SolveOptions,

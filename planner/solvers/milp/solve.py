@@ -32,7 +32,8 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import pulp
@@ -278,13 +279,22 @@ def _greedy(instance: Instance, options: SolveOptions) -> Schedule | None:
     best_vals: tuple[float, ...] | None = None
     # every rule: each takes milliseconds, and the best one sets the horizon and warm start
     from planner.solvers import GREEDY_RULES
+    from planner.solvers.rcpsp_heuristic import rcpsp_start
 
     rules: list[str | None] = [r for r in GREEDY_RULES
                                if r != "interleave" or instance.interleaving.enabled]
-    for rule in rules:
+    limit = options.time_limit if options.time_limit is not None else DEFAULT_TIME_LIMIT
+    starts: list[Callable[[], Schedule | None]] = [
+        *(partial(solve_greedy, instance, rule, options) for rule in rules),
+        # plain RCPSP: sampling plus forward-backward improvement beats every list rule
+        partial(rcpsp_start, instance, names, limit, options.seed),
+    ]
+    for start in starts:
         try:
-            s = solve_greedy(instance, rule, options)
+            s = start()
         except Exception:  # a failing heuristic must not stop the exact solver
+            continue
+        if s is None:
             continue
         if s.status not in ("optimal", "feasible") or len(s.jobs) != len(instance.jobs):
             continue
