@@ -14,8 +14,8 @@ plus, per candidate interleaving group, the nodes of its node group: the number 
 optional placements CP-SAT has to decide. The time limit is `--time-limit` (default
 DEFAULT_TIME_LIMIT s). MILP is never chosen: its time-indexed model grows with the
 horizon's slots, and in bench/milp_bench.py CP-SAT with 10 s beat it with 30 s (PSPLIB
-j30: 20/20 proved optimal vs 14/20 for HiGHS, 10/20 for CBC; muri-30: total weighted JCT
-4.01M vs 4.25M for CBC and 4.28M for HiGHS).
+j30: 20/20 proved optimal vs 14/20 for HiGHS, 11/20 for CBC; muri-30: total weighted JCT
+4.19M vs 4.24M for CBC and 4.28M for HiGHS).
 
 Measured (bench/scale_bench.py --auto --time-limit 10, 2 workers; model options in
 brackets; ratio = CP-SAT's total weighted JCT / greedy + improvement's):
