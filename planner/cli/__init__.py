@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from planner import __version__
+from planner.cli.bench import bench
 from planner.cli.commands import check, export, models, validate
 from planner.cli.convert import generate, import_
 from planner.cli.solve import solve
@@ -17,12 +18,5 @@ def main() -> None:
     """Plan deep-learning training jobs on a GPU cluster."""
 
 
-for command in (solve, validate, check, export, models, import_, generate):
+for command in (solve, validate, check, export, models, import_, generate, bench):
     main.add_command(command)
-
-try:  # `plan bench` lives in its own module
-    from planner.cli.bench import bench
-
-    main.add_command(bench)
-except ImportError:  # pragma: no cover - only while the bench module is absent
-    pass

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from planner.errors import InputError, Problem
+from planner.errors import InputError
 from planner.solvers import Progress
 
 out = Console(highlight=False, soft_wrap=True)
@@ -35,10 +35,6 @@ def print_input_error(e: InputError, as_json: bool = False) -> None:
     err.print(f"[bold red]error:[/] {e.file}: {len(e.problems)} problem(s)")
     for p in e.problems:
         err.print(f"  {e.file}: [bold]{p.path}[/]: {p.message}", markup=True)
-
-
-def print_problems(file: str, problems: Sequence[Problem]) -> None:
-    print_input_error(InputError(file, list(problems)))
 
 
 def print_error(message: str) -> None:

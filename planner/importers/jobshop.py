@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.importers import project_instance
+
 
 class JobshopFormatError(ValueError):
     pass
@@ -43,14 +45,4 @@ def parse_jss(text: str, name: str = "jobshop") -> dict[str, Any]:
                 job["after"] = [prev]
             jobs.append(job)
             prev = tid
-    return {
-        "version": 1,
-        "name": name,
-        "time_unit": "s",
-        "cluster": {
-            "nodes": [],
-            "pools": {f"m{k}": 1 for k in range(m)},
-        },
-        "objective": ["makespan"],
-        "jobs": jobs,
-    }
+    return project_instance(name, {f"m{k}": 1 for k in range(m)}, jobs)

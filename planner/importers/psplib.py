@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from planner.importers import project_instance
+
 
 class PsplibFormatError(ValueError):
     pass
@@ -88,14 +90,4 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
         if after:
             entry["after"] = after
         jobs.append(entry)
-    return {
-        "version": 1,
-        "name": name,
-        "time_unit": "s",
-        "cluster": {
-            "nodes": [],
-            "pools": dict(zip(res_names, caps, strict=True)),
-        },
-        "objective": ["makespan"],
-        "jobs": jobs,
-    }
+    return project_instance(name, dict(zip(res_names, caps, strict=True)), jobs)
