@@ -55,37 +55,52 @@ def run_cpsat(d: dict[str, Any], limit: float, workers: int) -> dict[str, Any]:
     bad = verify(inst, s) if s.jobs else []
     ms = max((a.end for a in s.jobs), default=None)
     lb = (s.lower_bound or {}).get("makespan")
-    return {"status": s.status, "makespan": ms, "bound": lb, "wall_s": round(wall, 2),
-            "greedy": (s.info.get("greedy_objective") or {}).get("makespan"),
-            "violations": len(bad)}
+    return {
+        "status": s.status,
+        "makespan": ms,
+        "bound": lb,
+        "wall_s": round(wall, 2),
+        "greedy": (s.info.get("greedy_objective") or {}).get("makespan"),
+        "violations": len(bad),
+    }
 
 
 def run_pyjobshop(d: dict[str, Any], limit: float, workers: int) -> dict[str, Any]:
     from pyjobshop import Model
 
     m = Model()
-    res = {p: (m.add_machine(name=p) if cap == 1 else m.add_renewable(int(cap), name=p))
-           for p, cap in d["cluster"]["pools"].items()}
+    res = {
+        p: (m.add_machine(name=p) if cap == 1 else m.add_renewable(int(cap), name=p))
+        for p, cap in d["cluster"]["pools"].items()
+    }
     tasks = {}
     for j in d["jobs"]:
         t = m.add_task(name=j["id"])
         tasks[j["id"]] = t
         used = [p for p, q in j.get("demand", {}).items() if q]
         unary = all(d["cluster"]["pools"][p] == 1 for p in used)  # machines take no demand
-        m.add_mode(t, [res[p] for p in used], j["duration"],
-                   None if unary else [int(j["demand"][p]) for p in used])
+        m.add_mode(
+            t,
+            [res[p] for p in used],
+            j["duration"],
+            None if unary else [int(j["demand"][p]) for p in used],
+        )
     for j in d["jobs"]:
         for a in j.get("after", []):
             m.add_end_before_start(tasks[a], tasks[j["id"]])
     m.set_objective(weight_makespan=1)
     t0 = time.monotonic()
     r = m.solve("ortools", time_limit=limit, display=False, num_workers=workers)
-    return {"status": r.status.name.lower(),
-            "makespan": int(round(r.objective)), "wall_s": round(time.monotonic() - t0, 2)}
+    return {
+        "status": r.status.name.lower(),
+        "makespan": int(round(r.objective)),
+        "wall_s": round(time.monotonic() - t0, 2),
+    }
 
 
-def psplib_rows(limit: float, workers: int, pjs: bool,
-                sets: tuple[str, ...] = ("j30", "j120")) -> list[dict[str, Any]]:
+def psplib_rows(
+    limit: float, workers: int, pjs: bool, sets: tuple[str, ...] = ("j30", "j120")
+) -> list[dict[str, Any]]:
     ref = reference()
     rows = []
     for family in sets:
@@ -110,8 +125,13 @@ def jobshop_rows(limit: float, workers: int, pjs: bool) -> list[dict[str, Any]]:
     rows = []
     for name in ("ft06", "la01", "la02", "la03", "la04", "la05", "ft10"):
         d = parse_jss((ROOT / "instances" / "jobshop" / f"{name}.jss").read_text(), name)
-        r = {"set": "jobshop", "instance": name, **run_cpsat(d, limit, workers),
-             "ref_lb": opt[name], "ref_ub": opt[name]}
+        r = {
+            "set": "jobshop",
+            "instance": name,
+            **run_cpsat(d, limit, workers),
+            "ref_lb": opt[name],
+            "ref_ub": opt[name],
+        }
         if pjs:
             r.update(pyjobshop_columns(d, limit, workers))
         rows.append(r)
@@ -130,12 +150,20 @@ def muri_row(limit: float, workers: int) -> dict[str, Any]:
     greedy_obj = (s.info.get("greedy_objective") or {}).get(obj)
     model_bound = (s.info.get("model_bound") or {}).get(obj)
     proved = (s.lower_bound or {}).get(obj)
-    r = {"set": "muri", "instance": "muri-testbed-100", "status": s.status,
-         "wall_s": round(wall, 2), "violations": len(verify(inst, s)), "objective": obj,
-         "cpsat_value": met[obj], "greedy_value": greedy_obj,
-         "cpsat_avg_jct": round(met["avg_jct"], 1),
-         "model_bound": model_bound, "bound": proved,
-         "groups_complete": s.info.get("groups_complete")}
+    r = {
+        "set": "muri",
+        "instance": "muri-testbed-100",
+        "status": s.status,
+        "wall_s": round(wall, 2),
+        "violations": len(verify(inst, s)),
+        "objective": obj,
+        "cpsat_value": met[obj],
+        "greedy_value": greedy_obj,
+        "cpsat_avg_jct": round(met["avg_jct"], 1),
+        "model_bound": model_bound,
+        "bound": proved,
+        "groups_complete": s.info.get("groups_complete"),
+    }
     if obj == "total_weighted_jct" and all(j.weight == 1.0 for j in inst.jobs):
         r["greedy_avg_jct"] = round(greedy_obj / n, 1) if greedy_obj is not None else None
         r["avg_jct_bound"] = round(model_bound / n, 1) if model_bound is not None else None
@@ -146,15 +174,20 @@ def muri_row(limit: float, workers: int) -> dict[str, Any]:
 def _line(r: dict[str, Any]) -> str:
     extra = f"  pyjobshop {r['pjs_makespan']} {r['pjs_status']}" if "pjs_makespan" in r else ""
     gap = 100 * (r["makespan"] - r["ref_ub"]) / r["ref_ub"]
-    return (f"{r['set']:8} {r['instance']:10} {r['status']:9} makespan {r['makespan']:>5} "
-            f"(start {r['greedy']}, ref {r['ref_lb']}-{r['ref_ub']}, gap {gap:5.2f}%) "
-            f"{r['wall_s']:6.2f}s"
-            f"{'' if not r['violations'] else ' INVALID'}{extra}")
+    return (
+        f"{r['set']:8} {r['instance']:10} {r['status']:9} makespan {r['makespan']:>5} "
+        f"(start {r['greedy']}, ref {r['ref_lb']}-{r['ref_ub']}, gap {gap:5.2f}%) "
+        f"{r['wall_s']:6.2f}s"
+        f"{'' if not r['violations'] else ' INVALID'}{extra}"
+    )
 
 
 def summary(rows: list[dict[str, Any]]) -> list[str]:
-    out = ["| set | n | reached best known | proved optimal | total s | mean gap to ref_ub |"
-           + " pyjobshop reached / proved, gap |", "|---|---|---|---|---|---|---|"]
+    out = [
+        "| set | n | reached best known | proved optimal | total s | mean gap to ref_ub |"
+        + " pyjobshop reached / proved, gap |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name in ("j30", "j120", "jobshop"):
         rs = [r for r in rows if r["set"] == name]
         if not rs:
@@ -166,10 +199,13 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
         pj = "-"
         if "pjs_makespan" in rs[0]:
             pgap = sum((r["pjs_makespan"] - r["ref_ub"]) / r["ref_ub"] for r in rs) / len(rs)
-            pj = (f"{sum(r['pjs_makespan'] <= r['ref_ub'] for r in rs)} / "
-                  f"{sum(r['pjs_status'] == 'optimal' for r in rs)}, gap {100 * pgap:.2f}%")
-        out.append(f"| {name} | {len(rs)} | {reached} | {proved} | {total:.1f} | "
-                   f"{100 * gap:.2f}% | {pj} |")
+            pj = (
+                f"{sum(r['pjs_makespan'] <= r['ref_ub'] for r in rs)} / "
+                f"{sum(r['pjs_status'] == 'optimal' for r in rs)}, gap {100 * pgap:.2f}%"
+            )
+        out.append(
+            f"| {name} | {len(rs)} | {reached} | {proved} | {total:.1f} | {100 * gap:.2f}% | {pj} |"
+        )
     return out
 
 
@@ -179,8 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--pyjobshop", action="store_true")
     ap.add_argument("--only", default="psplib,jobshop,muri")
-    ap.add_argument("--sets", default="j30,j120",
-                    help="PSPLIB sets to run with psplib, e.g. --sets j120")
+    ap.add_argument(
+        "--sets", default="j30,j120", help="PSPLIB sets to run with psplib, e.g. --sets j120"
+    )
     ap.add_argument("-o", "--output", default=str(ROOT / "out" / "cpsat_bench.csv"))
     a = ap.parse_args(argv)
     parts = a.only.split(",")

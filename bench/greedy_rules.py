@@ -35,8 +35,10 @@ def main() -> None:
         jct = sum(a.end - rel[a.id] for a in s.jobs) / len(s.jobs)
         mk = max(a.end for a in s.jobs)
         base = base or jct
-        print(f"{rule:10s} avg_jct {jct:12.1f}  makespan {mk:9d}  groups {len(s.groups):3d}  "
-              f"fifo/this {base / jct:.3f}  violations {bad}  {dt:.2f}s")
+        print(
+            f"{rule:10s} avg_jct {jct:12.1f}  makespan {mk:9d}  groups {len(s.groups):3d}  "
+            f"fifo/this {base / jct:.3f}  violations {bad}  {dt:.2f}s"
+        )
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ from planner.solvers.greedy import solve_greedy
 
 DATA = Path("/work/shared/datasets/muri")
 WINDOWS = [("cluster_trace.csv", o) for o in (0, 100, 200, 300)] + [
-    (f, o) for f in ("trace1.csv", "trace2.csv", "trace4.csv") for o in (0, 500, 1000)]
+    (f, o) for f in ("trace1.csv", "trace2.csv", "trace4.csv") for o in (0, 500, 1000)
+]
 
 
 def main() -> None:
@@ -23,8 +24,15 @@ def main() -> None:
     tot = {r: 0.0 for r in rules}
     for f, off in WINDOWS:
         for zero in (False, True):
-            d = muri_to_instance(DATA / f, name=f"{f}-{off}", nodes=8, gpus_per_node=8,
-                                 first=100, offset=off, all_at_zero=zero)
+            d = muri_to_instance(
+                DATA / f,
+                name=f"{f}-{off}",
+                nodes=8,
+                gpus_per_node=8,
+                first=100,
+                offset=off,
+                all_at_zero=zero,
+            )
             inst = instance_from_dict(d)
             rel = {j.id: j.release for j in inst.jobs}
             row = {}
@@ -33,8 +41,10 @@ def main() -> None:
                 row[r] = sum(a.end - rel[a.id] for a in s.jobs) / len(s.jobs)
             for r in rules:
                 tot[r] += row[r] / row["srsf"]
-            print(f"{f:18s}{off:5d} {'zero' if zero else 'trace'}  " + "  ".join(
-                f"{r} {row[r] / row['srsf']:.3f}" for r in rules))
+            print(
+                f"{f:18s}{off:5d} {'zero' if zero else 'trace'}  "
+                + "  ".join(f"{r} {row[r] / row['srsf']:.3f}" for r in rules)
+            )
     n = 2 * len(WINDOWS)
     print("mean ratio to srsf: " + "  ".join(f"{r} {tot[r] / n:.3f}" for r in rules))
 

@@ -46,8 +46,10 @@ def natural(name: str) -> list[object]:
 def psplib_files() -> tuple[list[Path], dict[str, int]]:
     """The 20 benchmark files (local copies when present) and their known optima."""
     base = LOCAL if (LOCAL / "j30").is_dir() else SHARED
-    every = sorted((SHARED / "j30").glob("*.sm") if (SHARED / "j30").is_dir()
-                   else (base / "j30").glob("*.sm"), key=lambda p: natural(p.name))
+    every = sorted(
+        (SHARED / "j30").glob("*.sm") if (SHARED / "j30").is_dir() else (base / "j30").glob("*.sm"),
+        key=lambda p: natural(p.name),
+    )
     chosen = [base / "j30" / p.name for p in every[::24]]
     optima: dict[str, int] = {}
     ref = LOCAL / "reference.csv"
@@ -72,8 +74,7 @@ def run(solver: str, inst: Instance, limit: float, workers: int) -> tuple[Schedu
         from planner.solvers.milp import solve_milp
 
         backend = solver.split(":")[1]
-        s = solve_milp(inst, SolveOptions(time_limit=limit, workers=workers,
-                                          milp_backend=backend))
+        s = solve_milp(inst, SolveOptions(time_limit=limit, workers=workers, milp_backend=backend))
     return s, time.monotonic() - t
 
 
@@ -108,15 +109,27 @@ def main() -> None:
             ok = verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
             mk = objective_values(inst, s, ["makespan"])["makespan"] if s.jobs else None
             opt = optima.get(name)
-            row = {"set": "psplib-j30", "instance": name, "solver": solver, "limit_s": limit,
-                   "status": s.status, "valid": ok, "objective": mk,
-                   "lower_bound": (s.lower_bound or {}).get("makespan"), "optimum": opt,
-                   "gap_pct": (100.0 * (mk - opt) / opt) if mk is not None and opt else None,
-                   "wall_s": round(wall, 2), "returned": s.info.get("returned", ""),
-                   "slot": s.info.get("slot", "")}
+            row = {
+                "set": "psplib-j30",
+                "instance": name,
+                "solver": solver,
+                "limit_s": limit,
+                "status": s.status,
+                "valid": ok,
+                "objective": mk,
+                "lower_bound": (s.lower_bound or {}).get("makespan"),
+                "optimum": opt,
+                "gap_pct": (100.0 * (mk - opt) / opt) if mk is not None and opt else None,
+                "wall_s": round(wall, 2),
+                "returned": s.info.get("returned", ""),
+                "slot": s.info.get("slot", ""),
+            }
             rows.append(row)
-            print(f"{name:10} {solver:11} {s.status:9} mk={mk} opt={opt} "
-                  f"lb={row['lower_bound']} {wall:.1f}s", flush=True)
+            print(
+                f"{name:10} {solver:11} {s.status:9} mk={mk} opt={opt} "
+                f"lb={row['lower_bound']} {wall:.1f}s",
+                flush=True,
+            )
 
     muri = ROOT / "instances" / "muri-testbed-100.json"
     if muri.exists() and args.muri_jobs > 0:
@@ -128,13 +141,28 @@ def main() -> None:
             s, wall = run(solver, inst, limit, args.workers)
             ok = verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
             v = objective_values(inst, s, [obj])[obj] if s.jobs else None
-            rows.append({"set": "muri-testbed", "instance": inst.name, "solver": solver,
-                         "limit_s": limit, "status": s.status, "valid": ok, "objective": v,
-                         "lower_bound": (s.lower_bound or {}).get(obj), "optimum": None,
-                         "gap_pct": None, "wall_s": round(wall, 2),
-                         "returned": s.info.get("returned", ""), "slot": s.info.get("slot", "")})
-            print(f"{inst.name:10} {solver:11} {s.status:9} {obj}={v} "
-                  f"lb={rows[-1]['lower_bound']} {wall:.1f}s", flush=True)
+            rows.append(
+                {
+                    "set": "muri-testbed",
+                    "instance": inst.name,
+                    "solver": solver,
+                    "limit_s": limit,
+                    "status": s.status,
+                    "valid": ok,
+                    "objective": v,
+                    "lower_bound": (s.lower_bound or {}).get(obj),
+                    "optimum": None,
+                    "gap_pct": None,
+                    "wall_s": round(wall, 2),
+                    "returned": s.info.get("returned", ""),
+                    "slot": s.info.get("slot", ""),
+                }
+            )
+            print(
+                f"{inst.name:10} {solver:11} {s.status:9} {obj}={v} "
+                f"lb={rows[-1]['lower_bound']} {wall:.1f}s",
+                flush=True,
+            )
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -145,27 +173,34 @@ def main() -> None:
 
     print()
     print(f"PSPLIB j30, {min(args.limit, len(files))} instances (makespan)")
-    print(f"{'solver':12} {'limit':>6} {'proved':>7} {'mean gap %':>11} {'median s':>9} "
-          f"{'valid':>6}")
+    print(
+        f"{'solver':12} {'limit':>6} {'proved':>7} {'mean gap %':>11} {'median s':>9} {'valid':>6}"
+    )
     for solver in solvers:
         rs = [r for r in rows if r["set"] == "psplib-j30" and r["solver"] == solver]
         if not rs:
             continue
         gaps = [float(r["gap_pct"]) for r in rs if r["gap_pct"] is not None]  # type: ignore[arg-type]
         proved = sum(r["status"] == "optimal" for r in rs)
-        print(f"{solver:12} {rs[0]['limit_s']:>6} {proved:>4}/{len(rs):<2} "
-              f"{statistics.mean(gaps) if gaps else float('nan'):>11.2f} "
-              f"{statistics.median(float(r['wall_s']) for r in rs):>9.1f} "  # type: ignore[arg-type]
-              f"{sum(bool(r['valid']) for r in rs):>4}/{len(rs)}")
+        print(
+            f"{solver:12} {rs[0]['limit_s']:>6} {proved:>4}/{len(rs):<2} "
+            f"{statistics.mean(gaps) if gaps else float('nan'):>11.2f} "
+            f"{statistics.median(float(r['wall_s']) for r in rs):>9.1f} "  # type: ignore[arg-type]
+            f"{sum(bool(r['valid']) for r in rs):>4}/{len(rs)}"
+        )
     mr = [r for r in rows if r["set"] == "muri-testbed"]
     if mr:
         print()
         print(f"Muri testbed, first {args.muri_jobs} jobs ({mr[0]['instance']})")
-        print(f"{'solver':12} {'limit':>6} {'status':>9} {'objective':>12} {'bound':>12} "
-              f"{'returned':>9} {'slot':>6}")
+        print(
+            f"{'solver':12} {'limit':>6} {'status':>9} {'objective':>12} {'bound':>12} "
+            f"{'returned':>9} {'slot':>6}"
+        )
         for r in mr:
-            print(f"{r['solver']:12} {r['limit_s']:>6} {r['status']:>9} {r['objective']!s:>12} "
-                  f"{r['lower_bound']!s:>12} {r['returned']!s:>9} {r['slot']!s:>6}")
+            print(
+                f"{r['solver']:12} {r['limit_s']:>6} {r['status']:>9} {r['objective']!s:>12} "
+                f"{r['lower_bound']!s:>12} {r['returned']!s:>9} {r['slot']!s:>6}"
+            )
     print(f"\nCSV: {out}")
 
 

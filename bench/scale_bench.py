@@ -55,8 +55,12 @@ def child(args: argparse.Namespace) -> None:
     else:
         s = solve_greedy(inst, args.rule, SolveOptions())
     t_solve = time.perf_counter() - t
-    row: dict[str, Any] = {"status": s.status, "plan_s": round(t_solve, 2),
-                           "read_s": round(t_read, 2), "rss_read_mb": round(rss_read)}
+    row: dict[str, Any] = {
+        "status": s.status,
+        "plan_s": round(t_solve, 2),
+        "read_s": round(t_read, 2),
+        "rss_read_mb": round(rss_read),
+    }
     if s.status == "feasible":
         t = time.perf_counter()
         row["violations"] = len(verify(inst, s))
@@ -64,27 +68,61 @@ def child(args: argparse.Namespace) -> None:
         value = objective_values(inst, s, names)[names[0]]
         bound = (s.lower_bound or {}).get(names[0])
         g = gap(value, bound)
-        row.update(objective=value, bound=bound, gap=None if g is None else round(g, 4),
-                   groups=len(s.groups), engine=s.info.get("engine", ""))
+        row.update(
+            objective=value,
+            bound=bound,
+            gap=None if g is None else round(g, 4),
+            groups=len(s.groups),
+            engine=s.info.get("engine", ""),
+        )
         if "improve" in s.info:
             row["samples"] = s.info["improve"]["samples"]
     row["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(row))
 
 
-def run_child(family: str, jobs: int, nodes: int, rule: str, improve_s: float,
-              seed: int) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--child", "--family", family, "--jobs", str(jobs),
-           "--nodes", str(nodes), "--rule", rule, "--improve-s", str(improve_s),
-           "--seed", str(seed)]
+def run_child(
+    family: str, jobs: int, nodes: int, rule: str, improve_s: float, seed: int
+) -> dict[str, Any]:
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--family",
+        family,
+        "--jobs",
+        str(jobs),
+        "--nodes",
+        str(nodes),
+        "--rule",
+        rule,
+        "--improve-s",
+        str(improve_s),
+        "--seed",
+        str(seed),
+    ]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if p.returncode != 0:
         return {"status": "error", "error": p.stderr.strip().splitlines()[-1:]}
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-COLUMNS = ("jobs", "nodes", "rule", "improve_s", "status", "plan_s", "peak_rss_mb",
-           "objective", "bound", "gap", "groups", "violations", "engine", "samples")
+COLUMNS = (
+    "jobs",
+    "nodes",
+    "rule",
+    "improve_s",
+    "status",
+    "plan_s",
+    "peak_rss_mb",
+    "objective",
+    "bound",
+    "gap",
+    "groups",
+    "violations",
+    "engine",
+    "samples",
+)
 
 
 def main_scale(args: argparse.Namespace) -> None:
@@ -101,14 +139,21 @@ def main_scale(args: argparse.Namespace) -> None:
         if n <= args.quality_max:
             plan += [("interleave", s) for s in improves]
         for rule, imp in plan:
-            row = {"jobs": n, "nodes": nodes, "rule": rule, "improve_s": imp,
-                   **run_child("dl", n, nodes, rule, imp, args.seed)}
+            row = {
+                "jobs": n,
+                "nodes": nodes,
+                "rule": rule,
+                "improve_s": imp,
+                **run_child("dl", n, nodes, rule, imp, args.seed),
+            }
             rows.append(row)
             print(" ".join(f"{str(row.get(c, '')):>12s}" for c in COLUMNS), flush=True)
             with open(out, "w", newline="") as fh:
-                w = csv.DictWriter(fh, fieldnames=list(COLUMNS) + ["read_s", "rss_read_mb",
-                                                                   "verify_s", "error"],
-                                   extrasaction="ignore")
+                w = csv.DictWriter(
+                    fh,
+                    fieldnames=list(COLUMNS) + ["read_s", "rss_read_mb", "verify_s", "error"],
+                    extrasaction="ignore",
+                )
                 w.writeheader()
                 w.writerows(rows)
     print(f"wrote {out}")
@@ -137,8 +182,15 @@ def main_auto(args: argparse.Namespace) -> None:
                 ok = s.status in ("feasible", "optimal") and not verify(inst, s)
                 vals.append(objective_values(inst, s, names)[names[0]] if ok else None)
             ratio = vals[0] / vals[1] if vals[0] and vals[1] else None
-            print(fam, n, nodes, model_size(inst), *vals,
-                  "" if ratio is None else f"{ratio:.3f}", flush=True)
+            print(
+                fam,
+                n,
+                nodes,
+                model_size(inst),
+                *vals,
+                "" if ratio is None else f"{ratio:.3f}",
+                flush=True,
+            )
 
 
 def main() -> None:

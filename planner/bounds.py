@@ -195,15 +195,20 @@ class _Bounds:
                 fixed[i] = j.duration or 0
         self.kind_of, self.mult = kind_of, mult
         ng = len(self.group_names)
-        self.eligible = (self._per_kind([k.eligible for k in self.kinds])[kind_of]
-                         if self.n else np.zeros((0, ng), dtype=bool))
+        self.eligible = (
+            self._per_kind([k.eligible for k in self.kinds])[kind_of]
+            if self.n
+            else np.zeros((0, ng), dtype=bool)
+        )
         if self.n and self.kinds:
             dur = _scale(self._per_kind([k.dur for k in self.kinds])[kind_of], mult)
             with np.errstate(invalid="ignore"):
                 p_grp = np.ceil(dur * _SAFE - 1e-9)
-            p = np.where(self.eligible.any(axis=1),
-                         np.min(np.where(self.eligible, p_grp, np.inf), axis=1, initial=np.inf),
-                         fixed)
+            p = np.where(
+                self.eligible.any(axis=1),
+                np.min(np.where(self.eligible, p_grp, np.inf), axis=1, initial=np.inf),
+                fixed,
+            )
             self.p = np.where(np.isfinite(p), p, fixed)
         else:
             self.p = np.zeros(self.n)
@@ -253,10 +258,13 @@ class _Bounds:
             if sizes and len(models) <= 10:
                 gps = [self.inst.profiles[m].by_gpus[gpus] for m in models]
                 table = _enumerate_groups(
-                    models, [stage_tuple(gp, speed) for gp in gps], sizes,
+                    models,
+                    [stage_tuple(gp, speed) for gp in gps],
+                    sizes,
                     self.inst.interleaving.overhead,
                     [solo_iteration_ms(gp, speed) for gp in gps],
-                    [self.model_weight[(gpus, m)] for m in models])
+                    [self.model_weight[(gpus, m)] for m in models],
+                )
             self.exact[key] = table
         return self.exact[key]
 
@@ -338,8 +346,9 @@ class _Bounds:
             idx = np.flatnonzero(inside)
             if not len(idx):
                 continue
-            cap = float(sum(g.count * g.gpus for g, on in zip(inst.node_groups, fam,
-                                                               strict=True) if on))
+            cap = float(
+                sum(g.count * g.gpus for g, on in zip(inst.node_groups, fam, strict=True) if on)
+            )
             names = {n for n, on in zip(self.group_names, fam, strict=True) if on}
             events = self._gpu_blocked(names, [inst.jobs[i] for i in idx])
             for sh in shares:
@@ -470,9 +479,14 @@ class _Bounds:
         return best
 
 
-def _enumerate_groups(models: list[str], stages: list[StageTuple], sizes: Sequence[int],
-                      overhead: Mapping[int, float], solo: Sequence[float],
-                      weight: Sequence[float]) -> dict[str, tuple[float, list[float]]]:
+def _enumerate_groups(
+    models: list[str],
+    stages: list[StageTuple],
+    sizes: Sequence[int],
+    overhead: Mapping[int, float],
+    solo: Sequence[float],
+    weight: Sequence[float],
+) -> dict[str, tuple[float, list[float]]]:
     """Every multiset of `sizes` members drawn from `models`: its c(G) (contract §4, the
     slot recursion of every ordering run side by side in numpy, and the pair formula), then
     per model the least c(G) and, per scheme A, B, C, a per-iteration GPU-time share
@@ -537,16 +551,19 @@ def _enumerate_groups(models: list[str], stages: list[StageTuple], sizes: Sequen
     for scheme in range(len(SCHEMES)):
         sh = [min(solo[m], out[models[m]][1][scheme]) for m in range(len(models))]
         for m in order:
-            slack = min((cycles[s_i] - sum(sh[u] for u in sets[s_i])) / sets[s_i].count(m)
-                        for s_i in containing[m])
+            slack = min(
+                (cycles[s_i] - sum(sh[u] for u in sets[s_i])) / sets[s_i].count(m)
+                for s_i in containing[m]
+            )
             sh[m] = min(solo[m], sh[m] + max(0.0, slack))
         for m, name in enumerate(models):
             out[name][1][scheme] = sh[m]
     return out
 
 
-def _volume_bound(head: np.ndarray, vol: np.ndarray, cap: float,
-                  events: list[tuple[float, float]]) -> float:
+def _volume_bound(
+    head: np.ndarray, vol: np.ndarray, cap: float, events: list[tuple[float, float]]
+) -> float:
     """max over thresholds r of the earliest T with capacity-time in [r, T] >= the volume of
     jobs with head >= r; capacity is `cap` plus the step changes in `events`."""
     if cap <= 0 or len(vol) == 0:

@@ -31,8 +31,10 @@ def load_profile(path: Path) -> Profile:
     except FileNotFoundError:
         raise InputError(str(path), [Problem("$", "file not found")]) from None
     except json.JSONDecodeError as e:
-        raise InputError(str(path), [Problem(
-            "$", f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}")]) from None
+        raise InputError(
+            str(path),
+            [Problem("$", f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}")],
+        ) from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(str(path), [Problem("$", f"cannot read the file: {e}")]) from None
     ck = Checker()
@@ -55,11 +57,13 @@ def catalogue_rows(directory: Path | str | None = None) -> list[dict[str, Any]]:
     solo iteration time in ms at each GPU count (a list aligned with `gpus`)."""
     rows = []
     for name, prof in load_catalogue(directory).items():
-        rows.append({
-            "model": name,
-            "gpus": list(prof.by_gpus),
-            "gpu_mem_gb": prof.gpu_mem_gb,
-            "batch_size": prof.batch_size,
-            "iteration_ms": [gp.iteration_ms for gp in prof.by_gpus.values()],
-        })
+        rows.append(
+            {
+                "model": name,
+                "gpus": list(prof.by_gpus),
+                "gpu_mem_gb": prof.gpu_mem_gb,
+                "batch_size": prof.batch_size,
+                "iteration_ms": [gp.iteration_ms for gp in prof.by_gpus.values()],
+            }
+        )
     return rows

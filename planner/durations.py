@@ -132,8 +132,9 @@ def group_member_durations(
     return [ceil_units(e, instance.unit_ms) for e in elapsed]
 
 
-def group_admissible(instance: Instance, jobs: Sequence[Job], speed: float = 1.0,
-                     gpu_mem_gb: float | None = None) -> bool:
+def group_admissible(
+    instance: Instance, jobs: Sequence[Job], speed: float = 1.0, gpu_mem_gb: float | None = None
+) -> bool:
     """Contract §4: 2..max_group profiled jobs, same GPU count, a cycle shorter than the sum
     of solo iteration times, and their GPU memory fits on one GPU (when both are known)."""
     k = len(jobs)

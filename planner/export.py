@@ -43,8 +43,9 @@ def write_json(path: str | Path, data: Any) -> None:
     write_atomic(path, json.dumps(data, indent=1) + "\n")
 
 
-def schedule_document(instance: Instance, schedule: Schedule,
-                      objectives: Sequence[str]) -> dict[str, Any]:
+def schedule_document(
+    instance: Instance, schedule: Schedule, objectives: Sequence[str]
+) -> dict[str, Any]:
     """The schedule as the contract's JSON document, with objective values and metrics
     computed from it (an empty schedule has no objective values)."""
     if schedule.jobs:

@@ -70,12 +70,25 @@ def _mixed(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str
     n_fast = max(1, n_nodes // 2)
     n_slow = max(1, n_nodes - n_fast)
     # (name, count, gpus per node, speed, gpu_mem_gb, cpus, mem_gb)
-    groups = [("a100", n_fast, 8, 1.5, 40.0, 64.0, 512.0),
-              ("v100", n_slow, 4, 1.0, 16.0, 32.0, 256.0)]
+    groups = [
+        ("a100", n_fast, 8, 1.5, 40.0, 64.0, 512.0),
+        ("v100", n_slow, 4, 1.0, 16.0, 32.0, 256.0),
+    ]
     cluster_nodes = [
-        {"name": n, "count": c, "gpus": g, "gpu_type": n.upper(), "gpu_mem_gb": m,
-         "cpus": cpu, "mem_gb": mem, "speed": s, "gpu_idle_w": 50, "gpu_busy_w": 300}
-        for n, c, g, s, m, cpu, mem in groups]
+        {
+            "name": n,
+            "count": c,
+            "gpus": g,
+            "gpu_type": n.upper(),
+            "gpu_mem_gb": m,
+            "cpus": cpu,
+            "mem_gb": mem,
+            "speed": s,
+            "gpu_idle_w": 50,
+            "gpu_busy_w": 300,
+        }
+        for n, c, g, s, m, cpu, mem in groups
+    ]
     pool_cap = 20.0
 
     def fits(group: tuple, gpus: int, model: str | None) -> bool:
@@ -92,12 +105,17 @@ def _mixed(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str
     for i in range(n_jobs):
         jid = f"j{i}"
         prio = 1 if rng.random() < 0.3 else 0
-        job: dict[str, Any] = {"id": jid, "release": rng.randrange(0, span + 1),
-                               "priority": prio, "weight": rng.choice([1.0, 1.0, 2.0])}
+        job: dict[str, Any] = {
+            "id": jid,
+            "release": rng.randrange(0, span + 1),
+            "priority": prio,
+            "weight": rng.choice([1.0, 1.0, 2.0]),
+        }
         kind = rng.random()
         if kind < 0.12:  # GPU-less job using only the pool
-            job.update(duration=rng.randint(5, 120), gpus=0,
-                       demand={"power_kw": float(rng.randint(1, 8))})
+            job.update(
+                duration=rng.randint(5, 120), gpus=0, demand={"power_kw": float(rng.randint(1, 8))}
+            )
             slowest[jid] = job["duration"]
         else:
             gpus = _weighted(rng, {1: 0.3, 2: 0.25, 4: 0.25, 8: 0.2})
@@ -135,17 +153,31 @@ def _mixed(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str
     maint_end = rng.randint(300, 1800)
     reservations = [
         {"id": "maint", "start": 0, "end": maint_end, "nodes": ["v100-0"], "for": None},
-        {"id": "nlp-hold", "start": rng.randint(0, 600), "end": rng.randint(1200, 3600),
-         "nodes": ["a100-0"], "gpus": [0, 1, 2, 3], "for": {"tenants": ["nlp"]}},
-        {"id": "power-nlp", "start": rng.randint(0, 300), "end": rng.randint(900, 2400),
-         "pool": "power_kw", "amount": 6.0, "for": {"tenants": ["nlp"]}},
+        {
+            "id": "nlp-hold",
+            "start": rng.randint(0, 600),
+            "end": rng.randint(1200, 3600),
+            "nodes": ["a100-0"],
+            "gpus": [0, 1, 2, 3],
+            "for": {"tenants": ["nlp"]},
+        },
+        {
+            "id": "power-nlp",
+            "start": rng.randint(0, 300),
+            "end": rng.randint(900, 2400),
+            "pool": "power_kw",
+            "amount": 6.0,
+            "for": {"tenants": ["nlp"]},
+        },
     ]
     bound = _serial_bound(jobs, slowest, reservations)
     for job in jobs:
         if rng.random() < 0.1:
             job["deadline"] = job["release"] + bound
     return {
-        "version": 1, "name": f"mixed-{n_jobs}-{n_nodes}-s{seed}", "time_unit": "s",
+        "version": 1,
+        "name": f"mixed-{n_jobs}-{n_nodes}-s{seed}",
+        "time_unit": "s",
         "horizon": 2 * bound,
         "cluster": {"nodes": cluster_nodes, "pools": {"power_kw": pool_cap}},
         "interleaving": {"enabled": True, "max_group": 4},
@@ -156,8 +188,9 @@ def _mixed(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str
     }
 
 
-def _serial_bound(jobs: list[dict[str, Any]], slowest: Mapping[str, int],
-                  reservations: list[dict[str, Any]]) -> int:
+def _serial_bound(
+    jobs: list[dict[str, Any]], slowest: Mapping[str, int], reservations: list[dict[str, Any]]
+) -> int:
     """An end time every list schedule meets: when a job is placed, everything placed so far
     has ended by the running bound, so it can start then at the latest."""
     last_release = max((j.get("release", 0) for j in jobs), default=0)
@@ -183,13 +216,34 @@ def _dl(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str, A
     t = 0.0
     jobs = []
     for i, (gpus, model, iters) in enumerate(specs):
-        jobs.append({"id": f"j{i}", "model": model, "gpus": gpus, "iterations": iters,
-                     "release": int(t), "priority": 1 if rng.random() < 0.2 else 0})
+        jobs.append(
+            {
+                "id": f"j{i}",
+                "model": model,
+                "gpus": gpus,
+                "iterations": iters,
+                "release": int(t),
+                "priority": 1 if rng.random() < 0.2 else 0,
+            }
+        )
         t += rng.expovariate(1.0 / gap) if gap > 0 else 0.0
     return {
-        "version": 1, "name": f"dl-{n_jobs}-{n_nodes}-s{seed}", "time_unit": "s",
-        "cluster": {"nodes": [{"name": "v100", "count": n_nodes, "gpus": 8, "gpu_type": "V100",
-                               "gpu_mem_gb": 32, "gpu_idle_w": 60, "gpu_busy_w": 300}]},
+        "version": 1,
+        "name": f"dl-{n_jobs}-{n_nodes}-s{seed}",
+        "time_unit": "s",
+        "cluster": {
+            "nodes": [
+                {
+                    "name": "v100",
+                    "count": n_nodes,
+                    "gpus": 8,
+                    "gpu_type": "V100",
+                    "gpu_mem_gb": 32,
+                    "gpu_idle_w": 60,
+                    "gpu_busy_w": 300,
+                }
+            ]
+        },
         "interleaving": {"enabled": True, "max_group": 4},
         "policy": {"priority": "none"},
         "objective": ["total_weighted_jct"],
@@ -201,20 +255,29 @@ def _rcpsp(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str
     pools = {f"R{k}": float(rng.randint(5, 15)) for k in range(1, 5)}
     jobs = []
     for i in range(n_jobs):
-        demand = {r: float(rng.randint(0, int(cap))) for r, cap in pools.items()
-                  if rng.random() < 0.5}
-        job: dict[str, Any] = {"id": f"a{i}", "duration": rng.randint(1, 10), "gpus": 0,
-                               "demand": {r: v for r, v in demand.items() if v > 0}}
+        demand = {
+            r: float(rng.randint(0, int(cap))) for r, cap in pools.items() if rng.random() < 0.5
+        }
+        job: dict[str, Any] = {
+            "id": f"a{i}",
+            "duration": rng.randint(1, 10),
+            "gpus": 0,
+            "demand": {r: v for r, v in demand.items() if v > 0},
+        }
         if i:
             preds = rng.sample(range(max(0, i - 10), i), k=min(i, rng.randint(0, 2)))
             if preds:
                 job["after"] = [f"a{p}" for p in sorted(preds)]
         jobs.append(job)
     return {
-        "version": 1, "name": f"rcpsp-{n_jobs}-s{seed}", "time_unit": "s",
+        "version": 1,
+        "name": f"rcpsp-{n_jobs}-s{seed}",
+        "time_unit": "s",
         # GPU-less jobs need no node; one token node keeps the cluster well-formed.
-        "cluster": {"nodes": [{"name": "none", "count": max(1, n_nodes), "gpus": 1}],
-                    "pools": pools},
+        "cluster": {
+            "nodes": [{"name": "none", "count": max(1, n_nodes), "gpus": 1}],
+            "pools": pools,
+        },
         "policy": {"priority": "none"},
         "objective": ["makespan"],
         "jobs": jobs,

@@ -120,8 +120,9 @@ def candidate_groups(
                 buckets[j.gpus][model].append(j)
         for gpus in sorted(buckets):
             by_model = buckets[gpus]
-            dur = {j.id: solo_duration(instance, j, ng.speed)
-                   for ms in by_model.values() for j in ms}
+            dur = {
+                j.id: solo_duration(instance, j, ng.speed) for ms in by_model.values() for j in ms
+            }
             for ms in by_model.values():
                 ms.sort(key=lambda j: (j.release, dur[j.id], j.id))
             for eff, combo in _model_multisets(instance, by_model, ng):
@@ -189,8 +190,13 @@ def _job_combinations(
 _WINDOW = 8
 
 
-def _nearest(cands: list[Job], keys: list[tuple[int, int, str]], anchor: Job,
-             dur: dict[str, int], taken: list[Job]) -> Job | None:
+def _nearest(
+    cands: list[Job],
+    keys: list[tuple[int, int, str]],
+    anchor: Job,
+    dur: dict[str, int],
+    taken: list[Job],
+) -> Job | None:
     """The job of `cands` nearest to `anchor`: smallest |release gap| + |duration gap|
     (the group starts at the later release and the shorter member leaves the longer one
     running alone), among the `_WINDOW` neighbours on each side in release order."""

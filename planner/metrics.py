@@ -24,8 +24,15 @@ from collections.abc import Sequence
 from planner.instance import OBJECTIVES, Instance
 from planner.schedule import Assignment, Schedule
 
-METRIC_KEYS = ("makespan", "avg_jct", "p99_jct", "total_weighted_jct",
-               "total_weighted_tardiness", "gpu_utilization", "energy_kwh")
+METRIC_KEYS = (
+    "makespan",
+    "avg_jct",
+    "p99_jct",
+    "total_weighted_jct",
+    "total_weighted_tardiness",
+    "gpu_utilization",
+    "energy_kwh",
+)
 
 
 def _known(instance: Instance, schedule: Schedule) -> list[Assignment]:
@@ -103,8 +110,9 @@ def metrics(instance: Instance, schedule: Schedule) -> dict[str, float]:
     }
 
 
-def objective_values(instance: Instance, schedule: Schedule,
-                     names: Sequence[str]) -> dict[str, float]:
+def objective_values(
+    instance: Instance, schedule: Schedule, names: Sequence[str]
+) -> dict[str, float]:
     """The named objectives (contract §2) of the schedule, in the given order."""
     bad = [n for n in names if n not in OBJECTIVES]
     if bad:

@@ -53,16 +53,53 @@ MAX_NODES = 100_000
 
 _REQUIRED: Any = object()  # marks a required field in the getters below
 
-TOP_FIELDS = ("version", "name", "description", "time_unit", "horizon", "cluster",
-              "interleaving", "policy", "objective", "profiles", "jobs", "reservations")
+TOP_FIELDS = (
+    "version",
+    "name",
+    "description",
+    "time_unit",
+    "horizon",
+    "cluster",
+    "interleaving",
+    "policy",
+    "objective",
+    "profiles",
+    "jobs",
+    "reservations",
+)
 CLUSTER_FIELDS = ("nodes", "pools")
-NODE_FIELDS = ("name", "count", "gpus", "gpu_type", "gpu_mem_gb", "cpus", "mem_gb", "speed",
-               "gpu_idle_w", "gpu_busy_w")
+NODE_FIELDS = (
+    "name",
+    "count",
+    "gpus",
+    "gpu_type",
+    "gpu_mem_gb",
+    "cpus",
+    "mem_gb",
+    "speed",
+    "gpu_idle_w",
+    "gpu_busy_w",
+)
 INTERLEAVING_FIELDS = ("enabled", "max_group", "overhead")
 POLICY_FIELDS = ("priority",)
-JOB_FIELDS = ("id", "model", "gpus", "iterations", "duration", "release", "priority", "weight",
-              "due", "deadline", "after", "cpus_per_gpu", "mem_gb_per_gpu", "tenant",
-              "node_types", "demand")
+JOB_FIELDS = (
+    "id",
+    "model",
+    "gpus",
+    "iterations",
+    "duration",
+    "release",
+    "priority",
+    "weight",
+    "due",
+    "deadline",
+    "after",
+    "cpus_per_gpu",
+    "mem_gb_per_gpu",
+    "tenant",
+    "node_types",
+    "demand",
+)
 RESERVATION_FIELDS = ("id", "start", "end", "nodes", "gpus", "pool", "amount", "for")
 FOR_FIELDS = ("tenants", "jobs")
 PROFILE_FIELDS = ("model", "batch_size", "gpu_mem_gb", "by_gpus")
@@ -134,8 +171,15 @@ class Checker:
             return False, None if default is _REQUIRED else default
         return True, d[key]
 
-    def integer(self, d: dict[str, Any], key: str, path: str, default: Any = _REQUIRED,
-                minimum: int | None = 0, nullable: bool = False) -> Any:
+    def integer(
+        self,
+        d: dict[str, Any],
+        key: str,
+        path: str,
+        default: Any = _REQUIRED,
+        minimum: int | None = 0,
+        nullable: bool = False,
+    ) -> Any:
         present, v = self._get(d, key, path, default)
         if not present or (v is None and nullable):
             return v
@@ -151,16 +195,24 @@ class Checker:
             return None
         return v
 
-    def number(self, d: dict[str, Any], key: str, path: str, default: Any = _REQUIRED,
-               minimum: float | None = 0.0, positive: bool = False,
-               nullable: bool = False) -> Any:
+    def number(
+        self,
+        d: dict[str, Any],
+        key: str,
+        path: str,
+        default: Any = _REQUIRED,
+        minimum: float | None = 0.0,
+        positive: bool = False,
+        nullable: bool = False,
+    ) -> Any:
         present, v = self._get(d, key, path, default)
         if not present or (v is None and nullable):
             return v
         return self.num_value(v, join(path, key), minimum, positive)
 
-    def num_value(self, v: Any, path: str, minimum: float | None = 0.0,
-                  positive: bool = False) -> float | None:
+    def num_value(
+        self, v: Any, path: str, minimum: float | None = 0.0, positive: bool = False
+    ) -> float | None:
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
             self.add(path, f"expected a number, got {kind(v)} {json.dumps(v)}")
             return None
@@ -172,8 +224,15 @@ class Checker:
             return None
         return float(v)
 
-    def string(self, d: dict[str, Any], key: str, path: str, default: Any = _REQUIRED,
-               nullable: bool = False, choices: Collection[str] | None = None) -> Any:
+    def string(
+        self,
+        d: dict[str, Any],
+        key: str,
+        path: str,
+        default: Any = _REQUIRED,
+        nullable: bool = False,
+        choices: Collection[str] | None = None,
+    ) -> Any:
         present, v = self._get(d, key, path, default)
         if not present or (v is None and nullable):
             return v
@@ -189,8 +248,14 @@ class Checker:
             return None
         return v
 
-    def str_list(self, d: dict[str, Any], key: str, path: str, default: Any = _REQUIRED,
-                 nullable: bool = False) -> Any:
+    def str_list(
+        self,
+        d: dict[str, Any],
+        key: str,
+        path: str,
+        default: Any = _REQUIRED,
+        nullable: bool = False,
+    ) -> Any:
         present, v = self._get(d, key, path, default)
         if not present or (v is None and nullable):
             return v
@@ -203,6 +268,7 @@ class Checker:
 
 
 # ---------------------------------------------------------------- profiles (contract §3)
+
 
 def parse_profile(v: Any, path: str, ck: Checker, name: str | None = None) -> Profile | None:
     """One model profile; `name` is the expected model name (dict key or file stem)."""
@@ -243,11 +309,13 @@ def parse_profile(v: Any, path: str, ck: Checker, name: str | None = None) -> Pr
                 by_gpus[int(key)] = GpuProfile(it, Stages(*st))
     if ck.fatal != before or model is None:
         return None
-    return Profile(model=model, by_gpus=dict(sorted(by_gpus.items())), gpu_mem_gb=mem,
-                   batch_size=batch)
+    return Profile(
+        model=model, by_gpus=dict(sorted(by_gpus.items())), gpu_mem_gb=mem, batch_size=batch
+    )
 
 
 # ---------------------------------------------------------------- the instance
+
 
 @dataclass
 class Parsed:
@@ -296,10 +364,23 @@ def _node_group(v: Any, path: str, ck: Checker, out: Parsed) -> None:
     idle = ck.number(d, "gpu_idle_w", path, default=0.0)
     busy = ck.number(d, "gpu_busy_w", path, default=0.0)
     if ck.fatal == before:
-        out.node_groups.append((path, NodeGroup(
-            name=name, count=count, gpus=gpus, gpu_type=gpu_type, gpu_mem_gb=gpu_mem,
-            cpus=cpus, mem_gb=mem, speed=float(speed), gpu_idle_w=float(idle),
-            gpu_busy_w=float(busy))))
+        out.node_groups.append(
+            (
+                path,
+                NodeGroup(
+                    name=name,
+                    count=count,
+                    gpus=gpus,
+                    gpu_type=gpu_type,
+                    gpu_mem_gb=gpu_mem,
+                    cpus=cpus,
+                    mem_gb=mem,
+                    speed=float(speed),
+                    gpu_idle_w=float(idle),
+                    gpu_busy_w=float(busy),
+                ),
+            )
+        )
 
 
 def _cluster(v: Any, ck: Checker, out: Parsed) -> None:
@@ -317,8 +398,7 @@ def _cluster(v: Any, ck: Checker, out: Parsed) -> None:
             _node_group(g, f"cluster.nodes[{i}]", ck, out)
         total = sum(g.count for _, g in out.node_groups)
         if total > MAX_NODES:
-            ck.add("cluster.nodes", f"{total} nodes in all is more than the {MAX_NODES} "
-                   f"supported")
+            ck.add("cluster.nodes", f"{total} nodes in all is more than the {MAX_NODES} supported")
             out.node_groups.clear()
     if "pools" in d:
         pools = ck.mapping(d["pools"], "cluster.pools")
@@ -349,7 +429,7 @@ def _interleaving(v: Any, ck: Checker) -> Interleaving:
             for k, x in o.items():
                 p = f"interleaving.overhead.{k}"
                 if k not in ("2", "3", "4"):
-                    ck.add(p, f"'{k}' is not a group size (\"2\", \"3\" or \"4\")")
+                    ck.add(p, f'\'{k}\' is not a group size ("2", "3" or "4")')
                     continue
                 val = ck.num_value(x, p, positive=True)
                 if val is not None:
@@ -360,8 +440,11 @@ def _interleaving(v: Any, ck: Checker) -> Interleaving:
 def _objective(v: Any, ck: Checker) -> tuple[str, ...] | None:
     names = [v] if isinstance(v, str) else v
     if not isinstance(names, list) or not names:
-        ck.add("objective", f"expected an objective name or a non-empty array of them, "
-               f"got {kind(v) if not isinstance(v, list) else 'an empty array'}")
+        ck.add(
+            "objective",
+            f"expected an objective name or a non-empty array of them, "
+            f"got {kind(v) if not isinstance(v, list) else 'an empty array'}",
+        )
         return None
     out = []
     for i, n in enumerate(names):
@@ -391,8 +474,10 @@ def _job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
         gpus = ck.integer(d, "gpus", path, minimum=1)
         iterations = ck.integer(d, "iterations", path, minimum=1)
         if "duration" in d:
-            ck.add(join(path, "duration"), "a job has either model + iterations or a "
-                   "duration, not both")
+            ck.add(
+                join(path, "duration"),
+                "a job has either model + iterations or a duration, not both",
+            )
         duration = None
     else:
         gpus = ck.integer(d, "gpus", path, minimum=0)
@@ -400,8 +485,11 @@ def _job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
         if "iterations" in d:
             ck.add(join(path, "iterations"), "iterations needs a model")
         if "duration" not in d:
-            ck.add(join(path, "duration"), "required field is missing (a job has either "
-                   "model + iterations + gpus, or duration + gpus)")
+            ck.add(
+                join(path, "duration"),
+                "required field is missing (a job has either "
+                "model + iterations + gpus, or duration + gpus)",
+            )
             duration = None
         else:
             duration = ck.integer(d, "duration", path)
@@ -426,13 +514,29 @@ def _job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
                 if a is not None:
                     demand[k] = a
     if ck.fatal == before:
-        out.jobs.append((path, Job(
-            id=jid, gpus=gpus, model=model, iterations=iterations, duration=duration,
-            release=release, priority=priority, weight=float(weight), due=due,
-            deadline=deadline, after=tuple(dict.fromkeys(after)), cpus_per_gpu=float(cpus),
-            mem_gb_per_gpu=float(mem), tenant=tenant,
-            node_types=tuple(node_types) if node_types is not None else None,
-            demand=demand)))
+        out.jobs.append(
+            (
+                path,
+                Job(
+                    id=jid,
+                    gpus=gpus,
+                    model=model,
+                    iterations=iterations,
+                    duration=duration,
+                    release=release,
+                    priority=priority,
+                    weight=float(weight),
+                    due=due,
+                    deadline=deadline,
+                    after=tuple(dict.fromkeys(after)),
+                    cpus_per_gpu=float(cpus),
+                    mem_gb_per_gpu=float(mem),
+                    tenant=tenant,
+                    node_types=tuple(node_types) if node_types is not None else None,
+                    demand=demand,
+                ),
+            )
+        )
 
 
 def _reservation(v: Any, path: str, ck: Checker, out: Parsed) -> None:
@@ -482,11 +586,21 @@ def _reservation(v: Any, path: str, ck: Checker, out: Parsed) -> None:
             jobs = ck.str_list(f, "jobs", fp, default=[])
             admits = Admits(frozenset(tenants or ()), frozenset(jobs or ()))
     if ck.fatal == before:
-        out.reservations.append((path, Reservation(
-            id=rid, start=start, end=end, admits=admits, nodes=tuple(nodes or ()),
-            gpus=tuple(g for g in gpus if g is not None) if gpus is not None else None,
-            pool=pool,
-            amount=float(amount or 0.0))))
+        out.reservations.append(
+            (
+                path,
+                Reservation(
+                    id=rid,
+                    start=start,
+                    end=end,
+                    admits=admits,
+                    nodes=tuple(nodes or ()),
+                    gpus=tuple(g for g in gpus if g is not None) if gpus is not None else None,
+                    pool=pool,
+                    amount=float(amount or 0.0),
+                ),
+            )
+        )
 
 
 def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
@@ -514,8 +628,10 @@ def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
     if "policy" in top:
         pol = ck.obj(top["policy"], "policy", POLICY_FIELDS)
         if pol is not None:
-            out.priority_policy = ck.string(pol, "priority", "policy", default="strict",
-                                            choices=("strict", "none")) or "strict"
+            out.priority_policy = (
+                ck.string(pol, "priority", "policy", default="strict", choices=("strict", "none"))
+                or "strict"
+            )
     if "objective" in top:
         out.objective = _objective(top["objective"], ck) or out.objective
     if "profiles" in top:
@@ -552,15 +668,24 @@ def build_instance(p: Parsed, profiles: Mapping[str, Profile]) -> Instance:
         for i in range(g.count):
             nodes.append(Node(name=f"{g.name}-{i}", group=g, index=len(nodes)))
     return Instance(
-        name=p.name, jobs=tuple(j for _, j in p.jobs), node_groups=groups, nodes=tuple(nodes),
-        profiles=dict(profiles), pools=dict(p.pools),
-        reservations=tuple(r for _, r in p.reservations), time_unit=p.time_unit,
-        horizon=p.horizon, interleaving=p.interleaving, priority_policy=p.priority_policy,
-        objective=p.objective)
+        name=p.name,
+        jobs=tuple(j for _, j in p.jobs),
+        node_groups=groups,
+        nodes=tuple(nodes),
+        profiles=dict(profiles),
+        pools=dict(p.pools),
+        reservations=tuple(r for _, r in p.reservations),
+        time_unit=p.time_unit,
+        horizon=p.horizon,
+        interleaving=p.interleaving,
+        priority_policy=p.priority_policy,
+        objective=p.objective,
+    )
 
 
-def instance_from_dict(d: Any, file: str = "<dict>",
-                       catalogue: Mapping[str, Profile] | None = None) -> Instance:
+def instance_from_dict(
+    d: Any, file: str = "<dict>", catalogue: Mapping[str, Profile] | None = None
+) -> Instance:
     """Validate an instance dict and build the Instance; InputError lists every problem.
 
     `catalogue` (default: `planner.catalogue.load_catalogue()`, loaded only when a job names
@@ -611,8 +736,9 @@ def read_instance(path: str | Path, catalogue: Mapping[str, Profile] | None = No
     try:
         d = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
-        raise InputError(file, [Problem(
-            "$", f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}")]) from None
+        raise InputError(
+            file, [Problem("$", f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}")]
+        ) from None
     except ValueError as e:
         raise InputError(file, [Problem("$", f"malformed JSON: {e}")]) from None
     return instance_from_dict(d, file=file, catalogue=catalogue)

@@ -53,8 +53,9 @@ class Schedule:
         return replace(self, **changes)
 
 
-def schedule_to_dict(s: Schedule, objective: Mapping[str, float],
-                     metrics: Mapping[str, float]) -> dict[str, Any]:
+def schedule_to_dict(
+    s: Schedule, objective: Mapping[str, float], metrics: Mapping[str, float]
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "format": FORMAT,
         "instance": s.instance,
@@ -124,11 +125,16 @@ def schedule_from_dict(d: Any) -> Schedule:
             probs.append((f"{path}.placement", "not a list"))
             raw_pl = []
         for k, p in enumerate(raw_pl):
-            ok = (isinstance(p, dict) and isinstance(p.get("node"), str)
-                  and isinstance(p.get("gpus"), list) and all(_int(x) for x in p["gpus"]))
+            ok = (
+                isinstance(p, dict)
+                and isinstance(p.get("node"), str)
+                and isinstance(p.get("gpus"), list)
+                and all(_int(x) for x in p["gpus"])
+            )
             if not ok:
-                probs.append((f"{path}.placement[{k}]",
-                              "needs a node name and a list of GPU indices"))
+                probs.append(
+                    (f"{path}.placement[{k}]", "needs a node name and a list of GPU indices")
+                )
                 continue
             pl.append(Placement(p["node"], tuple(p["gpus"])))
         group = j.get("group")
@@ -143,8 +149,12 @@ def schedule_from_dict(d: Any) -> Schedule:
         probs.append(("groups", "not a list"))
         raw_groups = []
     for i, g in enumerate(raw_groups):
-        if not (isinstance(g, dict) and isinstance(g.get("id"), str)
-                and isinstance(g.get("jobs"), list) and all(isinstance(x, str) for x in g["jobs"])):
+        if not (
+            isinstance(g, dict)
+            and isinstance(g.get("id"), str)
+            and isinstance(g.get("jobs"), list)
+            and all(isinstance(x, str) for x in g["jobs"])
+        ):
             probs.append((f"groups[{i}]", "needs an id and a list of job ids"))
             continue
         groups.append(Group(g["id"], tuple(g["jobs"])))

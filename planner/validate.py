@@ -29,35 +29,57 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
             node = instance.node_by_name.get(name)
             if node is None:
                 if p.cluster_ok:
-                    out.append(Problem(f"{path}.nodes[{k}]", f"unknown node '{name}'"
-                                       f"{suggest(name, instance.node_by_name)}"))
+                    out.append(
+                        Problem(
+                            f"{path}.nodes[{k}]",
+                            f"unknown node '{name}'{suggest(name, instance.node_by_name)}",
+                        )
+                    )
                 continue
             for i, g in enumerate(r.gpus or ()):
                 if g >= node.gpus:
-                    out.append(Problem(f"{path}.gpus[{i}]", f"GPU {g} is outside node {name}"
-                                       f" (GPUs 0-{node.gpus - 1})"))
+                    out.append(
+                        Problem(
+                            f"{path}.gpus[{i}]",
+                            f"GPU {g} is outside node {name} (GPUs 0-{node.gpus - 1})",
+                        )
+                    )
         if r.pool is not None:
             if r.pool not in p.pool_names:
-                out.append(Problem(f"{path}.pool", f"unknown pool '{r.pool}'"
-                                   f"{suggest(r.pool, p.pool_names)}"))
+                out.append(
+                    Problem(
+                        f"{path}.pool", f"unknown pool '{r.pool}'{suggest(r.pool, p.pool_names)}"
+                    )
+                )
             elif r.pool in p.pools and r.amount > p.pools[r.pool] + 1e-9:
-                out.append(Problem(f"{path}.amount", f"{r.amount:g} is more than the pool's "
-                                   f"capacity {p.pools[r.pool]:g}"))
+                out.append(
+                    Problem(
+                        f"{path}.amount",
+                        f"{r.amount:g} is more than the pool's capacity {p.pools[r.pool]:g}",
+                    )
+                )
         admits: Any = raw.get("for") or {}
         for k, jid in enumerate(admits.get("jobs", [])):
             if jid not in job_ids:
-                out.append(Problem(f"{path}.for.jobs[{k}]",
-                                   f"unknown job '{jid}'{suggest(jid, job_ids)}"))
+                out.append(
+                    Problem(f"{path}.for.jobs[{k}]", f"unknown job '{jid}'{suggest(jid, job_ids)}")
+                )
         for k, t in enumerate(admits.get("tenants", [])):
             if t not in tenants:
-                out.append(Problem(f"{path}.for.tenants[{k}]",
-                                   f"no job has tenant '{t}'{suggest(t, tenants)}"))
+                out.append(
+                    Problem(
+                        f"{path}.for.tenants[{k}]", f"no job has tenant '{t}'{suggest(t, tenants)}"
+                    )
+                )
     return out
 
 
 def _duplicates(p: Parsed, instance: Instance, out: list[Problem]) -> None:
-    for what, items in (("job id", p.job_ids), ("node group", p.group_names),
-                        ("reservation id", p.reservation_ids)):
+    for what, items in (
+        ("job id", p.job_ids),
+        ("node group", p.group_names),
+        ("reservation id", p.reservation_ids),
+    ):
         first: dict[str, str] = {}
         for path, name in items:
             if name in first:
@@ -71,8 +93,16 @@ def _duplicates(p: Parsed, instance: Instance, out: list[Problem]) -> None:
         seen.add(node.name)
 
 
-def _job(p: Parsed, instance: Instance, available: Mapping[str, Profile], path: str, job: Job,
-         job_ids: set[str], group_names: set[str], out: list[Problem]) -> None:
+def _job(
+    p: Parsed,
+    instance: Instance,
+    available: Mapping[str, Profile],
+    path: str,
+    job: Job,
+    job_ids: set[str],
+    group_names: set[str],
+    out: list[Problem],
+) -> None:
     raw = p.raw[path]
     runnable = True  # profile resolved, so Instance.misfit may be asked
     if job.model is not None:
@@ -80,38 +110,62 @@ def _job(p: Parsed, instance: Instance, available: Mapping[str, Profile], path: 
         if prof is None:
             runnable = False
             if job.model not in p.profile_names:  # a broken inline profile is reported already
-                out.append(Problem(f"{path}.model", f"unknown model '{job.model}': not in "
-                                   f"profiles nor in the models/ catalogue"
-                                   f"{suggest(job.model, available)}"))
+                out.append(
+                    Problem(
+                        f"{path}.model",
+                        f"unknown model '{job.model}': not in "
+                        f"profiles nor in the models/ catalogue"
+                        f"{suggest(job.model, available)}",
+                    )
+                )
         elif job.gpus not in prof.by_gpus:
             runnable = False
             counts = ", ".join(str(g) for g in prof.by_gpus)
-            out.append(Problem(f"{path}.gpus", f"{job.model} has no profile for {job.gpus} "
-                               f"GPUs (it runs at {counts})"))
+            out.append(
+                Problem(
+                    f"{path}.gpus",
+                    f"{job.model} has no profile for {job.gpus} GPUs (it runs at {counts})",
+                )
+            )
     for k, dep in enumerate(raw.get("after", [])):
         if dep not in job_ids:
             out.append(Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, job_ids)}"))
     for k, g in enumerate(job.node_types or ()):
         if g not in group_names:
-            out.append(Problem(f"{path}.node_types[{k}]",
-                               f"unknown node group '{g}'{suggest(g, group_names)}"))
+            out.append(
+                Problem(
+                    f"{path}.node_types[{k}]", f"unknown node group '{g}'{suggest(g, group_names)}"
+                )
+            )
     for pool, amount in job.demand.items():
         if pool not in p.pool_names:
-            out.append(Problem(f"{path}.demand.{pool}",
-                               f"unknown pool '{pool}'{suggest(pool, p.pool_names)}"))
+            out.append(
+                Problem(
+                    f"{path}.demand.{pool}", f"unknown pool '{pool}'{suggest(pool, p.pool_names)}"
+                )
+            )
         elif pool in p.pools and amount > p.pools[pool] + 1e-9:
-            out.append(Problem(f"{path}.demand.{pool}", f"demand {amount:g} exceeds the pool's "
-                               f"capacity {p.pools[pool]:g}"))
+            out.append(
+                Problem(
+                    f"{path}.demand.{pool}",
+                    f"demand {amount:g} exceeds the pool's capacity {p.pools[pool]:g}",
+                )
+            )
     if job.deadline is not None and job.release > job.deadline:
-        out.append(Problem(f"{path}.deadline",
-                           f"deadline {job.deadline} is before release {job.release}"))
+        out.append(
+            Problem(f"{path}.deadline", f"deadline {job.deadline} is before release {job.release}")
+        )
     if instance.horizon is not None and job.release > instance.horizon:
-        out.append(Problem(f"{path}.release",
-                           f"release {job.release} is after the horizon {instance.horizon}"))
+        out.append(
+            Problem(
+                f"{path}.release", f"release {job.release} is after the horizon {instance.horizon}"
+            )
+        )
     if job.gpus == 0 or not runnable or not p.cluster_ok:
         return
-    allowed = [g for g in instance.node_groups
-               if job.node_types is None or g.name in job.node_types]
+    allowed = [
+        g for g in instance.node_groups if job.node_types is None or g.name in job.node_types
+    ]
     if not instance.node_groups:
         out.append(Problem(path, f"job '{job.id}' fits no node (the cluster has no nodes)"))
         return
@@ -142,7 +196,7 @@ def _cycles(p: Parsed) -> list[Problem]:
                 stack[-1] = (node, i + 1)
                 nxt = edges[node][i]
                 if state.get(nxt) == 1:
-                    cyc = trail[trail.index(nxt):]
+                    cyc = trail[trail.index(nxt) :]
                     start = min(range(len(cyc)), key=lambda k: order[cyc[k]])
                     found.append(cyc[start:] + cyc[:start])
                 elif nxt not in state:
@@ -160,6 +214,10 @@ def _cycles(p: Parsed) -> list[Problem]:
             continue
         seen.add(tuple(cyc))
         text = " -> ".join(cyc + [cyc[0]])
-        problems.append(Problem(join(path_of[cyc[0]], "after"),
-                                f"cycle in after (each job waits for the next): {text}"))
+        problems.append(
+            Problem(
+                join(path_of[cyc[0]], "after"),
+                f"cycle in after (each job waits for the next): {text}",
+            )
+        )
     return problems

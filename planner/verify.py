@@ -113,15 +113,17 @@ def _check_r1(inst: Instance, s: Schedule, out: list[Violation]) -> dict[str, As
     ok: dict[str, Assignment] = {}
     for jid, a in seen.items():
         if not (_is_int(a.start) and _is_int(a.end)):
-            out.append(Violation("R1", f"start {a.start!r} and end {a.end!r} must be integers",
-                                 jid))
+            out.append(
+                Violation("R1", f"start {a.start!r} and end {a.end!r} must be integers", jid)
+            )
             continue
         if a.end < a.start:
             out.append(Violation("R1", f"end {a.end} is before start {a.start}", jid, time=a.start))
             continue
         if a.end == a.start and not _zero_length(inst, inst.job_by_id[jid]):
-            out.append(Violation("R1", "start == end for a job that is not zero-length", jid,
-                                 time=a.start))
+            out.append(
+                Violation("R1", "start == end for a job that is not zero-length", jid, time=a.start)
+            )
             continue
         ok[jid] = a
     # Groups: the list and the jobs' `group` fields must agree.
@@ -135,8 +137,11 @@ def _check_r1(inst: Instance, s: Schedule, out: list[Violation]) -> dict[str, As
             if m not in inst.job_by_id:
                 out.append(Violation("R1", f"group {g.id} lists unknown job {m}", m))
             elif m in seen and seen[m].group != g.id:
-                out.append(Violation("R1", f"group {g.id} lists the job, whose group is "
-                                           f"{seen[m].group}", m))
+                out.append(
+                    Violation(
+                        "R1", f"group {g.id} lists the job, whose group is {seen[m].group}", m
+                    )
+                )
         if len(set(g.jobs)) != len(g.jobs):
             out.append(Violation("R1", f"group {g.id} lists a job more than once"))
     for jid, a in seen.items():
@@ -176,14 +181,21 @@ def _check_r2(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
     for jid, a in ok.items():
         j = inst.job_by_id[jid]
         if a.start < j.release:
-            out.append(Violation("R2", f"starts at {a.start} before its release {j.release}",
-                                 jid, time=a.start))
+            out.append(
+                Violation(
+                    "R2", f"starts at {a.start} before its release {j.release}", jid, time=a.start
+                )
+            )
         if j.deadline is not None and a.end > j.deadline:
-            out.append(Violation("R2", f"ends at {a.end} after its deadline {j.deadline}",
-                                 jid, time=a.end))
+            out.append(
+                Violation("R2", f"ends at {a.end} after its deadline {j.deadline}", jid, time=a.end)
+            )
         if inst.horizon is not None and a.end > inst.horizon:
-            out.append(Violation("R2", f"ends at {a.end} after the horizon {inst.horizon}",
-                                 jid, time=a.end))
+            out.append(
+                Violation(
+                    "R2", f"ends at {a.end} after the horizon {inst.horizon}", jid, time=a.end
+                )
+            )
 
 
 # --- R5: placement ------------------------------------------------------------------
@@ -240,8 +252,10 @@ def _placement(inst: Instance, j: Job, a: Assignment, out: list[Violation]) -> N
         if len(a.placement) != 1:
             bad(f"{j.gpus} GPUs fit one {ng.gpus}-GPU node but {len(a.placement)} nodes are used")
         elif len(set(a.placement[0].gpus)) != j.gpus:
-            bad(f"uses {len(set(a.placement[0].gpus))} GPUs, the job has {j.gpus}",
-                a.placement[0].node)
+            bad(
+                f"uses {len(set(a.placement[0].gpus))} GPUs, the job has {j.gpus}",
+                a.placement[0].node,
+            )
         return
     if j.gpus % ng.gpus:
         bad(f"{j.gpus} GPUs is not a whole number of {ng.gpus}-GPU nodes")
@@ -270,8 +284,13 @@ def _duration_ok(j: Job, actual: int, expected: int) -> bool:
     return actual == expected
 
 
-def _check_r3(inst: Instance, ok: dict[str, Assignment], members: dict[str, list[str]],
-              placed: set[str], out: list[Violation]) -> None:
+def _check_r3(
+    inst: Instance,
+    ok: dict[str, Assignment],
+    members: dict[str, list[str]],
+    placed: set[str],
+    out: list[Violation],
+) -> None:
     for jid, a in ok.items():
         if a.group is not None:
             continue
@@ -280,16 +299,20 @@ def _check_r3(inst: Instance, ok: dict[str, Assignment], members: dict[str, list
             continue  # no node speed to judge by; R5 reported the placement
         want = solo_duration(inst, j, _speed(inst, a))
         if not _duration_ok(j, a.end - a.start, want):
-            out.append(Violation("R3", f"lasts {a.end - a.start}, the duration is {want}",
-                                 jid, time=a.start))
+            out.append(
+                Violation(
+                    "R3", f"lasts {a.end - a.start}, the duration is {want}", jid, time=a.start
+                )
+            )
     for gid, ids in members.items():
         jobs = [inst.job_by_id[m] for m in ids]
         first = ok[ids[0]]
         name = f"group {gid} ({', '.join(ids)})"
         why = _inadmissible(inst, jobs, _speed(inst, first))
         if why is not None:
-            out.append(Violation("R3", f"{name} is not admissible: {why}", ids[0],
-                                 time=first.start))
+            out.append(
+                Violation("R3", f"{name} is not admissible: {why}", ids[0], time=first.start)
+            )
             continue
         if ids[0] not in placed:
             continue
@@ -297,8 +320,14 @@ def _check_r3(inst: Instance, ok: dict[str, Assignment], members: dict[str, list
         for m, want in zip(ids, wants, strict=True):
             a = ok[m]
             if not _duration_ok(inst.job_by_id[m], a.end - a.start, want):
-                out.append(Violation("R3", f"lasts {a.end - a.start} in {name}, the duration "
-                                           f"is {want}", m, time=a.start))
+                out.append(
+                    Violation(
+                        "R3",
+                        f"lasts {a.end - a.start} in {name}, the duration is {want}",
+                        m,
+                        time=a.start,
+                    )
+                )
 
 
 def _inadmissible(inst: Instance, jobs: Sequence[Job], speed: float) -> str | None:
@@ -325,8 +354,14 @@ def _check_r4(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
         for pred in inst.job_by_id[jid].after:
             a = ok.get(pred)
             if a is not None and b.start < a.end:
-                out.append(Violation("R4", f"starts at {b.start} before {pred} ends at {a.end}",
-                                     jid, time=b.start))
+                out.append(
+                    Violation(
+                        "R4",
+                        f"starts at {b.start} before {pred} ends at {a.end}",
+                        jid,
+                        time=b.start,
+                    )
+                )
 
 
 # --- holders (R6, R7) ---------------------------------------------------------------
@@ -342,14 +377,23 @@ def _valid_gpus(inst: Instance, a: Assignment) -> dict[str, set[int]]:
     return out
 
 
-def _holders(inst: Instance, ok: dict[str, Assignment],
-             members: dict[str, list[str]]) -> list[_Holder]:
+def _holders(
+    inst: Instance, ok: dict[str, Assignment], members: dict[str, list[str]]
+) -> list[_Holder]:
     out: list[_Holder] = []
     for jid, a in ok.items():
         if a.group is None and a.placement:
             gp = _valid_gpus(inst, a)
-            out.append(_Holder(f"job {jid}", jid, a.start, a.end,
-                               {n: frozenset(g) for n, g in gp.items()}, (jid,)))
+            out.append(
+                _Holder(
+                    f"job {jid}",
+                    jid,
+                    a.start,
+                    a.end,
+                    {n: frozenset(g) for n, g in gp.items()},
+                    (jid,),
+                )
+            )
     for gid, ids in members.items():
         union: dict[str, set[int]] = defaultdict(set)
         for m in ids:
@@ -359,27 +403,48 @@ def _holders(inst: Instance, ok: dict[str, Assignment],
             continue
         start = min(ok[m].start for m in ids)
         end = max(ok[m].end for m in ids)
-        out.append(_Holder(f"group {gid} ({', '.join(ids)})", ids[0], start, end,
-                           {n: frozenset(g) for n, g in union.items()}, tuple(ids)))
+        out.append(
+            _Holder(
+                f"group {gid} ({', '.join(ids)})",
+                ids[0],
+                start,
+                end,
+                {n: frozenset(g) for n, g in union.items()},
+                tuple(ids),
+            )
+        )
     return out
 
 
 # --- R6: GPU exclusivity ------------------------------------------------------------
 
 
-def _check_r6(ok: dict[str, Assignment], members: dict[str, list[str]],
-              holders: list[_Holder], out: list[Violation]) -> None:
+def _check_r6(
+    ok: dict[str, Assignment],
+    members: dict[str, list[str]],
+    holders: list[_Holder],
+    out: list[Violation],
+) -> None:
     for gid, ids in members.items():
         ref = ok[ids[0]]
         ref_pl = _pl_key(ref)
         for m in ids[1:]:
             a = ok[m]
             if _pl_key(a) != ref_pl:
-                out.append(Violation("R6", f"placement differs from {ids[0]}'s in group {gid}",
-                                     m, time=a.start))
+                out.append(
+                    Violation(
+                        "R6", f"placement differs from {ids[0]}'s in group {gid}", m, time=a.start
+                    )
+                )
             if a.start != ref.start:
-                out.append(Violation("R6", f"starts at {a.start}, {ids[0]} of group {gid} at "
-                                           f"{ref.start}", m, time=a.start))
+                out.append(
+                    Violation(
+                        "R6",
+                        f"starts at {a.start}, {ids[0]} of group {gid} at {ref.start}",
+                        m,
+                        time=a.start,
+                    )
+                )
     # Sweep per GPU: sort intervals by start; any interval starting before the latest end
     # seen so far overlaps the holder with that end.
     per_gpu: dict[tuple[str, int], list[int]] = defaultdict(list)
@@ -404,10 +469,17 @@ def _check_r6(ok: dict[str, Assignment], members: dict[str, list[str]],
     for (c, k, n), (gpus, t) in sorted(clashes.items(), key=lambda x: (x[1][1], x[0][2])):
         first, later = holders[c], holders[k]
         gpus.sort()
-        out.append(Violation(
-            "R6", f"{later.label} [{later.start}, {later.end}) and {first.label} "
-                  f"[{first.start}, {first.end}) share GPU(s) {', '.join(map(str, gpus))}",
-            later.job, n, gpus[0], t))
+        out.append(
+            Violation(
+                "R6",
+                f"{later.label} [{later.start}, {later.end}) and {first.label} "
+                f"[{first.start}, {first.end}) share GPU(s) {', '.join(map(str, gpus))}",
+                later.job,
+                n,
+                gpus[0],
+                t,
+            )
+        )
 
 
 def _pl_key(a: Assignment) -> frozenset[tuple[str, frozenset[int]]]:
@@ -417,8 +489,9 @@ def _pl_key(a: Assignment) -> frozenset[tuple[str, frozenset[int]]]:
 # --- R7: node CPU / memory and per-GPU memory ---------------------------------------
 
 
-def _check_r7(inst: Instance, ok: dict[str, Assignment], holders: list[_Holder],
-              out: list[Violation]) -> None:
+def _check_r7(
+    inst: Instance, ok: dict[str, Assignment], holders: list[_Holder], out: list[Violation]
+) -> None:
     # Per-GPU memory: a holder sits alone on its GPUs (R6), so this is static.
     for h in holders:
         need = 0.0
@@ -432,8 +505,16 @@ def _check_r7(inst: Instance, ok: dict[str, Assignment], holders: list[_Holder],
         for n in sorted(h.gpus):
             cap = inst.node_by_name[n].group.gpu_mem_gb
             if cap is not None and h.gpus[n] and need > cap + _TOL:
-                out.append(Violation("R7", f"{h.label} needs {need:g} GB per GPU, the GPUs "
-                                           f"have {cap:g} GB", h.job, n, min(h.gpus[n]), h.start))
+                out.append(
+                    Violation(
+                        "R7",
+                        f"{h.label} needs {need:g} GB per GPU, the GPUs have {cap:g} GB",
+                        h.job,
+                        n,
+                        min(h.gpus[n]),
+                        h.start,
+                    )
+                )
     # CPU and memory over time, each job (group member) while it runs.
     events: dict[str, list[tuple[int, int, str, int]]] = defaultdict(list)
     for jid, a in ok.items():
@@ -470,9 +551,16 @@ def _check_r7(inst: Instance, ok: dict[str, Assignment], holders: list[_Holder],
                 now_over = load > cap + _TOL
                 if now_over and not over[c]:
                     who = _some(sorted(running))
-                    out.append(Violation("R7", f"{load:g} {what} in use, the node has {cap:g} "
-                                               f"(running: {who})",
-                                         started[0] if started else None, n, None, t))
+                    out.append(
+                        Violation(
+                            "R7",
+                            f"{load:g} {what} in use, the node has {cap:g} (running: {who})",
+                            started[0] if started else None,
+                            n,
+                            None,
+                            t,
+                        )
+                    )
                 over[c] = now_over
 
 
@@ -487,12 +575,16 @@ def _check_r8(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
         if not users:
             continue
         # A job's signature: the reservations of this pool that admit it (static).
-        sig = {jid: frozenset(r.id for r in res if r.admits.admits(inst.job_by_id[jid]))
-               for jid, _, _ in users}
+        sig = {
+            jid: frozenset(r.id for r in res if r.admits.admits(inst.job_by_id[jid]))
+            for jid, _, _ in users
+        }
         checks = sorted({a.start for _, a, _ in users} | {r.start for r in res})
         # Sweep: events sorted by time; ends before starts at equal times (half-open).
-        evs = sorted([(a.start, 1, jid, d) for jid, a, d in users]
-                     + [(a.end, 0, jid, d) for jid, a, d in users])
+        evs = sorted(
+            [(a.start, 1, jid, d) for jid, a, d in users]
+            + [(a.end, 0, jid, d) for jid, a, d in users]
+        )
         load: dict[frozenset[str], float] = defaultdict(float)
         running: dict[str, float] = {}
         last_bad: frozenset[str] | None = None
@@ -521,21 +613,26 @@ def _check_r8(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
                 continue
             last_bad = key
             u, demand, room = bad
-            who = _some([f"{j} {running[j]:g}" for j in sorted(running)
-                         if not (sig[j] & {r.id for r in u})])
+            who = _some(
+                [f"{j} {running[j]:g}" for j in sorted(running) if not (sig[j] & {r.id for r in u})]
+            )
             if u:
-                held = f"{cap:g} minus {sum(r.amount for r in u):g} held by " + \
-                    ", ".join(sorted(r.id for r in u))
-                msg = (f"pool {pool}: jobs not admitted by {', '.join(sorted(r.id for r in u))} "
-                       f"demand {demand:g} > {room:g} ({held}); ({who})")
+                held = f"{cap:g} minus {sum(r.amount for r in u):g} held by " + ", ".join(
+                    sorted(r.id for r in u)
+                )
+                msg = (
+                    f"pool {pool}: jobs not admitted by {', '.join(sorted(r.id for r in u))} "
+                    f"demand {demand:g} > {room:g} ({held}); ({who})"
+                )
             else:
                 msg = f"pool {pool}: demand {demand:g} > capacity {cap:g} ({who})"
             culprit = next((j for j in started if not (sig[j] & {r.id for r in u})), None)
             out.append(Violation("R8", msg, culprit, None, None, t))
 
 
-def _hall(cap: float, active: Sequence[Reservation], load: dict[frozenset[str], float]
-          ) -> tuple[tuple[Reservation, ...], float, float] | None:
+def _hall(
+    cap: float, active: Sequence[Reservation], load: dict[frozenset[str], float]
+) -> tuple[tuple[Reservation, ...], float, float] | None:
     """The most-violated subset U of active reservations, with its demand and room.
 
     A reservation that admits none of the running jobs only lowers the room when added
@@ -602,10 +699,16 @@ def _check_r9(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
             start_a, a = query(rank[b.priority] - 1)
             if a and start_a > ok[jid].start:
                 pa = inst.job_by_id[a].priority
-                out.append(Violation(
-                    "R9", f"starts at {ok[jid].start} (priority {b.priority}) before {a} "
-                          f"(priority {pa}, released at {inst.job_by_id[a].release}) starts at "
-                          f"{start_a}", jid, time=ok[jid].start))
+                out.append(
+                    Violation(
+                        "R9",
+                        f"starts at {ok[jid].start} (priority {b.priority}) before {a} "
+                        f"(priority {pa}, released at {inst.job_by_id[a].release}) starts at "
+                        f"{start_a}",
+                        jid,
+                        time=ok[jid].start,
+                    )
+                )
 
 
 # --- R10: GPU reservations ----------------------------------------------------------
@@ -632,10 +735,17 @@ def _check_r10(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) 
                     continue
                 if r.admits.admits(inst.job_by_id[jid]):
                     continue
-                out.append(Violation(
-                    "R10", f"uses GPU(s) {', '.join(map(str, sorted(hit)))} reserved by {r.id} "
-                           f"[{r.start}, {r.end}), which does not admit it",
-                    jid, n, min(hit), max(a.start, r.start)))
+                out.append(
+                    Violation(
+                        "R10",
+                        f"uses GPU(s) {', '.join(map(str, sorted(hit)))} reserved by {r.id} "
+                        f"[{r.start}, {r.end}), which does not admit it",
+                        jid,
+                        n,
+                        min(hit),
+                        max(a.start, r.start),
+                    )
+                )
 
 
 def _some(names: Sequence[str], limit: int = 8) -> str:

@@ -42,27 +42,42 @@ def build(shared: Path) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for n in TESTBED:
         name = f"muri-testbed-{n}"
-        out[name] = muri_to_instance(muri / "cluster_trace.csv", name=name, nodes=8,
-                                     gpus_per_node=8, first=n, file="cluster_trace.csv")
+        out[name] = muri_to_instance(
+            muri / "cluster_trace.csv",
+            name=name,
+            nodes=8,
+            gpus_per_node=8,
+            first=n,
+            file="cluster_trace.csv",
+        )
     for off in TRACE1_OFFSETS:
         name = f"muri-trace1-{off}"
-        out[name] = muri_to_instance(muri / "trace1.csv", name=name, nodes=TRACE1_NODES,
-                                     gpus_per_node=8, first=100, offset=off,
-                                     file="trace1.csv")
+        out[name] = muri_to_instance(
+            muri / "trace1.csv",
+            name=name,
+            nodes=TRACE1_NODES,
+            gpus_per_node=8,
+            first=100,
+            offset=off,
+            file="trace1.csv",
+        )
     for inst in PSPLIB_J30:
         local = ROOT / "instances" / "psplib" / "j30" / f"{inst}.sm"
         src = local if local.exists() else shared / "psplib" / "j30" / f"{inst}.sm"
         doc = parse_sm(src.read_text(encoding="utf-8"), name=f"psplib-{inst}")
         doc["name"] = f"psplib-{inst}"
-        doc["description"] = (f"PSPLIB j30 instance {inst} (Kolisch & Sprecher 1996, "
-                              "EJOR 96:205-216), converted by planner.importers.psplib")
+        doc["description"] = (
+            f"PSPLIB j30 instance {inst} (Kolisch & Sprecher 1996, "
+            "EJOR 96:205-216), converted by planner.importers.psplib"
+        )
         out[doc["name"]] = doc
     for family, jobs, nodes, seed in SYNTHETIC:
         name = f"gen-{family}-{jobs}j-{nodes}n-s{seed}"
         doc = generate(family, jobs, nodes, seed)
         doc["name"] = name
-        doc["description"] = (f"planner.generate.generate({family!r}, jobs={jobs}, "
-                              f"nodes={nodes}, seed={seed})")
+        doc["description"] = (
+            f"planner.generate.generate({family!r}, jobs={jobs}, nodes={nodes}, seed={seed})"
+        )
         out[name] = doc
     return out
 

@@ -41,18 +41,27 @@ def collect(folder: Path) -> dict[str, dict]:
         with path.open(newline="") as fh:
             for row in csv.DictReader(fh):
                 key = (row["model_name"], int(row["num_gpu"]))
-                stages[key][(row["iteration_time"], row["resource_time_0"],
-                             row["resource_time_1"], row["resource_time_2"])] += 1
+                stages[key][
+                    (
+                        row["iteration_time"],
+                        row["resource_time_0"],
+                        row["resource_time_1"],
+                        row["resource_time_2"],
+                    )
+                ] += 1
                 batch[row["model_name"]][int(row["batch_size"])] += 1
     out: dict[str, dict] = {}
     for (model, gpus), counts in sorted(stages.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         (it, data, gpu, net), _ = counts.most_common(1)[0]
-        prof = out.setdefault(model, {
-            "model": model,
-            "batch_size": batch[model].most_common(1)[0][0],
-            "gpu_mem_gb": GPU_MEM_GB[model],
-            "by_gpus": {},
-        })
+        prof = out.setdefault(
+            model,
+            {
+                "model": model,
+                "batch_size": batch[model].most_common(1)[0][0],
+                "gpu_mem_gb": GPU_MEM_GB[model],
+                "by_gpus": {},
+            },
+        )
         prof["by_gpus"][str(gpus)] = {
             "iteration_ms": _num(it),
             "stages_ms": {"data": _num(data), "gpu": _num(gpu), "net": _num(net)},

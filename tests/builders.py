@@ -24,11 +24,17 @@ from planner.instance import (
 from planner.schedule import Assignment, Group, Placement, Schedule
 
 
-def profile(model: str, by_gpus: Mapping[int, tuple[float, float, float, float]],
-            gpu_mem_gb: float | None = None) -> Profile:
+def profile(
+    model: str,
+    by_gpus: Mapping[int, tuple[float, float, float, float]],
+    gpu_mem_gb: float | None = None,
+) -> Profile:
     """`by_gpus`: GPU count -> (iteration_ms, data_ms, gpu_ms, net_ms)."""
-    return Profile(model, {g: GpuProfile(it, Stages(d, gp, n))
-                           for g, (it, d, gp, n) in by_gpus.items()}, gpu_mem_gb)
+    return Profile(
+        model,
+        {g: GpuProfile(it, Stages(d, gp, n)) for g, (it, d, gp, n) in by_gpus.items()},
+        gpu_mem_gb,
+    )
 
 
 def admits(tenants: Iterable[str] = (), jobs: Iterable[str] = ()) -> Admits:
@@ -45,8 +51,12 @@ def reservation(id: str, start: int, end: int, **kw: Any) -> Reservation:
     return Reservation(id, start, end, **kw)
 
 
-def make_instance(jobs: Iterable[Job], node_groups: Iterable[NodeGroup],
-                  profiles: Iterable[Profile] = (), **kw: Any) -> Instance:
+def make_instance(
+    jobs: Iterable[Job],
+    node_groups: Iterable[NodeGroup],
+    profiles: Iterable[Profile] = (),
+    **kw: Any,
+) -> Instance:
     """An Instance with nodes expanded from the groups; other keywords are Instance fields."""
     groups = tuple(node_groups)
     nodes = []
@@ -54,22 +64,31 @@ def make_instance(jobs: Iterable[Job], node_groups: Iterable[NodeGroup],
         for i in range(g.count):
             nodes.append(Node(f"{g.name}-{i}", g, len(nodes)))
     kw.setdefault("name", "test")
-    return Instance(jobs=tuple(jobs), node_groups=groups, nodes=tuple(nodes),
-                    profiles={p.model: p for p in profiles}, **kw)
+    return Instance(
+        jobs=tuple(jobs),
+        node_groups=groups,
+        nodes=tuple(nodes),
+        profiles={p.model: p for p in profiles},
+        **kw,
+    )
 
 
 def place(node: str, *gpus: int) -> Placement:
     return Placement(node, tuple(gpus))
 
 
-def assign(id: str, start: int, end: int, *placement: Placement,
-           group: str | None = None) -> Assignment:
+def assign(
+    id: str, start: int, end: int, *placement: Placement, group: str | None = None
+) -> Assignment:
     return Assignment(id, start, end, tuple(placement), group)
 
 
-def make_schedule(assignments: Iterable[Assignment],
-                  groups: Mapping[str, Iterable[str]] | None = None,
-                  status: str = "feasible", instance: str = "test") -> Schedule:
+def make_schedule(
+    assignments: Iterable[Assignment],
+    groups: Mapping[str, Iterable[str]] | None = None,
+    status: str = "feasible",
+    instance: str = "test",
+) -> Schedule:
     """`groups`: group id -> member ids (defaults to what the assignments' `group` say)."""
     assignments = tuple(assignments)
     if groups is None:
@@ -78,8 +97,13 @@ def make_schedule(assignments: Iterable[Assignment],
             if a.group is not None:
                 found.setdefault(a.group, []).append(a.id)
         groups = found
-    return Schedule(instance=instance, solver="test", status=status, jobs=assignments,
-                    groups=tuple(Group(g, tuple(m)) for g, m in groups.items()))
+    return Schedule(
+        instance=instance,
+        solver="test",
+        status=status,
+        jobs=assignments,
+        groups=tuple(Group(g, tuple(m)) for g, m in groups.items()),
+    )
 
 
 # --- a small instance that exercises every rule, and a valid schedule of it ----------
@@ -90,18 +114,29 @@ def make_schedule(assignments: Iterable[Assignment],
 # pool-only jobs under a pool reservation; a tenant reservation on b-1 GPU 0 and a
 # maintenance reservation on b-0 GPU 0.
 
+
 def small_instance(**changes: Any) -> Instance:
     dqn = profile("dqn", {2: (509.0, 435.0, 8.0, 0.5)}, gpu_mem_gb=4)
     gpt2 = profile("gpt2", {2: (437.0, 0.6, 419.0, 49.0)}, gpu_mem_gb=12)
     groups = [
-        NodeGroup("a", 2, 4, gpu_mem_gb=32, cpus=16, mem_gb=64, speed=1.0,
-                  gpu_idle_w=50, gpu_busy_w=250),
-        NodeGroup("b", 2, 2, gpu_mem_gb=16, cpus=8, mem_gb=32, speed=2.0,
-                  gpu_idle_w=30, gpu_busy_w=200),
+        NodeGroup(
+            "a", 2, 4, gpu_mem_gb=32, cpus=16, mem_gb=64, speed=1.0, gpu_idle_w=50, gpu_busy_w=250
+        ),
+        NodeGroup(
+            "b", 2, 2, gpu_mem_gb=16, cpus=8, mem_gb=32, speed=2.0, gpu_idle_w=30, gpu_busy_w=200
+        ),
     ]
     jobs = [
-        Job("d1", 2, model="dqn", iterations=1000, priority=1, tenant="rl",
-            cpus_per_gpu=2, mem_gb_per_gpu=12),
+        Job(
+            "d1",
+            2,
+            model="dqn",
+            iterations=1000,
+            priority=1,
+            tenant="rl",
+            cpus_per_gpu=2,
+            mem_gb_per_gpu=12,
+        ),
         Job("g1", 2, model="gpt2", iterations=3000, cpus_per_gpu=2, mem_gb_per_gpu=12),
         Job("s1", 2, model="gpt2", iterations=1000, release=10, tenant="nlp", due=200),
         Job("big", 8, duration=50, node_types=("a",), after=("g1",), deadline=1700, weight=2.0),
@@ -115,8 +150,12 @@ def small_instance(**changes: Any) -> Instance:
         reservation("maint", 0, 100, nodes=["b-0"], gpus=[0]),
         reservation("power-cap", 0, 20, pool="power", amount=2),
     ]
-    kw: dict[str, Any] = dict(pools={"power": 5}, reservations=tuple(reservations),
-                              horizon=2000, interleaving=Interleaving(enabled=True))
+    kw: dict[str, Any] = dict(
+        pools={"power": 5},
+        reservations=tuple(reservations),
+        horizon=2000,
+        interleaving=Interleaving(enabled=True),
+    )
     kw.update(changes)
     return make_instance(jobs, groups, [dqn, gpt2], name="small", **kw)
 

@@ -23,15 +23,19 @@ DATA = Path(__file__).parent / "data" / "bench"
 SOLVERS = ["greedy:fifo", "greedy:sjf"]
 
 TIGHT = {  # valid, but job b cannot meet its deadline behind job a on the single GPU
-    "version": 1, "name": "tight",
+    "version": 1,
+    "name": "tight",
     "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
-    "jobs": [{"id": "a", "gpus": 1, "duration": 5},
-             {"id": "b", "gpus": 1, "duration": 5, "release": 1, "deadline": 7}],
+    "jobs": [
+        {"id": "a", "gpus": 1, "duration": 5},
+        {"id": "b", "gpus": 1, "duration": 5, "release": 1, "deadline": 7},
+    ],
 }
 
 
-def bench(out: Path, instances: list[str] | None = None, solvers: list[str] = SOLVERS,
-          **kw: Any) -> Any:
+def bench(
+    out: Path, instances: list[str] | None = None, solvers: list[str] = SOLVERS, **kw: Any
+) -> Any:
     files = collect_instances(instances or [str(DATA)])
     return run_bench(make_tasks(files, solvers, time_limit=5.0), out, workers=1, **kw)
 
@@ -49,8 +53,11 @@ def test_folder_bench_rows_all_verified(tmp_path: Path) -> None:
     assert len(rows) == 2 * 2 == result.ran == result.total
     assert {r["name"] for r in rows} == {"tiny-dl", "tiny-explicit"}
     assert [(Path(r["instance"]).name, r["solver"]) for r in rows] == [  # canonical order
-        ("tiny-dl.json", "greedy:fifo"), ("tiny-dl.json", "greedy:sjf"),
-        ("tiny-explicit.json", "greedy:fifo"), ("tiny-explicit.json", "greedy:sjf")]
+        ("tiny-dl.json", "greedy:fifo"),
+        ("tiny-dl.json", "greedy:sjf"),
+        ("tiny-explicit.json", "greedy:fifo"),
+        ("tiny-explicit.json", "greedy:sjf"),
+    ]
     for r in rows:
         assert r["verified"] == "true" and r["violations"] == "0" and r["error"] == ""
         assert r["status"] in ("feasible", "optimal")
@@ -74,12 +81,21 @@ def test_summary_ratios(tmp_path: Path) -> None:
     assert sjf["avg_jct_ratio_best_rule"] == pytest.approx(1.0)  # sjf is the only rule
     by = {(r["name"], r["solver"]): r for r in result.rows}
     for metric in ("avg_jct", "makespan"):
-        expected = sum(float(by[(n, "greedy:fifo")][metric]) / float(by[(n, "greedy:sjf")][metric])
-                       for n in ("tiny-dl", "tiny-explicit")) / 2
+        expected = (
+            sum(
+                float(by[(n, "greedy:fifo")][metric]) / float(by[(n, "greedy:sjf")][metric])
+                for n in ("tiny-dl", "tiny-explicit")
+            )
+            / 2
+        )
         assert sjf[f"{metric}_ratio_baseline"] == pytest.approx(expected)
-        expected_rule = sum(float(by[(n, "greedy:sjf")][metric])
-                            / float(by[(n, "greedy:fifo")][metric])
-                            for n in ("tiny-dl", "tiny-explicit")) / 2
+        expected_rule = (
+            sum(
+                float(by[(n, "greedy:sjf")][metric]) / float(by[(n, "greedy:fifo")][metric])
+                for n in ("tiny-dl", "tiny-explicit")
+            )
+            / 2
+        )
         assert fifo[f"{metric}_ratio_best_rule"] == pytest.approx(expected_rule)
     assert s["best_rule_of"] == ["greedy:sjf"]
     assert fifo["n_baseline"] == sjf["n_baseline"] == 2
@@ -87,11 +103,24 @@ def test_summary_ratios(tmp_path: Path) -> None:
 
 def test_best_rule_is_per_instance_minimum() -> None:
     def row(inst: str, solver: str, jct: float) -> dict[str, Any]:
-        return {"instance": inst, "solver": solver, "status": "feasible", "verified": True,
-                "avg_jct": jct, "makespan": 10.0}
-    rows = [row("i1", "greedy:sjf", 10), row("i1", "greedy:srsf", 20), row("i1", "x", 5),
-            row("i2", "greedy:sjf", 40), row("i2", "greedy:srsf", 20), row("i2", "x", 40),
-            {**row("i3", "x", 1), "verified": False}]
+        return {
+            "instance": inst,
+            "solver": solver,
+            "status": "feasible",
+            "verified": True,
+            "avg_jct": jct,
+            "makespan": 10.0,
+        }
+
+    rows = [
+        row("i1", "greedy:sjf", 10),
+        row("i1", "greedy:srsf", 20),
+        row("i1", "x", 5),
+        row("i2", "greedy:sjf", 40),
+        row("i2", "greedy:srsf", 20),
+        row("i2", "x", 40),
+        {**row("i3", "x", 1), "verified": False},
+    ]
     s = summarize(rows, None, ["greedy:sjf", "greedy:srsf", "x"])
     x = s["solvers"][2]
     assert x["avg_jct_ratio_best_rule"] == pytest.approx((10 / 5 + 20 / 40) / 2)
@@ -178,8 +207,10 @@ def test_overrunning_solver_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(({k: v for k, v in r.items() if k != "wall_s"} for r in rows),
-                  key=lambda r: (r["instance"], r["solver"]))
+    return sorted(
+        ({k: v for k, v in r.items() if k != "wall_s"} for r in rows),
+        key=lambda r: (r["instance"], r["solver"]),
+    )
 
 
 def test_process_pool_gives_the_same_rows() -> None:
@@ -193,8 +224,18 @@ def test_process_pool_gives_the_same_rows() -> None:
 def test_cli_bench_json_and_table(tmp_path: Path) -> None:
     out = tmp_path / "out" / "r.csv"
     runner = CliRunner()
-    args = ["bench", str(DATA), "--solvers", "greedy:fifo,greedy:sjf", "--workers", "1",
-            "--time-limit", "5", "-o", str(out)]
+    args = [
+        "bench",
+        str(DATA),
+        "--solvers",
+        "greedy:fifo,greedy:sjf",
+        "--workers",
+        "1",
+        "--time-limit",
+        "5",
+        "-o",
+        str(out),
+    ]
     res = runner.invoke(main, [*args, "--json"])
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
@@ -205,11 +246,14 @@ def test_cli_bench_json_and_table(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "greedy:sjf" in res.stdout and "×base" in res.stdout
 
 
-@pytest.mark.parametrize("extra", [
-    ["--solvers", "greedy:nope"],
-    ["--solvers", "greedy:sjf"],  # the default baseline greedy:fifo is not run
-    ["--address", "localhost:6379"],  # without --executor ray
-])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--solvers", "greedy:nope"],
+        ["--solvers", "greedy:sjf"],  # the default baseline greedy:fifo is not run
+        ["--address", "localhost:6379"],  # without --executor ray
+    ],
+)
 def test_cli_usage_errors(tmp_path: Path, extra: list[str]) -> None:
     res = CliRunner().invoke(main, ["bench", str(DATA), "-o", str(tmp_path / "r.csv"), *extra])
     assert res.exit_code == 2
@@ -225,11 +269,21 @@ def test_cli_missing_path_and_empty_folder(tmp_path: Path) -> None:
     assert res.exit_code == 2
 
 
-def test_cli_ray_missing_is_a_usage_error(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_ray_missing_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(__import__("sys").modules, "ray", None)  # as if not installed
-    res = CliRunner().invoke(main, ["bench", str(DATA), "--solvers", "greedy:fifo",
-                                    "--executor", "ray", "-o", str(tmp_path / "r.csv")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "bench",
+            str(DATA),
+            "--solvers",
+            "greedy:fifo",
+            "--executor",
+            "ray",
+            "-o",
+            str(tmp_path / "r.csv"),
+        ],
+    )
     assert res.exit_code == 2
     assert "pip install" in res.output
     assert not (tmp_path / "r.csv").exists()  # refused before the results file is made

@@ -26,10 +26,14 @@ MODELS = sorted(CATALOGUE)
 
 # ---- the lemma behind every interleaving floor --------------------------------------
 
+
 def _random_stages(rng: random.Random) -> tuple[float, float, float]:
     scale = rng.choice([1.0, 10.0, 100.0, 1000.0])
-    return (rng.random() * scale, rng.random() * scale * rng.choice([0.01, 1.0]),
-            rng.random() * scale * rng.choice([0.0, 0.1, 1.0]))
+    return (
+        rng.random() * scale,
+        rng.random() * scale * rng.choice([0.01, 1.0]),
+        rng.random() * scale * rng.choice([0.0, 0.1, 1.0]),
+    )
 
 
 def test_cycle_is_at_least_each_members_load_and_the_sum_of_gpu_stages() -> None:
@@ -38,8 +42,12 @@ def test_cycle_is_at_least_each_members_load_and_the_sum_of_gpu_stages() -> None
     for _ in range(300):
         k = rng.choice([2, 3, 4])
         cases.append([_random_stages(rng) for _ in range(k)])
-    tuples = [stage_tuple(gp, s) for p in CATALOGUE.values() for gp in p.by_gpus.values()
-              for s in (1.0, 1.6)]
+    tuples = [
+        stage_tuple(gp, s)
+        for p in CATALOGUE.values()
+        for gp in p.by_gpus.values()
+        for s in (1.0, 1.6)
+    ]
     for _ in range(200):
         cases.append(rng.sample(tuples, rng.choice([2, 3, 4])))
     for stages in cases:
@@ -57,9 +65,12 @@ def test_enumerated_cycles_match_the_shared_formula() -> None:
     solo = [CATALOGUE[m].by_gpus[2].iteration_ms for m in models]
     table = _enumerate_groups(models, stages, (2, 3, 4), ov, solo, [1.0, 2.0, 3.0])
     for i, m in enumerate(models):
-        best = min(group_cycle([stages[x] for x in ms], ov)
-                   for k in (2, 3, 4)
-                   for ms in itertools.combinations_with_replacement(range(3), k) if i in ms)
+        best = min(
+            group_cycle([stages[x] for x in ms], ov)
+            for k in (2, 3, 4)
+            for ms in itertools.combinations_with_replacement(range(3), k)
+            if i in ms
+        )
         assert table[m][0] == pytest.approx(best, rel=1e-12)
     # Every scheme's shares fit in every multiset's cycle and under the solo time.
     for scheme in range(3):
@@ -72,6 +83,7 @@ def test_enumerated_cycles_match_the_shared_formula() -> None:
 
 
 # ---- hand-computed optima -------------------------------------------------------------
+
 
 def _one_node(jobs: Sequence[Job], gpus: int = 4, **kw: object) -> Instance:
     return make_instance(jobs, [NodeGroup("n", 1, gpus)], **kw)
@@ -87,8 +99,10 @@ def test_two_full_node_jobs_are_tight() -> None:
 
 
 def test_critical_path_release_and_due() -> None:
-    jobs = [Job("a", 1, duration=5, release=3), Job("b", 1, duration=7, after=("a",), due=10,
-                                                   weight=2.0)]
+    jobs = [
+        Job("a", 1, duration=5, release=3),
+        Job("b", 1, duration=7, after=("a",), due=10, weight=2.0),
+    ]
     lb = lower_bounds(_one_node(jobs), OBJECTIVES)
     assert lb["makespan"] == 15  # 3 + 5 + 7
     assert lb["total_weighted_jct"] == pytest.approx(5 + 2 * 15)
@@ -107,8 +121,7 @@ def test_volume_with_release_threshold_and_blocking_reservation() -> None:
 def test_reservation_admitting_the_jobs_does_not_count() -> None:
     jobs = [Job(f"j{i}", 2, duration=10, tenant="t") for i in range(2)]
     res = (reservation("hold", 0, 100, nodes=["n-0"], for_=admits(tenants=["t"])),)
-    assert lower_bounds(_one_node(jobs, gpus=2, reservations=res), ["makespan"]) == {
-        "makespan": 20}
+    assert lower_bounds(_one_node(jobs, gpus=2, reservations=res), ["makespan"]) == {"makespan": 20}
 
 
 def test_pool_volume() -> None:
@@ -129,8 +142,9 @@ def test_node_types_restrict_the_volume_to_one_group() -> None:
 def test_interleaving_floor_is_below_the_real_group_durations() -> None:
     dqn = CATALOGUE["dqn"]
     jobs = [Job(f"d{i}", 1, model="dqn", iterations=1000) for i in range(4)]
-    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], [dqn],
-                         interleaving=Interleaving(enabled=True))
+    inst = make_instance(
+        jobs, [NodeGroup("n", 1, 1)], [dqn], interleaving=Interleaving(enabled=True)
+    )
     lb = lower_bounds(inst, OBJECTIVES)
     solo = solo_duration(inst, jobs[0])
     # Four dqn jobs fit one GPU only interleaved; a serial plan takes 4 x solo.
@@ -164,6 +178,7 @@ def test_unknown_objective_is_refused() -> None:
 # schedule, and for regular objectives an optimal schedule is active. On one node any free
 # GPUs will do, so the GPU count is a cumulative resource; the pool is another.
 
+
 def _brute_force(inst: Instance) -> tuple[dict[str, float], Schedule]:
     cap = inst.node_groups[0].gpus
     pool_cap = inst.pools.get("power", math.inf)
@@ -181,9 +196,13 @@ def _brute_force(inst: Instance) -> tuple[dict[str, float], Schedule]:
             for t in cands:
                 end = t + durs[j.id]
                 points = [t] + [s for s, _, _ in placed if t < s < end]
-                if all(sum(o.gpus for s, e, o in placed if s <= x < e) + j.gpus <= cap and
-                       sum(o.demand.get("power", 0) for s, e, o in placed if s <= x < e)
-                       + j.demand.get("power", 0) <= pool_cap for x in points):
+                if all(
+                    sum(o.gpus for s, e, o in placed if s <= x < e) + j.gpus <= cap
+                    and sum(o.demand.get("power", 0) for s, e, o in placed if s <= x < e)
+                    + j.demand.get("power", 0)
+                    <= pool_cap
+                    for x in points
+                ):
                     placed.append((t, end, j))
                     break
         sched = _with_gpus(inst, placed)
@@ -212,9 +231,11 @@ def _small_random(rng: random.Random, n: int, profiled: bool) -> Instance:
     jobs = []
     for i in range(n):
         gpus = rng.choice([1, 2, 4])
-        kw: dict[str, object] = dict(release=rng.choice([0, 0, 5, 20]),
-                                     weight=rng.choice([1.0, 2.0, 0.5]),
-                                     due=rng.choice([None, 30, 60]))
+        kw: dict[str, object] = dict(
+            release=rng.choice([0, 0, 5, 20]),
+            weight=rng.choice([1.0, 2.0, 0.5]),
+            due=rng.choice([None, 30, 60]),
+        )
         if rng.random() < 0.3:
             kw["demand"] = {"power": rng.choice([1.0, 2.0])}
         if i and rng.random() < 0.3:
@@ -224,8 +245,13 @@ def _small_random(rng: random.Random, n: int, profiled: bool) -> Instance:
             jobs.append(Job(f"j{i}", gpus, model=m, iterations=rng.randint(20, 80), **kw))
         else:
             jobs.append(Job(f"j{i}", gpus, duration=rng.randint(1, 30), **kw))  # type: ignore
-    return make_instance(jobs, [NodeGroup("n", 1, 4)], CATALOGUE.values(),
-                         pools={"power": 3.0}, priority_policy="none")
+    return make_instance(
+        jobs,
+        [NodeGroup("n", 1, 4)],
+        CATALOGUE.values(),
+        pools={"power": 3.0},
+        priority_policy="none",
+    )
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -241,16 +267,21 @@ def test_bounds_never_exceed_brute_force_optimum(seed: int) -> None:
 
 # ---- random instances with every feature: greedy and CP-SAT -------------------------
 
+
 def _rich_random(rng: random.Random, n: int) -> Instance:
-    groups = [NodeGroup("a", rng.choice([1, 2]), 4, gpu_mem_gb=32, speed=1.0),
-              NodeGroup("b", 1, 2, gpu_mem_gb=16, speed=rng.choice([1.0, 1.6]))]
+    groups = [
+        NodeGroup("a", rng.choice([1, 2]), 4, gpu_mem_gb=32, speed=1.0),
+        NodeGroup("b", 1, 2, gpu_mem_gb=16, speed=rng.choice([1.0, 1.6])),
+    ]
     jobs = []
     for i in range(n):
-        kw: dict[str, object] = dict(release=rng.choice([0, 0, 10, 40]),
-                                     weight=rng.choice([1.0, 2.0, 0.5]),
-                                     due=rng.choice([None, 50, 150]),
-                                     tenant=rng.choice(["x", "y"]),
-                                     priority=rng.choice([0, 0, 1]))
+        kw: dict[str, object] = dict(
+            release=rng.choice([0, 0, 10, 40]),
+            weight=rng.choice([1.0, 2.0, 0.5]),
+            due=rng.choice([None, 50, 150]),
+            tenant=rng.choice(["x", "y"]),
+            priority=rng.choice([0, 0, 1]),
+        )
         if rng.random() < 0.3:
             kw["demand"] = {"power": rng.choice([1.0, 2.0])}
         if rng.random() < 0.2:
@@ -261,16 +292,14 @@ def _rich_random(rng: random.Random, n: int) -> Instance:
         if r < 0.1:
             jobs.append(Job(f"j{i}", 0, duration=rng.randint(1, 20), **kw))  # type: ignore
         elif r < 0.3:
-            jobs.append(Job(f"j{i}", rng.choice([1, 2]), duration=rng.randint(1, 40),
-                            **kw))  # type: ignore
+            jobs.append(Job(f"j{i}", rng.choice([1, 2]), duration=rng.randint(1, 40), **kw))  # type: ignore
         else:
             m = rng.choice(MODELS)
             g = rng.choice([1, 2, 4, 8])
             if g > 4:
                 kw.pop("node_types", None)
                 kw["node_types"] = ("a",)
-            jobs.append(Job(f"j{i}", g, model=m, iterations=rng.randint(20, 150),
-                            **kw))  # type: ignore
+            jobs.append(Job(f"j{i}", g, model=m, iterations=rng.randint(20, 150), **kw))  # type: ignore
     # A job that fits no node would be refused by the reader; drop such jobs.
     inst = make_instance(jobs, groups, CATALOGUE.values())
     ok: set[str] = set()
@@ -278,13 +307,20 @@ def _rich_random(rng: random.Random, n: int) -> Instance:
         if (j.gpus == 0 or inst.eligible_groups(j)) and all(a in ok for a in j.after):
             ok.add(j.id)
     jobs = [j for j in jobs if j.id in ok]
-    res = [reservation("m", 0, rng.randint(5, 60), nodes=["a-0"], gpus=[0, 1]),
-           reservation("h", 0, 100, nodes=["b-0"], for_=admits(tenants=["x"])),
-           reservation("cap", 20, 60, pool="power", amount=1.0)]
-    return make_instance(jobs, groups, CATALOGUE.values(), pools={"power": 4.0},
-                         reservations=tuple(rng.sample(res, rng.randint(0, 3))),
-                         interleaving=Interleaving(enabled=rng.random() < 0.7),
-                         priority_policy=rng.choice(["none", "strict"]))
+    res = [
+        reservation("m", 0, rng.randint(5, 60), nodes=["a-0"], gpus=[0, 1]),
+        reservation("h", 0, 100, nodes=["b-0"], for_=admits(tenants=["x"])),
+        reservation("cap", 20, 60, pool="power", amount=1.0),
+    ]
+    return make_instance(
+        jobs,
+        groups,
+        CATALOGUE.values(),
+        pools={"power": 4.0},
+        reservations=tuple(rng.sample(res, rng.randint(0, 3))),
+        interleaving=Interleaving(enabled=rng.random() < 0.7),
+        priority_policy=rng.choice(["none", "strict"]),
+    )
 
 
 def _check_schedule(inst: Instance, s: Schedule, lb: dict[str, float]) -> bool:
@@ -325,13 +361,25 @@ def _interleave_heavy(rng: random.Random, n: int) -> Instance:
     """One small node, jobs of one GPU count and mostly data-bound models: planners group."""
     g = rng.choice([1, 2])
     models = ["dqn", "a2c", "resnet18", "shufflenet_v2_x1_0", "vgg16", "bert"]
-    jobs = [Job(f"j{i}", g, model=rng.choice(models), iterations=rng.randint(50, 400),
-                release=rng.choice([0, 0, 30]), weight=rng.choice([1.0, 2.0]),
-                due=rng.choice([None, 100, 300])) for i in range(n)]
-    return make_instance(jobs, [NodeGroup("a", 1, 2, gpu_mem_gb=32,
-                                          speed=rng.choice([1.0, 1.6]))],
-                         CATALOGUE.values(), priority_policy="none",
-                         interleaving=Interleaving(enabled=True, max_group=rng.choice([2, 3, 4])))
+    jobs = [
+        Job(
+            f"j{i}",
+            g,
+            model=rng.choice(models),
+            iterations=rng.randint(50, 400),
+            release=rng.choice([0, 0, 30]),
+            weight=rng.choice([1.0, 2.0]),
+            due=rng.choice([None, 100, 300]),
+        )
+        for i in range(n)
+    ]
+    return make_instance(
+        jobs,
+        [NodeGroup("a", 1, 2, gpu_mem_gb=32, speed=rng.choice([1.0, 1.6]))],
+        CATALOGUE.values(),
+        priority_policy="none",
+        interleaving=Interleaving(enabled=True, max_group=rng.choice([2, 3, 4])),
+    )
 
 
 def test_bounds_hold_where_cpsat_interleaves() -> None:
@@ -358,21 +406,35 @@ def test_generated_instances() -> None:
 
 # ---- scale --------------------------------------------------------------------------
 
+
 def test_twenty_thousand_jobs_run() -> None:
     rng = random.Random(5)
     groups = [NodeGroup("a", 50, 8, speed=1.0), NodeGroup("b", 50, 8, speed=1.6)]
     jobs = []
     for i in range(20000):
-        kw: dict[str, object] = dict(release=rng.randrange(100000), due=rng.randrange(200000),
-                                     demand={"power": 0.3})
+        kw: dict[str, object] = dict(
+            release=rng.randrange(100000), due=rng.randrange(200000), demand={"power": 0.3}
+        )
         if i and rng.random() < 0.1:
             kw["after"] = (f"j{rng.randrange(i)}",)
         if rng.random() < 0.1:
             kw["node_types"] = ("b",)
-        jobs.append(Job(f"j{i}", rng.choice([1, 2, 4, 8, 16]), model=rng.choice(MODELS),
-                        iterations=rng.randint(100, 10000), **kw))  # type: ignore
-    inst = make_instance(jobs, groups, CATALOGUE.values(), pools={"power": 200.0},
-                         interleaving=Interleaving(enabled=True))
+        jobs.append(
+            Job(
+                f"j{i}",
+                rng.choice([1, 2, 4, 8, 16]),
+                model=rng.choice(MODELS),
+                iterations=rng.randint(100, 10000),
+                **kw,
+            )
+        )  # type: ignore
+    inst = make_instance(
+        jobs,
+        groups,
+        CATALOGUE.values(),
+        pools={"power": 200.0},
+        interleaving=Interleaving(enabled=True),
+    )
     lb = lower_bounds(inst, OBJECTIVES)
     assert lb["makespan"] >= max(j.release for j in jobs)
     assert all(math.isfinite(v) and v >= 0 for v in lb.values())
@@ -383,12 +445,17 @@ def test_zero_length_job_gives_finite_bounds_without_warnings() -> None:
 
     from planner.read import instance_from_dict
 
-    d = {"name": "z", "cluster": {"nodes": [{"name": "n", "gpus": 4}], "pools": {"p": 2}},
-         "interleaving": {"enabled": True},
-         "objective": ["makespan", "total_weighted_jct"],
-         "jobs": [{"id": "a", "duration": 0, "gpus": 0, "demand": {"p": 1}},
-                  {"id": "c", "model": "bert", "iterations": 10, "gpus": 1},
-                  {"id": "b", "duration": 3, "gpus": 2, "after": ["a"]}]}
+    d = {
+        "name": "z",
+        "cluster": {"nodes": [{"name": "n", "gpus": 4}], "pools": {"p": 2}},
+        "interleaving": {"enabled": True},
+        "objective": ["makespan", "total_weighted_jct"],
+        "jobs": [
+            {"id": "a", "duration": 0, "gpus": 0, "demand": {"p": 1}},
+            {"id": "c", "model": "bert", "iterations": 10, "gpus": 1},
+            {"id": "b", "duration": 3, "gpus": 2, "after": ["a"]},
+        ],
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lb = lower_bounds(instance_from_dict(d))

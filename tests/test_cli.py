@@ -22,13 +22,16 @@ DEMO = ROOT / "instances" / "demo.json"
 def run(*args: str) -> tuple[int, str, str]:
     r = CliRunner().invoke(main, [str(a) for a in args])
     assert not isinstance(r.exception, Exception) or isinstance(r.exception, SystemExit), (
-        r.exception)
+        r.exception
+    )
     return r.exit_code, r.stdout, r.stderr
 
 
 def small_instance(tmp_path: Path, **over: object) -> Path:
     doc = {
-        "version": 1, "name": "small", "time_unit": "s",
+        "version": 1,
+        "name": "small",
+        "time_unit": "s",
         "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 4}], "pools": {}},
         "jobs": [
             {"id": "a", "duration": 5, "gpus": 2},
@@ -46,18 +49,35 @@ def small_instance(tmp_path: Path, **over: object) -> Path:
 def test_solve_writes_verified_schedule_and_gantt(tmp_path: Path, solver: str) -> None:
     inst = small_instance(tmp_path)
     out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
-    code, stdout, _ = run("solve", inst, "--solver", solver, "--time-limit", "5",
-                          "-o", out, "--gantt", gantt)
+    code, stdout, _ = run(
+        "solve", inst, "--solver", solver, "--time-limit", "5", "-o", out, "--gantt", gantt
+    )
     assert code == 0
     doc = json.loads(out.read_text())
     assert doc["format"] == "planner-schedule/1"
     sched = schedule_from_dict(doc)
     assert verify(read_instance(inst), sched) == []
-    assert set(doc["metrics"]) == {"makespan", "avg_jct", "p99_jct", "total_weighted_jct",
-                                   "total_weighted_tardiness", "gpu_utilization", "energy_kwh"}
+    assert set(doc["metrics"]) == {
+        "makespan",
+        "avg_jct",
+        "p99_jct",
+        "total_weighted_jct",
+        "total_weighted_tardiness",
+        "gpu_utilization",
+        "energy_kwh",
+    }
     rows = list(csv.reader(gantt.open()))
-    assert rows[0] == ["job", "group", "node", "gpus", "start", "end", "priority", "tenant",
-                       "model"]
+    assert rows[0] == [
+        "job",
+        "group",
+        "node",
+        "gpus",
+        "start",
+        "end",
+        "priority",
+        "tenant",
+        "model",
+    ]
     assert sorted(r[0] for r in rows[1:]) == ["a", "b", "c"]
     assert "makespan" in stdout
 
@@ -93,8 +113,13 @@ def test_check_reports_violations_exit_1(tmp_path: Path) -> None:
 
 
 def test_bad_instance_exit_2_names_path_and_writes_nothing(tmp_path: Path) -> None:
-    bad = small_instance(tmp_path, jobs=[{"id": "a", "duration": 5, "gpus": "two"},
-                                         {"id": "b", "duration": 1, "gpus": 1, "after": ["zz"]}])
+    bad = small_instance(
+        tmp_path,
+        jobs=[
+            {"id": "a", "duration": 5, "gpus": "two"},
+            {"id": "b", "duration": 1, "gpus": 1, "after": ["zz"]},
+        ],
+    )
     out = tmp_path / "s.json"
     code, _, stderr = run("solve", bad, "--solver", "greedy", "-o", out)
     assert code == 2
@@ -139,14 +164,36 @@ def test_models_lists_catalogue() -> None:
     code, stdout, _ = run("models", "--json")
     assert code == 0
     names = {r["model"] for r in json.loads(stdout)}
-    assert {"bert", "gpt2", "vgg16", "vgg19", "resnet18", "shufflenet_v2_x1_0", "a2c",
-            "dqn"} <= names
+    assert {
+        "bert",
+        "gpt2",
+        "vgg16",
+        "vgg19",
+        "resnet18",
+        "shufflenet_v2_x1_0",
+        "a2c",
+        "dqn",
+    } <= names
 
 
 def test_generate_then_solve(tmp_path: Path) -> None:
     inst = tmp_path / "gen.json"
-    assert run("generate", "--family", "mixed", "--jobs", "12", "--nodes", "2", "--seed", "3",
-               "-o", inst)[0] == 0
+    assert (
+        run(
+            "generate",
+            "--family",
+            "mixed",
+            "--jobs",
+            "12",
+            "--nodes",
+            "2",
+            "--seed",
+            "3",
+            "-o",
+            inst,
+        )[0]
+        == 0
+    )
     out = tmp_path / "s.json"
     assert run("solve", inst, "--solver", "greedy", "-o", out)[0] == 0
     assert verify(read_instance(inst), schedule_from_dict(json.loads(out.read_text()))) == []
@@ -175,8 +222,9 @@ def test_import_of_a_broken_file_exit_2_nothing_written(tmp_path: Path, kind: st
 def test_import_muri(tmp_path: Path) -> None:
     src = ROOT / "tests" / "data" / "muri" / "cluster_trace.csv"
     out = tmp_path / "m.json"
-    code, _, stderr = run("import", "muri", src, "--nodes", "8", "--gpus-per-node", "8",
-                          "--first", "20", "-o", out)
+    code, _, stderr = run(
+        "import", "muri", src, "--nodes", "8", "--gpus-per-node", "8", "--first", "20", "-o", out
+    )
     assert code == 0, stderr
     assert len(read_instance(out).jobs) == 20
 
@@ -195,13 +243,28 @@ def test_ctrl_c_writes_best_schedule_and_exits_130(tmp_path: Path, solver: str) 
         inst = ROOT / "instances" / "muri-testbed-100.json"
     else:  # a model the MILP builds and cannot finish in seconds
         inst = tmp_path / "j120.json"
-        code, _, stderr = run("import", "psplib", ROOT / "instances" / "psplib" / "j120" /
-                              "j12013_1.sm", "-o", inst)
+        code, _, stderr = run(
+            "import", "psplib", ROOT / "instances" / "psplib" / "j120" / "j12013_1.sm", "-o", inst
+        )
         assert code == 0, stderr
     proc = subprocess.Popen(
-        [sys.executable, "-m", "planner", "solve", str(inst), "--solver", solver,
-         "--time-limit", "120", "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "planner",
+            "solve",
+            str(inst),
+            "--solver",
+            solver,
+            "--time-limit",
+            "120",
+            "-o",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(4)  # past reading and the greedy start, inside the search
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=60)

@@ -42,8 +42,9 @@ def test_interleaving_beats_sequential() -> None:
     # 1.33/1.015: 131.03 ms per iteration, so both end at ceil(131.03) = 132 s.
     profs = [profile("data", {1: (100, 90, 5, 5)}), profile("gpu", {1: (100, 5, 90, 5)})]
     jobs = [Job("a", 1, model="data", iterations=1000), Job("b", 1, model="gpu", iterations=1000)]
-    inst = make_instance(jobs, [one_gpu_node()], profs, interleaving=Interleaving(True),
-                         objective=("makespan",))
+    inst = make_instance(
+        jobs, [one_gpu_node()], profs, interleaving=Interleaving(True), objective=("makespan",)
+    )
     s = solve(inst)
     assert s.status == "optimal"
     assert end(s, "a") == end(s, "b") == 132
@@ -53,8 +54,11 @@ def test_interleaving_beats_sequential() -> None:
 
 def test_reservation_delays_a_job() -> None:
     # GPU 0 is held for tenant x during [0, 10): y-jobs may not use it then.
-    jobs = [Job("x1", 1, duration=5, tenant="x"), Job("y1", 1, duration=10, tenant="y"),
-            Job("y2", 1, duration=5, tenant="y")]
+    jobs = [
+        Job("x1", 1, duration=5, tenant="x"),
+        Job("y1", 1, duration=10, tenant="y"),
+        Job("y2", 1, duration=5, tenant="y"),
+    ]
     res = (reservation("hold", 0, 10, nodes=["n-0"], gpus=[0], for_=admits(["x"])),)
     inst = make_instance(jobs, [one_gpu_node(2)], reservations=res, objective=("makespan",))
     s = solve(inst)
@@ -68,8 +72,11 @@ def test_reservation_delays_a_job() -> None:
 def test_partial_hold_splits_gpu_classes() -> None:
     # GPUs 0-1 of a 4-GPU node are held for tenant x during [0, 10). The 3-GPU y job needs
     # a GPU of the held class, so it waits for 10 although 2 GPUs are free earlier.
-    jobs = [Job("x1", 2, duration=10, tenant="x"), Job("y2", 2, duration=10, tenant="y"),
-            Job("y3", 3, duration=5, tenant="y")]
+    jobs = [
+        Job("x1", 2, duration=10, tenant="x"),
+        Job("y2", 2, duration=10, tenant="y"),
+        Job("y3", 3, duration=5, tenant="y"),
+    ]
     res = (reservation("hold", 0, 10, nodes=["n-0"], gpus=[0, 1], for_=admits(["x"])),)
     inst = make_instance(jobs, [one_gpu_node(4)], reservations=res, objective=("makespan",))
     s = solve(inst)
@@ -88,8 +95,10 @@ def test_maintenance_blocks_a_node() -> None:
 def test_overlapping_reservations_count_once() -> None:
     # Two holds of the same GPUs overlap in [5, 10): the job fits neither before 12.
     jobs = [Job("a", 2, duration=5)]
-    res = (reservation("m1", 0, 10, nodes=["n-0"]),
-           reservation("m2", 5, 12, nodes=["n-0"], gpus=[0, 1]))
+    res = (
+        reservation("m1", 0, 10, nodes=["n-0"]),
+        reservation("m2", 5, 12, nodes=["n-0"], gpus=[0, 1]),
+    )
     inst = make_instance(jobs, [one_gpu_node(2)], reservations=res, objective=("makespan",))
     s = solve(inst)
     assert s.status == "optimal" and end(s, "a") == 17
@@ -124,8 +133,12 @@ def test_multi_node_job_takes_whole_nodes() -> None:
 def test_node_speed_picks_the_fast_node() -> None:
     prof = profile("m", {1: (100, 10, 80, 10)})
     jobs = [Job("a", 1, model="m", iterations=100)]
-    inst = make_instance(jobs, [NodeGroup("slow", 1, 1), NodeGroup("fast", 1, 1, speed=2.0)],
-                         [prof], objective=("makespan",))
+    inst = make_instance(
+        jobs,
+        [NodeGroup("slow", 1, 1), NodeGroup("fast", 1, 1, speed=2.0)],
+        [prof],
+        objective=("makespan",),
+    )
     s = solve(inst)
     # 100 iterations of (100 - 80 + 40) ms = 6 s on the fast node, 10 s on the slow one
     assert s.status == "optimal" and end(s, "a") == 6
@@ -133,8 +146,11 @@ def test_node_speed_picks_the_fast_node() -> None:
 
 
 def test_pool_and_precedence() -> None:
-    jobs = [Job("a", 0, duration=4, demand={"p": 2}), Job("b", 0, duration=3, demand={"p": 2}),
-            Job("c", 0, duration=2, demand={"p": 1}, after=("a",))]
+    jobs = [
+        Job("a", 0, duration=4, demand={"p": 2}),
+        Job("b", 0, duration=3, demand={"p": 2}),
+        Job("c", 0, duration=2, demand={"p": 1}, after=("a",)),
+    ]
     inst = make_instance(jobs, [one_gpu_node()], pools={"p": 3}, objective=("makespan",))
     s = solve(inst)
     assert s.status == "optimal" and values_of(inst, s, ("makespan",))["makespan"] == 7
@@ -142,11 +158,14 @@ def test_pool_and_precedence() -> None:
 
 def test_pool_reservation_admits_a_tenant() -> None:
     # 4 units, 3 held for tenant x during [0, 10): x may use them, y only the 4th.
-    jobs = [Job("x1", 0, duration=10, demand={"p": 3}, tenant="x"),
-            Job("y1", 0, duration=5, demand={"p": 2}, tenant="y")]
+    jobs = [
+        Job("x1", 0, duration=10, demand={"p": 3}, tenant="x"),
+        Job("y1", 0, duration=5, demand={"p": 2}, tenant="y"),
+    ]
     res = (reservation("hold", 0, 10, pool="p", amount=3, for_=admits(["x"])),)
-    inst = make_instance(jobs, [one_gpu_node()], pools={"p": 4}, reservations=res,
-                         objective=("makespan",))
+    inst = make_instance(
+        jobs, [one_gpu_node()], pools={"p": 4}, reservations=res, objective=("makespan",)
+    )
     s = solve(inst)
     assert s.status == "optimal" and values_of(inst, s, ("makespan",))["makespan"] == 15
 
@@ -210,4 +229,5 @@ def test_never_worse_than_greedy_on_generated_instances() -> None:
         assert s.jobs, f"seed {seed}: greedy found a schedule, cpsat none"
         names = inst.objective
         assert tuple(values_of(inst, s, names).values()) <= tuple(
-            values_of(inst, g, names).values()), f"seed {seed}"
+            values_of(inst, g, names).values()
+        ), f"seed {seed}"

@@ -44,8 +44,14 @@ def test_group_vectors(vec):
 
 @pytest.mark.parametrize("vec", VECTORS["groups"], ids=lambda v: "+".join(v["models"]))
 def test_group_admissible_from_profiles(vec):
-    inst, jobs = _vector_instance(vec["gpus"], vec["models"], vec["stages_ms"],
-                                  vec["solo_iteration_ms"], [1] * len(vec["models"]), "ms")
+    inst, jobs = _vector_instance(
+        vec["gpus"],
+        vec["models"],
+        vec["stages_ms"],
+        vec["solo_iteration_ms"],
+        [1] * len(vec["models"]),
+        "ms",
+    )
     assert group_admissible(inst, jobs) == vec["admissible"]
 
 
@@ -53,19 +59,29 @@ def _stage_table():
     """(model, gpus) -> (stages, solo) gathered from the group vectors."""
     table = {}
     for vec in VECTORS["groups"]:
-        for m, st, solo in zip(vec["models"], vec["stages_ms"], vec["solo_iteration_ms"],
-                               strict=True):
+        for m, st, solo in zip(
+            vec["models"], vec["stages_ms"], vec["solo_iteration_ms"], strict=True
+        ):
             table[(m, vec["gpus"])] = (st, solo)
     return table
 
 
 def _vector_instance(gpus, models, stages, solos, iterations, unit):
-    profs = [profile(f"{m}#{i}", {gpus: (solo, *st)})
-             for i, (m, st, solo) in enumerate(zip(models, stages, solos, strict=True))]
-    jobs = [Job(f"j{i}", gpus, model=p.model, iterations=it)
-            for i, (p, it) in enumerate(zip(profs, iterations, strict=True))]
-    inst = make_instance(jobs, [NodeGroup("n", 1, max(gpus, 1))], profs, time_unit=unit,
-                         interleaving=Interleaving(enabled=True))
+    profs = [
+        profile(f"{m}#{i}", {gpus: (solo, *st)})
+        for i, (m, st, solo) in enumerate(zip(models, stages, solos, strict=True))
+    ]
+    jobs = [
+        Job(f"j{i}", gpus, model=p.model, iterations=it)
+        for i, (p, it) in enumerate(zip(profs, iterations, strict=True))
+    ]
+    inst = make_instance(
+        jobs,
+        [NodeGroup("n", 1, max(gpus, 1))],
+        profs,
+        time_unit=unit,
+        interleaving=Interleaving(enabled=True),
+    )
     return inst, jobs
 
 
@@ -78,10 +94,13 @@ def test_phase_vectors(vec):
     assert ends == pytest.approx(vec["member_end_ms"], rel=REL)
     assert [ceil_units(e, 1000.0) for e in ends] == vec["member_end_s"]
     # The same through the instance-level function, in seconds and in milliseconds.
-    for unit, want in (("s", vec["member_end_s"]),
-                       ("ms", [math.ceil(e - 1e-6) for e in vec["member_end_ms"]])):
-        inst, jobs = _vector_instance(vec["gpus"], vec["models"], stages, solos,
-                                      vec["iterations"], unit)
+    for unit, want in (
+        ("s", vec["member_end_s"]),
+        ("ms", [math.ceil(e - 1e-6) for e in vec["member_end_ms"]]),
+    ):
+        inst, jobs = _vector_instance(
+            vec["gpus"], vec["models"], stages, solos, vec["iterations"], unit
+        )
         assert group_member_durations(inst, jobs) == want
 
 
@@ -91,16 +110,19 @@ def _solo_instance(unit):
     return make_instance(jobs, [NodeGroup("n", 1, 8)], [gpt2], time_unit=unit), jobs
 
 
-@pytest.mark.parametrize(("unit", "speed", "want"), [
-    ("ms", 1.0, 437_000),
-    ("s", 1.0, 437),
-    ("min", 1.0, 8),  # 437 s = 7.28 min -> 8
-    # speed 2: 437 - 419 + 209.5 = 227.5 ms per iteration
-    ("ms", 2.0, 227_500),
-    ("s", 2.0, 228),
-    ("min", 2.0, 4),  # 227.5 s = 3.79 min
-    ("s", 0.5, 856),  # 437 - 419 + 838 = 856 ms
-])
+@pytest.mark.parametrize(
+    ("unit", "speed", "want"),
+    [
+        ("ms", 1.0, 437_000),
+        ("s", 1.0, 437),
+        ("min", 1.0, 8),  # 437 s = 7.28 min -> 8
+        # speed 2: 437 - 419 + 209.5 = 227.5 ms per iteration
+        ("ms", 2.0, 227_500),
+        ("s", 2.0, 228),
+        ("min", 2.0, 4),  # 227.5 s = 3.79 min
+        ("s", 0.5, 856),  # 437 - 419 + 838 = 856 ms
+    ],
+)
 def test_solo_duration(unit, speed, want):
     inst, (p, e) = _solo_instance(unit)
     assert solo_duration(inst, p, speed) == want

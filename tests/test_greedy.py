@@ -25,7 +25,9 @@ def plan(inst, rule):
 
 def base(jobs: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "version": 1, "name": "t", "time_unit": "s",
+        "version": 1,
+        "name": "t",
+        "time_unit": "s",
         "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
         "jobs": jobs,
     }
@@ -62,11 +64,13 @@ def test_dl_and_rcpsp_families_verify():
 
 
 def test_strict_priority_respected():
-    d = base([
-        {"id": "lo1", "duration": 10, "gpus": 2, "release": 0, "priority": 0},
-        {"id": "lo2", "duration": 1, "gpus": 1, "release": 0, "priority": 0},
-        {"id": "hi", "duration": 50, "gpus": 2, "release": 0, "priority": 1},
-    ])
+    d = base(
+        [
+            {"id": "lo1", "duration": 10, "gpus": 2, "release": 0, "priority": 0},
+            {"id": "lo2", "duration": 1, "gpus": 1, "release": 0, "priority": 0},
+            {"id": "hi", "duration": 50, "gpus": 2, "release": 0, "priority": 1},
+        ]
+    )
     inst = instance_from_dict(d)
     for rule in RULES:
         s = by_id(plan(inst, rule))
@@ -80,26 +84,37 @@ def test_strict_priority_respected():
 
 def test_precedence_against_strict_priority_is_reported():
     # hi depends on lo; mid (between them) must start after hi and before lo: impossible.
-    d = base([
-        {"id": "lo", "duration": 10, "gpus": 1, "priority": 0},
-        {"id": "mid", "duration": 10, "gpus": 1, "priority": 1},
-        {"id": "hi", "duration": 10, "gpus": 1, "priority": 2, "after": ["lo"]},
-    ])
+    d = base(
+        [
+            {"id": "lo", "duration": 10, "gpus": 1, "priority": 0},
+            {"id": "mid", "duration": 10, "gpus": 1, "priority": 1},
+            {"id": "hi", "duration": 10, "gpus": 1, "priority": 2, "after": ["lo"]},
+        ]
+    )
     s = solve_greedy(instance_from_dict(d), "fifo", OPTS)
     assert s.status == "unknown" and not s.jobs
     assert "strict priority" in s.info["reason"]
 
 
 def test_reservation_blocks_others_and_admits_tenant():
-    d = base([
-        {"id": "other", "duration": 5, "gpus": 1, "tenant": "vision"},
-        {"id": "mine", "duration": 5, "gpus": 2, "tenant": "nlp"},
-        {"id": "named", "duration": 5, "gpus": 1, "release": 10},
-    ], reservations=[
-        {"id": "hold", "start": 0, "end": 100, "nodes": ["n-0"], "for": {"tenants": ["nlp"]}},
-        {"id": "job", "start": 100, "end": 200, "nodes": ["n-0"], "gpus": [0],
-         "for": {"jobs": ["named"]}},
-    ])
+    d = base(
+        [
+            {"id": "other", "duration": 5, "gpus": 1, "tenant": "vision"},
+            {"id": "mine", "duration": 5, "gpus": 2, "tenant": "nlp"},
+            {"id": "named", "duration": 5, "gpus": 1, "release": 10},
+        ],
+        reservations=[
+            {"id": "hold", "start": 0, "end": 100, "nodes": ["n-0"], "for": {"tenants": ["nlp"]}},
+            {
+                "id": "job",
+                "start": 100,
+                "end": 200,
+                "nodes": ["n-0"],
+                "gpus": [0],
+                "for": {"jobs": ["named"]},
+            },
+        ],
+    )
     inst = instance_from_dict(d)
     for rule in RULES:
         s = by_id(plan(inst, rule))
@@ -111,14 +126,17 @@ def test_reservation_blocks_others_and_admits_tenant():
 
 
 def test_pool_capacity_and_pool_reservation():
-    d = base([
-        {"id": "a", "duration": 10, "gpus": 0, "demand": {"p": 6}},
-        {"id": "b", "duration": 10, "gpus": 0, "demand": {"p": 6}},
-        {"id": "c", "duration": 10, "gpus": 0, "demand": {"p": 4}, "tenant": "t"},
-        {"id": "d", "duration": 10, "gpus": 0, "demand": {"p": 4}},
-    ], reservations=[
-        {"id": "r", "start": 0, "end": 30, "pool": "p", "amount": 4, "for": {"tenants": ["t"]}},
-    ])
+    d = base(
+        [
+            {"id": "a", "duration": 10, "gpus": 0, "demand": {"p": 6}},
+            {"id": "b", "duration": 10, "gpus": 0, "demand": {"p": 6}},
+            {"id": "c", "duration": 10, "gpus": 0, "demand": {"p": 4}, "tenant": "t"},
+            {"id": "d", "duration": 10, "gpus": 0, "demand": {"p": 4}},
+        ],
+        reservations=[
+            {"id": "r", "start": 0, "end": 30, "pool": "p", "amount": 4, "for": {"tenants": ["t"]}},
+        ],
+    )
     d["cluster"]["pools"] = {"p": 10}
     inst = instance_from_dict(d)
     for rule in RULES:
@@ -134,10 +152,12 @@ def placement_overlaps(x, y) -> bool:
 
 
 def test_multi_node_placement():
-    d = base([
-        {"id": "big", "duration": 10, "gpus": 4},
-        {"id": "small", "duration": 5, "gpus": 1},
-    ])
+    d = base(
+        [
+            {"id": "big", "duration": 10, "gpus": 4},
+            {"id": "small", "duration": 5, "gpus": 1},
+        ]
+    )
     d["cluster"]["nodes"] = [{"name": "n", "count": 3, "gpus": 2}]
     inst = instance_from_dict(d)
     for rule in RULES:
@@ -149,17 +169,21 @@ def test_multi_node_placement():
 
 def test_node_speed_and_best_fit():
     d = base([{"id": "j", "model": "vgg16", "gpus": 1, "iterations": 10000}])
-    d["cluster"]["nodes"] = [{"name": "slow", "count": 1, "gpus": 4},
-                             {"name": "fast", "count": 1, "gpus": 4, "speed": 2.0}]
+    d["cluster"]["nodes"] = [
+        {"name": "slow", "count": 1, "gpus": 4},
+        {"name": "fast", "count": 1, "gpus": 4, "speed": 2.0},
+    ]
     s = by_id(plan(instance_from_dict(d), "fifo"))
     assert s["j"].placement[0].node == "fast-0"  # ends earliest
 
 
 def test_infeasible_deadline_reported_with_reason():
-    d = base([
-        {"id": "a", "duration": 100, "gpus": 2},
-        {"id": "b", "duration": 100, "gpus": 2, "deadline": 150},
-    ])
+    d = base(
+        [
+            {"id": "a", "duration": 100, "gpus": 2},
+            {"id": "b", "duration": 100, "gpus": 2, "deadline": 150},
+        ]
+    )
     for rule in ("fifo", "srsf", "interleave"):
         s = solve_greedy(instance_from_dict(d), rule, OPTS)
         if s.status == "feasible":  # b first meets its deadline (sjf order tie -> id a...)
@@ -173,8 +197,10 @@ def test_infeasible_deadline_reported_with_reason():
 
 
 def test_horizon_reported():
-    d = base([{"id": "a", "duration": 100, "gpus": 2}, {"id": "b", "duration": 100, "gpus": 2}],
-             horizon=150)
+    d = base(
+        [{"id": "a", "duration": 100, "gpus": 2}, {"id": "b", "duration": 100, "gpus": 2}],
+        horizon=150,
+    )
     s = solve_greedy(instance_from_dict(d), "fifo", OPTS)
     assert s.status == "unknown" and "horizon" in s.info["reason"]
 
@@ -193,9 +219,12 @@ def complementary(enabled: bool) -> dict[str, Any]:
     for i in range(4):
         jobs.append({"id": f"a{i}", "model": "a2c", "gpus": 8, "iterations": 2000})
         jobs.append({"id": f"b{i}", "model": "bert", "gpus": 8, "iterations": 5800})
-    return base(jobs, cluster={"nodes": [{"name": "v", "count": 1, "gpus": 8,
-                                          "gpu_mem_gb": 32}]},
-                interleaving={"enabled": enabled}, policy={"priority": "none"})
+    return base(
+        jobs,
+        cluster={"nodes": [{"name": "v", "count": 1, "gpus": 8, "gpu_mem_gb": 32}]},
+        interleaving={"enabled": enabled},
+        policy={"priority": "none"},
+    )
 
 
 def test_interleave_groups_complementary_jobs_and_pays():

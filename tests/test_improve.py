@@ -37,8 +37,7 @@ def test_never_worse_every_incumbent_verified():
             assert verify(i, s) == []
             seen.append(value(i, s))
 
-        s = improve(i, SolveOptions(seed=3), start=start, max_samples=14,
-                    on_incumbent=on_incumbent)
+        s = improve(i, SolveOptions(seed=3), start=start, max_samples=14, on_incumbent=on_incumbent)
         assert verify(i, s) == []
         assert seen[0] == value(i, start)
         assert seen == sorted(seen, reverse=True)  # strictly better each time

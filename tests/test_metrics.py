@@ -30,16 +30,18 @@ def test_small_instance_metrics():
     busy_b = 2 * 228  # 456 on b-1
     assert m["gpu_utilization"] == pytest.approx((busy_a + busy_b) / (12 * 1650))
     # a GPUs: 250 W busy, 50 W idle; b GPUs: 200 W busy, 30 W idle; time unit s.
-    watt_s = (busy_a * 250 + (8 * 1650 - busy_a) * 50
-              + busy_b * 200 + (4 * 1650 - busy_b) * 30)  # 1,625,120 W s
+    watt_s = (
+        busy_a * 250 + (8 * 1650 - busy_a) * 50 + busy_b * 200 + (4 * 1650 - busy_b) * 30
+    )  # 1,625,120 W s
     assert m["energy_kwh"] == pytest.approx(watt_s / 3.6e6)  # 0.45142 kWh
 
 
 def test_energy_follows_time_unit():
     inst = small_instance(time_unit="min")
     m = metrics(inst, small_schedule())
-    assert m["energy_kwh"] == pytest.approx(metrics(small_instance(), small_schedule())
-                                            ["energy_kwh"] * 60)
+    assert m["energy_kwh"] == pytest.approx(
+        metrics(small_instance(), small_schedule())["energy_kwh"] * 60
+    )
 
 
 def test_objective_values_and_group_count():

@@ -50,8 +50,12 @@ def tiny() -> Instance:
 #   makespan 10: total GPU work is 2*4 + 3 + 5 + 2 + 2*1 = 20 on 2 GPUs.
 TINY_OPT = {"makespan": 10.0}
 
-OBJECTIVES = [("makespan",), ("total_weighted_jct",), ("total_weighted_tardiness",),
-              ("makespan", "total_weighted_jct")]
+OBJECTIVES = [
+    ("makespan",),
+    ("total_weighted_jct",),
+    ("total_weighted_tardiness",),
+    ("makespan", "total_weighted_jct"),
+]
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES, ids=lambda o: "+".join(o))
@@ -88,13 +92,15 @@ def test_lexicographic_second_stage_improves_on_tie() -> None:
 
 # --- each feature changes the optimum --------------------------------------------------
 
+
 def pair(enabled: bool) -> Instance:
     """Two 100 s jobs on one 1-GPU node. Interleaved: pair cycle max(40, 50) * 2 = 100 ms
     times overhead 1.33/1.015 = 131.03 ms, so each ends at ceil(131.03) = 132 s."""
     prof = profile("m", {1: (100.0, 40.0, 40.0, 10.0)})
     jobs = [Job("p", 1, model="m", iterations=1000), Job("q", 1, model="m", iterations=1000)]
-    return make_instance(jobs, [NodeGroup("n", 1, 1)], [prof],
-                         interleaving=Interleaving(enabled=enabled))
+    return make_instance(
+        jobs, [NodeGroup("n", 1, 1)], [prof], interleaving=Interleaving(enabled=enabled)
+    )
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -108,42 +114,57 @@ def test_interleaving_shortens_makespan(backend: str) -> None:
 
 
 def test_gpu_reservation_for_a_tenant_blocks_others() -> None:
-    free = make_instance([Job("b", 1, duration=10), Job("c", 1, duration=10)],
-                         [NodeGroup("n", 1, 2)])
-    held = make_instance([Job("b", 1, duration=10), Job("c", 1, duration=10)],
-                         [NodeGroup("n", 1, 2)],
-                         reservations=(reservation("r", 0, 10, nodes=["n-0"], gpus=[1],
-                                                   for_=admits(tenants=["t"])),))
+    free = make_instance(
+        [Job("b", 1, duration=10), Job("c", 1, duration=10)], [NodeGroup("n", 1, 2)]
+    )
+    held = make_instance(
+        [Job("b", 1, duration=10), Job("c", 1, duration=10)],
+        [NodeGroup("n", 1, 2)],
+        reservations=(
+            reservation("r", 0, 10, nodes=["n-0"], gpus=[1], for_=admits(tenants=["t"])),
+        ),
+    )
     assert value(free, milp(free, objective=("makespan",)), "makespan") == 10
     s = milp(held, objective=("makespan",))
     assert value(held, s, "makespan") == 20
     # the admitted tenant may use the held GPU right away
-    mixed = make_instance([Job("b", 1, duration=10), Job("t", 1, duration=10, tenant="t")],
-                          [NodeGroup("n", 1, 2)],
-                          reservations=(reservation("r", 0, 10, nodes=["n-0"], gpus=[1],
-                                                    for_=admits(tenants=["t"])),))
+    mixed = make_instance(
+        [Job("b", 1, duration=10), Job("t", 1, duration=10, tenant="t")],
+        [NodeGroup("n", 1, 2)],
+        reservations=(
+            reservation("r", 0, 10, nodes=["n-0"], gpus=[1], for_=admits(tenants=["t"])),
+        ),
+    )
     assert value(mixed, milp(mixed, objective=("makespan",)), "makespan") == 10
 
 
 def test_overlapping_gpu_reservations_need_every_admission() -> None:
     """GPU 0 held by r1 (tenant x) and r2 (tenant y) at once: only a job admitted by both
     may use it, so the x job must wait for GPU 1 behind the other x job."""
-    res = (reservation("r1", 0, 20, nodes=["n-0"], gpus=[0], for_=admits(tenants=["x"])),
-           reservation("r2", 0, 20, nodes=["n-0"], gpus=[0], for_=admits(tenants=["y"])))
+    res = (
+        reservation("r1", 0, 20, nodes=["n-0"], gpus=[0], for_=admits(tenants=["x"])),
+        reservation("r2", 0, 20, nodes=["n-0"], gpus=[0], for_=admits(tenants=["y"])),
+    )
     jobs = [Job("x1", 1, duration=5, tenant="x"), Job("x2", 1, duration=5, tenant="x")]
     inst = make_instance(jobs, [NodeGroup("n", 1, 2)], reservations=res)
     assert value(inst, milp(inst, objective=("makespan",)), "makespan") == 10
-    both = make_instance([Job("x1", 1, duration=5, tenant="x"),
-                          Job("z", 1, duration=5, tenant="z")], [NodeGroup("n", 1, 2)],
-                         reservations=(res[0], reservation("r2", 0, 20, nodes=["n-0"], gpus=[0],
-                                                           for_=admits(jobs=["x1"]))))
+    both = make_instance(
+        [Job("x1", 1, duration=5, tenant="x"), Job("z", 1, duration=5, tenant="z")],
+        [NodeGroup("n", 1, 2)],
+        reservations=(
+            res[0],
+            reservation("r2", 0, 20, nodes=["n-0"], gpus=[0], for_=admits(jobs=["x1"])),
+        ),
+    )
     # x1 is admitted by r1 (tenant) and r2 (by id): it takes GPU 0, z GPU 1, together
     assert value(both, milp(both, objective=("makespan",)), "makespan") == 5
 
 
 def pool_jobs(cap: float, res: tuple = ()) -> Instance:
-    jobs = [Job("a", 0, duration=5, demand={"kw": 5}, tenant="ops"),
-            Job("b", 0, duration=5, demand={"kw": 5})]
+    jobs = [
+        Job("a", 0, duration=5, demand={"kw": 5}, tenant="ops"),
+        Job("b", 0, duration=5, demand={"kw": 5}),
+    ]
     return make_instance(jobs, [NodeGroup("n", 1, 1)], pools={"kw": cap}, reservations=res)
 
 
@@ -154,8 +175,9 @@ def test_pool_capacity_and_pool_reservations() -> None:
     held = pool_jobs(10, (reservation("h", 0, 5, pool="kw", amount=5),))
     assert value(held, milp(held, objective=("makespan",)), "makespan") == 10
     # held for ops: a (ops) may use the held 5 kW, b the other 5 kW: together again
-    ops = pool_jobs(10, (reservation("h", 0, 5, pool="kw", amount=5,
-                                     for_=admits(tenants=["ops"])),))
+    ops = pool_jobs(
+        10, (reservation("h", 0, 5, pool="kw", amount=5, for_=admits(tenants=["ops"])),)
+    )
     assert value(ops, milp(ops, objective=("makespan",)), "makespan") == 5
 
 
@@ -165,8 +187,10 @@ def test_strict_priority_changes_jct(backend: str) -> None:
     free = make_instance(jobs, [NodeGroup("n", 1, 1)], priority_policy="none")
     strict = make_instance(jobs, [NodeGroup("n", 1, 1)], priority_policy="strict")
     # shortest first: 1 + 11; strict priority forces hi first: 10 + 11
-    assert value(free, milp(free, backend, objective=("total_weighted_jct",)),
-                 "total_weighted_jct") == 12
+    assert (
+        value(free, milp(free, backend, objective=("total_weighted_jct",)), "total_weighted_jct")
+        == 12
+    )
     s = milp(strict, backend, objective=("total_weighted_jct",))
     assert value(strict, s, "total_weighted_jct") == 21
     assert s.status == "optimal"
@@ -182,6 +206,7 @@ def test_multi_node_job_takes_whole_nodes() -> None:
 
 
 # --- grid, bound, fallback, stop ---------------------------------------------------------
+
 
 def test_coarse_grid_is_feasible_not_optimal_and_bound_is_valid() -> None:
     inst = tiny()
@@ -241,8 +266,9 @@ def test_model_too_large_for_any_grid_returns_greedy_with_reason() -> None:
     from planner.solvers.milp import solve_milp
     from planner.verify import verify
 
-    inst = read_instance(Path(__file__).resolve().parent.parent / "instances" /
-                         "muri-testbed-100.json")
+    inst = read_instance(
+        Path(__file__).resolve().parent.parent / "instances" / "muri-testbed-100.json"
+    )
     s = solve_milp(inst, SolveOptions(time_limit=5))
     assert s.status == "feasible" and s.info["returned"] == "greedy"
     assert "stays over the limits" in s.info["why"]

@@ -25,8 +25,7 @@ def rows(name: str) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-@pytest.mark.parametrize("name", ["cluster_trace.csv", "trace1_head200.csv",
-                                  "trace4_head200.csv"])
+@pytest.mark.parametrize("name", ["cluster_trace.csv", "trace1_head200.csv", "trace4_head200.csv"])
 def test_round_trip_counts_and_gpus(name: str) -> None:
     trace = rows(name)
     d = muri_to_instance(DATA / name, name="t", nodes=8, gpus_per_node=8)
@@ -37,8 +36,7 @@ def test_round_trip_counts_and_gpus(name: str) -> None:
     assert [j.iterations for j in inst.jobs] == [int(r["iterations"]) for r in trace]
     assert [j.priority for j in inst.jobs] == [int(r["priority"]) for r in trace]
     t0 = int(trace[0]["submit_time"])
-    assert [j.release for j in inst.jobs] == [(int(r["submit_time"]) - t0) // 1000
-                                              for r in trace]
+    assert [j.release for j in inst.jobs] == [(int(r["submit_time"]) - t0) // 1000 for r in trace]
     assert inst.priority_policy == "none" and inst.interleaving.enabled
     assert len(inst.nodes) == 8 and inst.node_groups[0].gpu_mem_gb == 32
 
@@ -48,18 +46,22 @@ def test_solo_durations_equal_trace_durations(name: str) -> None:
     # In trace1/trace4, duration == ceil(iterations * iteration_time / 1 s) s for every row,
     # which is exactly the contract's solo duration from the catalogue profile.
     trace = rows(name)
-    inst = instance_from_dict(muri_to_instance(DATA / name, name="t", nodes=8, gpus_per_node=8),
-                              catalogue=CATALOGUE)
-    assert [solo_duration(inst, j) for j in inst.jobs] == [int(r["duration"]) // 1000
-                                                           for r in trace]
+    inst = instance_from_dict(
+        muri_to_instance(DATA / name, name="t", nodes=8, gpus_per_node=8), catalogue=CATALOGUE
+    )
+    assert [solo_duration(inst, j) for j in inst.jobs] == [
+        int(r["duration"]) // 1000 for r in trace
+    ]
 
 
 def test_cluster_trace_durations_close_but_not_equal() -> None:
     # cluster_trace's duration column used another per-iteration time (per model and GPU
     # count, -13% .. +31%); resnet18 at 32 GPUs carries a second stage variant (~0.19x).
     trace = rows("cluster_trace.csv")
-    inst = instance_from_dict(muri_to_instance(DATA / "cluster_trace.csv", name="t", nodes=8,
-                                               gpus_per_node=8), catalogue=CATALOGUE)
+    inst = instance_from_dict(
+        muri_to_instance(DATA / "cluster_trace.csv", name="t", nodes=8, gpus_per_node=8),
+        catalogue=CATALOGUE,
+    )
     ratios = []
     for job, r in zip(inst.jobs, trace, strict=True):
         ratio = int(r["duration"]) / 1000 / solo_duration(inst, job)
@@ -73,14 +75,22 @@ def test_cluster_trace_durations_close_but_not_equal() -> None:
 
 def test_slice_offset_and_all_at_zero() -> None:
     trace = rows("trace4_head200.csv")
-    d = muri_to_instance(DATA / "trace4_head200.csv", name="s", nodes=2, gpus_per_node=8,
-                         first=10, offset=50, time_unit="ms")
+    d = muri_to_instance(
+        DATA / "trace4_head200.csv",
+        name="s",
+        nodes=2,
+        gpus_per_node=8,
+        first=10,
+        offset=50,
+        time_unit="ms",
+    )
     assert [j["id"] for j in d["jobs"]] == [f"j{r['job_id']}" for r in trace[50:60]]
     t0 = int(trace[50]["submit_time"])
     assert d["jobs"][0]["release"] == 0
     assert [j["release"] for j in d["jobs"]] == [int(r["submit_time"]) - t0 for r in trace[50:60]]
-    z = muri_to_instance(trace, name="z", nodes=2, gpus_per_node=8, first=10, all_at_zero=True,
-                         strict_priority=True)
+    z = muri_to_instance(
+        trace, name="z", nodes=2, gpus_per_node=8, first=10, all_at_zero=True, strict_priority=True
+    )
     assert {j["release"] for j in z["jobs"]} == {0}
     assert z["policy"] == {"priority": "strict"}
     instance_from_dict(z, catalogue=CATALOGUE)
@@ -119,6 +129,7 @@ def test_committed_testbed_instance_reads() -> None:
     assert inst.name == "muri-testbed-100" and len(inst.jobs) == 100
     assert len(inst.nodes) == 8 and all(n.gpus == 8 for n in inst.nodes)
     # The committed file is exactly what the importer produces from the copied trace.
-    fresh = muri_to_instance(DATA / "cluster_trace.csv", name="muri-testbed-100", nodes=8,
-                             gpus_per_node=8, first=100)
+    fresh = muri_to_instance(
+        DATA / "cluster_trace.csv", name="muri-testbed-100", nodes=8, gpus_per_node=8, first=100
+    )
     assert json.loads(path.read_text())["jobs"] == fresh["jobs"]

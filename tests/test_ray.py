@@ -26,8 +26,7 @@ SOLVERS = ["greedy:fifo", "greedy:sjf"]
 
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         yield
     finally:
@@ -35,8 +34,10 @@ def local_ray() -> Iterator[None]:
 
 
 def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(({k: v for k, v in r.items() if k != "wall_s"} for r in rows),
-                  key=lambda r: (r["instance"], r["solver"], r["repeat"]))
+    return sorted(
+        ({k: v for k, v in r.items() if k != "wall_s"} for r in rows),
+        key=lambda r: (r["instance"], r["solver"], r["repeat"]),
+    )
 
 
 def test_ray_rows_equal_local_rows(local_ray: None) -> None:
@@ -52,12 +53,12 @@ def test_ray_rows_equal_local_rows(local_ray: None) -> None:
 
 def test_ray_cli_writes_the_same_file(local_ray: None, tmp_path: Path) -> None:
     runner = CliRunner()
-    common = ["bench", str(DATA), "--solvers", ",".join(SOLVERS), "--time-limit", "5",
-              "--json"]
+    common = ["bench", str(DATA), "--solvers", ",".join(SOLVERS), "--time-limit", "5", "--json"]
     res = runner.invoke(main, [*common, "--workers", "1", "-o", str(tmp_path / "local.csv")])
     assert res.exit_code == 0, res.output
-    res = runner.invoke(main, [*common, "--executor", "ray", "--workers", "2",
-                               "-o", str(tmp_path / "ray.csv")])
+    res = runner.invoke(
+        main, [*common, "--executor", "ray", "--workers", "2", "-o", str(tmp_path / "ray.csv")]
+    )
     assert res.exit_code == 0, res.output
     local, _ = read_results(tmp_path / "local.csv")
     remote, _ = read_results(tmp_path / "ray.csv")

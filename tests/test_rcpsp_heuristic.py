@@ -25,8 +25,9 @@ J30 = sorted((ROOT / "instances" / "psplib" / "j30").glob("*.sm"))
 
 
 def as_schedule(inst: Instance, starts: dict[str, int]) -> Schedule:
-    jobs = tuple(Assignment(j.id, starts[j.id], starts[j.id] + (j.duration or 0))
-                 for j in inst.jobs)
+    jobs = tuple(
+        Assignment(j.id, starts[j.id], starts[j.id] + (j.duration or 0)) for j in inst.jobs
+    )
     return Schedule(inst.name, "rcpsp_heuristic", "feasible", jobs)
 
 
@@ -55,11 +56,13 @@ def test_j30_valid_and_never_worse_than_greedy(path: Path) -> None:
 
 def chain_instance(**kw: object) -> Instance:
     # pool R of 2: a (2 units, 3 s) then b and c (1 unit each, 4 s) in parallel, then d
-    jobs = [Job("a", 0, duration=3, demand={"R": 2}),
-            Job("b", 0, duration=4, demand={"R": 1}, after=("a",)),
-            Job("c", 0, duration=4, demand={"R": 1}, after=("a",)),
-            Job("d", 0, duration=2, demand={"R": 2}, after=("b",)),
-            Job("z", 0, duration=0, after=("d",))]  # zero length, no demand
+    jobs = [
+        Job("a", 0, duration=3, demand={"R": 2}),
+        Job("b", 0, duration=4, demand={"R": 1}, after=("a",)),
+        Job("c", 0, duration=4, demand={"R": 1}, after=("a",)),
+        Job("d", 0, duration=2, demand={"R": 2}, after=("b",)),
+        Job("z", 0, duration=0, after=("d",)),
+    ]  # zero length, no demand
     return make_instance(jobs, [], pools={"R": 2}, **kw)  # type: ignore[arg-type]
 
 
@@ -91,13 +94,13 @@ def test_justification_never_worse() -> None:
         before = int((st + p.dur).max())
         after = H.justify(p, st)
         assert int((after + p.dur).max()) <= before
-        assert verify(inst, as_schedule(inst, dict(zip(p.ids, map(int, after),
-                                                               strict=True)))) == []
+        assert verify(inst, as_schedule(inst, dict(zip(p.ids, map(int, after), strict=True)))) == []
         assert np.all(after >= 0)
 
 
-@pytest.mark.parametrize("change", ["release", "deadline", "gpus", "reservation",
-                                    "strict", "horizon"])
+@pytest.mark.parametrize(
+    "change", ["release", "deadline", "gpus", "reservation", "strict", "horizon"]
+)
 def test_not_applicable(change: str) -> None:
     base = chain_instance()
     jobs = list(base.jobs)
@@ -121,6 +124,5 @@ def test_not_applicable(change: str) -> None:
 
 
 def test_demand_over_capacity_gives_none() -> None:
-    inst = make_instance([Job("a", 0, duration=3, demand={"R": 3})], [],
-                         pools={"R": 2})  # type: ignore[arg-type]
+    inst = make_instance([Job("a", 0, duration=3, demand={"R": 3})], [], pools={"R": 2})  # type: ignore[arg-type]
     assert H.schedule(inst, time_limit=0.0) is None

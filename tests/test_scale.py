@@ -83,30 +83,48 @@ def test_events_engine_is_deterministic():
 
 
 def test_events_engine_reports_priority_precedence_conflict():
-    d = {"version": 1, "name": "t", "time_unit": "s",
-         "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
-         "jobs": [{"id": "lo", "duration": 10, "gpus": 1, "priority": 0},
-                  {"id": "mid", "duration": 10, "gpus": 1, "priority": 1},
-                  {"id": "hi", "duration": 10, "gpus": 1, "priority": 2, "after": ["lo"]}]}
+    d = {
+        "version": 1,
+        "name": "t",
+        "time_unit": "s",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "jobs": [
+            {"id": "lo", "duration": 10, "gpus": 1, "priority": 0},
+            {"id": "mid", "duration": 10, "gpus": 1, "priority": 1},
+            {"id": "hi", "duration": 10, "gpus": 1, "priority": 2, "after": ["lo"]},
+        ],
+    }
     s = solve_greedy(instance_from_dict(d), "fifo", OPTS, engine="events")
     assert s.status == "unknown" and "strict priority" in s.info["reason"]
 
 
 def test_events_engine_deadline_reported():
-    d = {"version": 1, "name": "t", "time_unit": "s",
-         "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
-         "jobs": [{"id": "a", "duration": 100, "gpus": 2},
-                  {"id": "b", "duration": 100, "gpus": 2, "deadline": 50}]}
+    d = {
+        "version": 1,
+        "name": "t",
+        "time_unit": "s",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "jobs": [
+            {"id": "a", "duration": 100, "gpus": 2},
+            {"id": "b", "duration": 100, "gpus": 2, "deadline": 50},
+        ],
+    }
     s = solve_greedy(instance_from_dict(d), "fifo", OPTS, engine="events")
     assert s.status == "unknown" and "deadline 50" in s.info["reason"]
 
 
 def test_events_engine_zero_length_jobs_and_chains():
-    d = {"version": 1, "name": "t", "time_unit": "s",
-         "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
-         "jobs": [{"id": "a", "duration": 0, "gpus": 1},
-                  {"id": "b", "duration": 5, "gpus": 2, "after": ["a"]},
-                  {"id": "c", "duration": 3, "gpus": 0, "after": ["b"]}]}
+    d = {
+        "version": 1,
+        "name": "t",
+        "time_unit": "s",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "jobs": [
+            {"id": "a", "duration": 0, "gpus": 1},
+            {"id": "b", "duration": 5, "gpus": 2, "after": ["a"]},
+            {"id": "c", "duration": 3, "gpus": 0, "after": ["b"]},
+        ],
+    }
     i = instance_from_dict(d)
     s = check(i, "fifo")
     ends = {a.id: (a.start, a.end) for a in s.jobs}

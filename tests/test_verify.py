@@ -66,8 +66,10 @@ def test_r1_duplicate_and_unknown_job():
     jobs = list(small_assignments().values())
     jobs += [assign("p_lo", 20, 50, place("a-1", 1)), assign("ghost", 0, 5)]
     vs = only("R1", verify(small_instance(), make_schedule(jobs)))
-    assert {(v.job, "more than once" in v.message) for v in vs} == {("p_lo", True),
-                                                                    ("ghost", False)}
+    assert {(v.job, "more than once" in v.message) for v in vs} == {
+        ("p_lo", True),
+        ("ghost", False),
+    }
 
 
 @pytest.mark.parametrize(("start", "end"), [(10, 5), (10, 10)])
@@ -100,8 +102,9 @@ def test_r1_group_list_disagrees_with_jobs():
 
 
 def test_r2_before_release():
-    v = one("R2", verify(small_instance(), small_schedule(s1=assign("s1", 5, 233,
-                                                                     place("b-1", 0, 1)))))
+    v = one(
+        "R2", verify(small_instance(), small_schedule(s1=assign("s1", 5, 233, place("b-1", 0, 1))))
+    )
     assert (v.job, v.time) == ("s1", 5)
 
 
@@ -126,18 +129,21 @@ def test_r3_profiled_jobs_may_be_one_unit_off_explicit_not():
     g1 = assign("g1", 0, 1500, place("a-0", 0, 1), group="G")
     d1 = assign("d1", 0, 624, place("a-0", 0, 1), group="G")
     assert verify(small_instance(), small_schedule(g1=g1, d1=d1)) == []
-    v = one("R3", verify(small_instance(), small_schedule(p_lo=assign("p_lo", 20, 51,
-                                                                       place("a-1", 1)))))
+    v = one(
+        "R3", verify(small_instance(), small_schedule(p_lo=assign("p_lo", 20, 51, place("a-1", 1))))
+    )
     assert v.job == "p_lo"
 
 
 def test_r3_duration_depends_on_node_speed():
     # s1 needs 228 s on a speed-2 b node but 437 s on an a node.
-    v = one("R3", verify(small_instance(), small_schedule(s1=assign("s1", 10, 238,
-                                                                     place("a-1", 2, 3)))))
+    v = one(
+        "R3", verify(small_instance(), small_schedule(s1=assign("s1", 10, 238, place("a-1", 2, 3))))
+    )
     assert v.job == "s1" and "437" in v.message
-    assert verify(small_instance(), small_schedule(s1=assign("s1", 10, 447,
-                                                             place("a-1", 2, 3)))) == []
+    assert (
+        verify(small_instance(), small_schedule(s1=assign("s1", 10, 447, place("a-1", 2, 3)))) == []
+    )
 
 
 def test_r3_group_without_interleaving():
@@ -149,8 +155,10 @@ def test_r3_group_without_interleaving():
 def test_r3_group_whose_cycle_is_no_gain():
     # Two GPU-bound gpt2 jobs: interleaving them is slower than running them one by one.
     inst = small_instance()
-    inst = dataclasses.replace(inst, jobs=tuple(
-        dataclasses.replace(j, model="gpt2") if j.id == "d1" else j for j in inst.jobs))
+    inst = dataclasses.replace(
+        inst,
+        jobs=tuple(dataclasses.replace(j, model="gpt2") if j.id == "d1" else j for j in inst.jobs),
+    )
     v = one("R3", verify(inst, small_schedule()))
     assert v.job == "d1" and "cycle" in v.message
 
@@ -159,25 +167,33 @@ def test_r3_group_whose_cycle_is_no_gain():
 
 
 def test_r4_precedence():
-    v = one("R4", verify(small_instance(), small_schedule(p_lo=assign("p_lo", 10, 40,
-                                                                       place("a-1", 1)))))
+    v = one(
+        "R4", verify(small_instance(), small_schedule(p_lo=assign("p_lo", 10, 40, place("a-1", 1))))
+    )
     assert (v.job, v.time) == ("p_lo", 10) and "p_hi" in v.message
 
 
 # --- R5 ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("job", "assignment", "node", "gpu"), [
-    ("s1", assign("s1", 10, 238, place("b-1", 0, 2)), "b-1", 2),  # no GPU 2 on b nodes
-    ("s1", assign("s1", 10, 238, place("b-1", 0, 0)), "b-1", None),  # a GPU twice
-    ("t1", assign("t1", 0, 10, place("a-1", 3)), None, None),  # 0 GPUs but placed
-    ("p_lo", assign("p_lo", 20, 50, place("b-0", 1)), "b-0", None),  # node_types a only
-    ("big", assign("big", 1600, 1650, place("a-0", 0, 1, 2, 3)), None, None),  # 1 node of 2
-    ("big", assign("big", 1600, 1650, place("a-0", 0, 1, 2, 3), place("a-1", 0, 1, 2)),
-     "a-1", None),  # not a whole node
-    ("p_hi", assign("p_hi", 0, 20, place("c-0", 0)), "c-0", None),  # unknown node
-    ("p_hi", assign("p_hi", 0, 20), None, None),  # no placement
-])
+@pytest.mark.parametrize(
+    ("job", "assignment", "node", "gpu"),
+    [
+        ("s1", assign("s1", 10, 238, place("b-1", 0, 2)), "b-1", 2),  # no GPU 2 on b nodes
+        ("s1", assign("s1", 10, 238, place("b-1", 0, 0)), "b-1", None),  # a GPU twice
+        ("t1", assign("t1", 0, 10, place("a-1", 3)), None, None),  # 0 GPUs but placed
+        ("p_lo", assign("p_lo", 20, 50, place("b-0", 1)), "b-0", None),  # node_types a only
+        ("big", assign("big", 1600, 1650, place("a-0", 0, 1, 2, 3)), None, None),  # 1 node of 2
+        (
+            "big",
+            assign("big", 1600, 1650, place("a-0", 0, 1, 2, 3), place("a-1", 0, 1, 2)),
+            "a-1",
+            None,
+        ),  # not a whole node
+        ("p_hi", assign("p_hi", 0, 20, place("c-0", 0)), "c-0", None),  # unknown node
+        ("p_hi", assign("p_hi", 0, 20), None, None),  # no placement
+    ],
+)
 def test_r5_placement(job, assignment, node, gpu):
     v = one("R5", verify(small_instance(), small_schedule(**{job: assignment})))
     assert (v.job, v.node, v.gpu) == (job, node, gpu)
@@ -188,8 +204,10 @@ def test_r5_placement(job, assignment, node, gpu):
 
 def test_r6_group_holds_gpus_after_a_member_finished():
     # d1 ends at 625, but the group holds a-0 GPUs 0-1 until g1 ends at 1499.
-    v = one("R6", verify(small_instance(), small_schedule(p_lo=assign("p_lo", 700, 730,
-                                                                       place("a-0", 1)))))
+    v = one(
+        "R6",
+        verify(small_instance(), small_schedule(p_lo=assign("p_lo", 700, 730, place("a-0", 1)))),
+    )
     assert (v.job, v.node, v.gpu, v.time) == ("p_lo", "a-0", 1, 700)
     assert "group G" in v.message
 
@@ -198,8 +216,9 @@ def test_r6_two_solo_jobs_and_half_open_intervals():
     # p_lo on p_hi's GPU right after it ends is fine; overlapping by one unit is not.
     ok = small_schedule(p_lo=assign("p_lo", 20, 50, place("a-1", 0)))
     assert verify(small_instance(), ok) == []
-    bad = small_schedule(p_lo=assign("p_lo", 20, 50, place("a-1", 0)),
-                         p_hi=assign("p_hi", 1, 21, place("a-1", 0)))
+    bad = small_schedule(
+        p_lo=assign("p_lo", 20, 50, place("a-1", 0)), p_hi=assign("p_hi", 1, 21, place("a-1", 0))
+    )
     vs = verify(small_instance(), bad)
     r6 = [v for v in vs if v.rule == "R6"]
     assert [(v.job, v.node, v.gpu, v.time) for v in r6] == [("p_lo", "a-1", 0, 20)]
@@ -220,15 +239,18 @@ def test_r6_members_with_different_placement_or_start():
 
 def test_r7_node_memory():
     # d1 + g1 use 2 x 2 x 12 = 48 GB of a-0's 64; p_hi adds 20.
-    v = one("R7", verify(small_instance(), small_schedule(p_hi=assign("p_hi", 0, 20,
-                                                                       place("a-0", 2)))))
+    v = one(
+        "R7", verify(small_instance(), small_schedule(p_hi=assign("p_hi", 0, 20, place("a-0", 2))))
+    )
     assert (v.node, v.time) == ("a-0", 0) and "68" in v.message
 
 
 def test_r7_members_count_only_while_they_run():
     # After d1 ends at 625, g1 uses 24 GB of a-0 and p_hi's 20 GB fit (p_lo moves along).
-    s = small_schedule(p_hi=assign("p_hi", 700, 720, place("a-1", 2)),
-                       p_lo=assign("p_lo", 720, 750, place("a-1", 1)))
+    s = small_schedule(
+        p_hi=assign("p_hi", 700, 720, place("a-1", 2)),
+        p_lo=assign("p_lo", 720, 750, place("a-1", 1)),
+    )
     assert rules(verify(small_instance(), s)) == {"R9"}  # p_hi now starts after d1 etc.
     s = small_schedule(p_hi=assign("p_hi", 0, 20, place("a-0", 2)))
     inst = small_instance(priority_policy="none")
@@ -239,9 +261,16 @@ def test_r7_gpu_memory_of_a_group_is_the_sum():
     inst = small_instance()
     a = dataclasses.replace(inst.node_groups[0], gpu_mem_gb=14)  # dqn 4 + gpt2 12 = 16
     inst = small_instance(priority_policy="strict")
-    inst = make_instance(inst.jobs, (a, inst.node_groups[1]), inst.profiles.values(),
-                         name="small", pools=inst.pools, reservations=inst.reservations,
-                         horizon=inst.horizon, interleaving=inst.interleaving)
+    inst = make_instance(
+        inst.jobs,
+        (a, inst.node_groups[1]),
+        inst.profiles.values(),
+        name="small",
+        pools=inst.pools,
+        reservations=inst.reservations,
+        horizon=inst.horizon,
+        interleaving=inst.interleaving,
+    )
     v = one("R7", verify(inst, small_schedule()))
     assert (v.job, v.node, v.gpu) == ("d1", "a-0", 0) and "16" in v.message
 
@@ -257,13 +286,16 @@ def test_r8_pool_under_reservation():
 
 def _subset_case(c_demand: float):
     """Two overlapping pool reservations admitting different tenants (team brief rule)."""
-    jobs = [Job("ja", 0, duration=10, tenant="A", demand={"lic": 3}),
-            Job("jb", 0, duration=10, tenant="B", demand={"lic": 3}),
-            Job("jc", 0, duration=10, demand={"lic": c_demand})]
-    res = [reservation("ra", 0, 100, pool="lic", amount=4, for_=admits(tenants=["A"])),
-           reservation("rb", 0, 100, pool="lic", amount=4, for_=admits(tenants=["B"]))]
-    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], pools={"lic": 10},
-                         reservations=tuple(res))
+    jobs = [
+        Job("ja", 0, duration=10, tenant="A", demand={"lic": 3}),
+        Job("jb", 0, duration=10, tenant="B", demand={"lic": 3}),
+        Job("jc", 0, duration=10, demand={"lic": c_demand}),
+    ]
+    res = [
+        reservation("ra", 0, 100, pool="lic", amount=4, for_=admits(tenants=["A"])),
+        reservation("rb", 0, 100, pool="lic", amount=4, for_=admits(tenants=["B"])),
+    ]
+    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], pools={"lic": 10}, reservations=tuple(res))
     return inst, make_schedule([assign(j.id, 0, 10) for j in jobs])
 
 
@@ -276,14 +308,16 @@ def test_r8_subset_rule():
 
 
 def test_r8_admitted_job_may_use_the_reserved_amount():
-    jobs = [Job("ja", 0, duration=10, tenant="A", demand={"lic": 9}),
-            Job("x", 0, duration=10, demand={"lic": 1})]
+    jobs = [
+        Job("ja", 0, duration=10, tenant="A", demand={"lic": 9}),
+        Job("x", 0, duration=10, demand={"lic": 1}),
+    ]
     res = [reservation("ra", 0, 100, pool="lic", amount=8, for_=admits(jobs=["ja"]))]
-    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], pools={"lic": 10},
-                         reservations=tuple(res))
+    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], pools={"lic": 10}, reservations=tuple(res))
     assert verify(inst, make_schedule([assign("ja", 0, 10), assign("x", 0, 10)])) == []
-    inst = dataclasses.replace(inst, jobs=(jobs[0], dataclasses.replace(jobs[1],
-                                                                        demand={"lic": 3})))
+    inst = dataclasses.replace(
+        inst, jobs=(jobs[0], dataclasses.replace(jobs[1], demand={"lic": 3}))
+    )
     v = one("R8", verify(inst, make_schedule([assign("ja", 0, 10), assign("x", 5, 15)])))
     assert (v.job, v.time) == ("x", 5)  # x (3) may use only 10 - 8 = 2; R10 stays silent
 
@@ -291,8 +325,7 @@ def test_r8_admitted_job_may_use_the_reserved_amount():
 def test_r8_reservation_starting_later():
     jobs = [Job("j", 0, duration=10, demand={"lic": 5})]
     res = [reservation("r", 5, 8, pool="lic", amount=6)]
-    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], pools={"lic": 10},
-                         reservations=tuple(res))
+    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], pools={"lic": 10}, reservations=tuple(res))
     v = one("R8", verify(inst, make_schedule([assign("j", 0, 10)])))
     assert v.time == 5
 
@@ -301,8 +334,9 @@ def test_r8_reservation_starting_later():
 
 
 def _late_p_hi():
-    return small_schedule(p_hi=assign("p_hi", 5, 25, place("a-1", 0)),
-                          p_lo=assign("p_lo", 25, 55, place("a-1", 1)))
+    return small_schedule(
+        p_hi=assign("p_hi", 5, 25, place("a-1", 0)), p_lo=assign("p_lo", 25, 55, place("a-1", 1))
+    )
 
 
 def test_r9_strict_priority():
@@ -318,8 +352,10 @@ def test_r9_off_with_policy_none():
 
 def test_r9_later_release_is_no_violation():
     inst = small_instance()
-    inst = dataclasses.replace(inst, jobs=tuple(
-        dataclasses.replace(j, release=5) if j.id == "p_hi" else j for j in inst.jobs))
+    inst = dataclasses.replace(
+        inst,
+        jobs=tuple(dataclasses.replace(j, release=5) if j.id == "p_hi" else j for j in inst.jobs),
+    )
     assert verify(inst, _late_p_hi()) == []
 
 
@@ -327,12 +363,14 @@ def test_r9_later_release_is_no_violation():
 
 
 def test_r10_gpu_reservation():
-    v = one("R10", verify(small_instance(), small_schedule(p_hi=assign("p_hi", 0, 20,
-                                                                        place("b-0", 0)))))
+    v = one(
+        "R10", verify(small_instance(), small_schedule(p_hi=assign("p_hi", 0, 20, place("b-0", 0))))
+    )
     assert (v.job, v.node, v.gpu, v.time) == ("p_hi", "b-0", 0, 0) and "maint" in v.message
     # GPU 1 of b-0 is not reserved.
-    assert verify(small_instance(), small_schedule(p_hi=assign("p_hi", 0, 20,
-                                                               place("b-0", 1)))) == []
+    assert (
+        verify(small_instance(), small_schedule(p_hi=assign("p_hi", 0, 20, place("b-0", 1)))) == []
+    )
 
 
 def test_r10_overlapping_reservations_need_every_admission():
@@ -351,8 +389,12 @@ def test_many_jobs_verify():
     n = 3000
     jobs = [Job(f"j{i}", 1, duration=2, priority=-(i // 8)) for i in range(n)]
     inst = make_instance(jobs, [NodeGroup("n", 2, 4, cpus=4, mem_gb=8)])
-    sched = make_schedule([assign(f"j{i}", 2 * (i // 8), 2 * (i // 8) + 2,
-                                  place(f"n-{i % 8 // 4}", i % 4)) for i in range(n)])
+    sched = make_schedule(
+        [
+            assign(f"j{i}", 2 * (i // 8), 2 * (i // 8) + 2, place(f"n-{i % 8 // 4}", i % 4))
+            for i in range(n)
+        ]
+    )
     assert verify(inst, sched) == []
     sched = make_schedule(list(sched.jobs[:-1]) + [assign(f"j{n - 1}", 0, 2, place("n-1", 3))])
     assert rules(verify(inst, sched)) == {"R6", "R9"}
@@ -362,38 +404,108 @@ def test_many_jobs_verify():
 
 
 SMALL_JSON = {
-    "version": 1, "name": "small", "time_unit": "s", "horizon": 2000,
-    "cluster": {"nodes": [
-        {"name": "a", "count": 2, "gpus": 4, "gpu_mem_gb": 32, "cpus": 16, "mem_gb": 64,
-         "speed": 1.0, "gpu_idle_w": 50, "gpu_busy_w": 250},
-        {"name": "b", "count": 2, "gpus": 2, "gpu_mem_gb": 16, "cpus": 8, "mem_gb": 32,
-         "speed": 2.0, "gpu_idle_w": 30, "gpu_busy_w": 200}],
-        "pools": {"power": 5}},
+    "version": 1,
+    "name": "small",
+    "time_unit": "s",
+    "horizon": 2000,
+    "cluster": {
+        "nodes": [
+            {
+                "name": "a",
+                "count": 2,
+                "gpus": 4,
+                "gpu_mem_gb": 32,
+                "cpus": 16,
+                "mem_gb": 64,
+                "speed": 1.0,
+                "gpu_idle_w": 50,
+                "gpu_busy_w": 250,
+            },
+            {
+                "name": "b",
+                "count": 2,
+                "gpus": 2,
+                "gpu_mem_gb": 16,
+                "cpus": 8,
+                "mem_gb": 32,
+                "speed": 2.0,
+                "gpu_idle_w": 30,
+                "gpu_busy_w": 200,
+            },
+        ],
+        "pools": {"power": 5},
+    },
     "interleaving": {"enabled": True},
     "profiles": {
-        "dqn": {"model": "dqn", "gpu_mem_gb": 4, "by_gpus": {"2": {
-            "iteration_ms": 509, "stages_ms": {"data": 435, "gpu": 8, "net": 0.5}}}},
-        "gpt2": {"model": "gpt2", "gpu_mem_gb": 12, "by_gpus": {"2": {
-            "iteration_ms": 437, "stages_ms": {"data": 0.6, "gpu": 419, "net": 49}}}}},
+        "dqn": {
+            "model": "dqn",
+            "gpu_mem_gb": 4,
+            "by_gpus": {
+                "2": {"iteration_ms": 509, "stages_ms": {"data": 435, "gpu": 8, "net": 0.5}}
+            },
+        },
+        "gpt2": {
+            "model": "gpt2",
+            "gpu_mem_gb": 12,
+            "by_gpus": {
+                "2": {"iteration_ms": 437, "stages_ms": {"data": 0.6, "gpu": 419, "net": 49}}
+            },
+        },
+    },
     "jobs": [
-        {"id": "d1", "model": "dqn", "gpus": 2, "iterations": 1000, "priority": 1,
-         "tenant": "rl", "cpus_per_gpu": 2, "mem_gb_per_gpu": 12},
-        {"id": "g1", "model": "gpt2", "gpus": 2, "iterations": 3000, "cpus_per_gpu": 2,
-         "mem_gb_per_gpu": 12},
-        {"id": "s1", "model": "gpt2", "gpus": 2, "iterations": 1000, "release": 10,
-         "tenant": "nlp", "due": 200},
-        {"id": "big", "gpus": 8, "duration": 50, "node_types": ["a"], "after": ["g1"],
-         "deadline": 1700, "weight": 2.0},
-        {"id": "p_hi", "gpus": 1, "duration": 20, "priority": 5, "mem_gb_per_gpu": 20,
-         "due": 100},
+        {
+            "id": "d1",
+            "model": "dqn",
+            "gpus": 2,
+            "iterations": 1000,
+            "priority": 1,
+            "tenant": "rl",
+            "cpus_per_gpu": 2,
+            "mem_gb_per_gpu": 12,
+        },
+        {
+            "id": "g1",
+            "model": "gpt2",
+            "gpus": 2,
+            "iterations": 3000,
+            "cpus_per_gpu": 2,
+            "mem_gb_per_gpu": 12,
+        },
+        {
+            "id": "s1",
+            "model": "gpt2",
+            "gpus": 2,
+            "iterations": 1000,
+            "release": 10,
+            "tenant": "nlp",
+            "due": 200,
+        },
+        {
+            "id": "big",
+            "gpus": 8,
+            "duration": 50,
+            "node_types": ["a"],
+            "after": ["g1"],
+            "deadline": 1700,
+            "weight": 2.0,
+        },
+        {"id": "p_hi", "gpus": 1, "duration": 20, "priority": 5, "mem_gb_per_gpu": 20, "due": 100},
         {"id": "p_lo", "gpus": 1, "duration": 30, "node_types": ["a"], "after": ["p_hi"]},
         {"id": "t1", "gpus": 0, "duration": 10, "demand": {"power": 3}},
-        {"id": "t2", "gpus": 0, "duration": 5, "demand": {"power": 2}, "tenant": "ops"}],
+        {"id": "t2", "gpus": 0, "duration": 5, "demand": {"power": 2}, "tenant": "ops"},
+    ],
     "reservations": [
-        {"id": "nlp-hold", "start": 0, "end": 300, "nodes": ["b-1"], "gpus": [0],
-         "for": {"tenants": ["nlp"]}},
+        {
+            "id": "nlp-hold",
+            "start": 0,
+            "end": 300,
+            "nodes": ["b-1"],
+            "gpus": [0],
+            "for": {"tenants": ["nlp"]},
+        },
         {"id": "maint", "start": 0, "end": 100, "nodes": ["b-0"], "gpus": [0], "for": None},
-        {"id": "power-cap", "start": 0, "end": 20, "pool": "power", "amount": 2, "for": None}],
+        {"id": "power-cap", "start": 0, "end": 20, "pool": "power", "amount": 2, "for": None},
+    ],
 }
 
 
@@ -402,8 +514,17 @@ def test_small_instance_from_json_matches_the_builder():
 
     inst = instance_from_dict(SMALL_JSON, catalogue={})
     built = small_instance()
-    for f in ("jobs", "node_groups", "nodes", "profiles", "pools", "reservations",
-              "interleaving", "horizon", "priority_policy"):
+    for f in (
+        "jobs",
+        "node_groups",
+        "nodes",
+        "profiles",
+        "pools",
+        "reservations",
+        "interleaving",
+        "horizon",
+        "priority_policy",
+    ):
         assert getattr(inst, f) == getattr(built, f), f
     assert verify(inst, small_schedule()) == []
     v = one("R8", verify(inst, small_schedule(t2=assign("t2", 5, 10))))

@@ -39,11 +39,21 @@ def collect_instances(paths: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def make_tasks(instances: Sequence[str], solvers: Sequence[str], repeat: int = 1,
-               seed: int = 0, time_limit: float | None = 10.0, solver_threads: int = 1,
-               margin: float | None = None) -> list[Task]:
-    return [Task(inst, solver, r, seed, time_limit, solver_threads, margin)
-            for inst in instances for solver in solvers for r in range(repeat)]
+def make_tasks(
+    instances: Sequence[str],
+    solvers: Sequence[str],
+    repeat: int = 1,
+    seed: int = 0,
+    time_limit: float | None = 10.0,
+    solver_threads: int = 1,
+    margin: float | None = None,
+) -> list[Task]:
+    return [
+        Task(inst, solver, r, seed, time_limit, solver_threads, margin)
+        for inst in instances
+        for solver in solvers
+        for r in range(repeat)
+    ]
 
 
 @dataclass
@@ -58,10 +68,16 @@ class BenchRun:
     retried: int
 
 
-def run_bench(tasks: Sequence[Task], output: str | Path, executor: str = "local",
-              workers: int = 1, address: str | None = None, retry_failed: bool = False,
-              on_start: Callable[[int, int], None] | None = None,
-              on_row: Callable[[dict[str, Any]], None] | None = None) -> BenchRun:
+def run_bench(
+    tasks: Sequence[Task],
+    output: str | Path,
+    executor: str = "local",
+    workers: int = 1,
+    address: str | None = None,
+    retry_failed: bool = False,
+    on_start: Callable[[int, int], None] | None = None,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> BenchRun:
     """Run the tasks not yet in `output`, appending each row as it finishes; the file is
     rewritten in canonical order at the end, also when interrupted."""
     check_executor(executor, address)
@@ -69,8 +85,9 @@ def run_bench(tasks: Sequence[Task], output: str | Path, executor: str = "local"
     keys: list[Key] = [t.key for t in tasks]
     retried = 0
     if retry_failed:
-        failed = [k for k in keys
-                  if any(r["status"] in RETRY_STATUSES for r in results.rows_for([k]))]
+        failed = [
+            k for k in keys if any(r["status"] in RETRY_STATUSES for r in results.rows_for([k]))
+        ]
         retried = results.forget(failed)
     done = results.done()
     todo = [t for t in tasks if t.key not in done]
@@ -86,6 +103,11 @@ def run_bench(tasks: Sequence[Task], output: str | Path, executor: str = "local"
                     on_row(row)
     finally:
         results.finish(keys)
-    return BenchRun(rows=results.rows_for(keys), total=len(tasks),
-                    skipped=len(tasks) - len(todo), ran=ran,
-                    dropped_lines=results.dropped, retried=retried)
+    return BenchRun(
+        rows=results.rows_for(keys),
+        total=len(tasks),
+        skipped=len(tasks) - len(todo),
+        ran=ran,
+        dropped_lines=results.dropped,
+        retried=retried,
+    )

@@ -51,8 +51,9 @@ def run_local(tasks: Sequence[Task], workers: int) -> Iterator[dict[str, Any]]:
         pool.shutdown(wait=not pending, cancel_futures=True)
 
 
-def run_ray(tasks: Sequence[Task], workers: int,
-            address: str | None = None) -> Iterator[dict[str, Any]]:
+def run_ray(
+    tasks: Sequence[Task], workers: int, address: str | None = None
+) -> Iterator[dict[str, Any]]:
     """Run as Ray tasks. With `address`, join that cluster (`ray.init(address=...)`: "auto",
     "HOST:PORT" or "ray://HOST:PORT"); without, reuse an initialised Ray or start a local
     one with `workers` CPUs. Ray is shut down at the end only if this function started it."""
@@ -65,8 +66,12 @@ def run_ray(tasks: Sequence[Task], workers: int,
         if address:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         else:
-            ray.init(num_cpus=max(1, workers), include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.WARNING)
+            ray.init(
+                num_cpus=max(1, workers),
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+            )
         started = True
     remote = ray.remote(num_cpus=1, max_retries=0)(run_task)
     pending: dict[Any, Task] = {}
@@ -103,8 +108,9 @@ def check_executor(executor: str, address: str | None = None) -> None:
             raise UsageError("--executor ray needs Ray: pip install 'planner[ray]'")
 
 
-def run_tasks(tasks: Sequence[Task], executor: str = "local", workers: int = 1,
-              address: str | None = None) -> Iterator[dict[str, Any]]:
+def run_tasks(
+    tasks: Sequence[Task], executor: str = "local", workers: int = 1, address: str | None = None
+) -> Iterator[dict[str, Any]]:
     check_executor(executor, address)
     if executor == "ray":
         return run_ray(tasks, workers, address)

@@ -26,13 +26,28 @@ from planner.bench.run import METRICS
 from planner.errors import UsageError
 
 COLUMNS: tuple[str, ...] = (
-    "instance", "name", "solver", "repeat", "seed", "status", *METRICS,
-    "objective", "objective_value", "bound", "gap_to_bound", "wall_s", "verified",
-    "violations", "groups", "error", "time_limit",
+    "instance",
+    "name",
+    "solver",
+    "repeat",
+    "seed",
+    "status",
+    *METRICS,
+    "objective",
+    "objective_value",
+    "bound",
+    "gap_to_bound",
+    "wall_s",
+    "verified",
+    "violations",
+    "groups",
+    "error",
+    "time_limit",
 )
 INT_COLUMNS = frozenset({"repeat", "seed", "violations", "groups"})
-FLOAT_COLUMNS = frozenset({*METRICS, "objective_value", "bound", "gap_to_bound", "wall_s",
-                           "time_limit"})
+FLOAT_COLUMNS = frozenset(
+    {*METRICS, "objective_value", "bound", "gap_to_bound", "wall_s", "time_limit"}
+)
 BOOL_COLUMNS = frozenset({"verified"})
 
 Key = tuple[str, str, int]
@@ -98,8 +113,10 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
         return [], 0
     reader = csv.DictReader(io.StringIO(text))
     if tuple(reader.fieldnames or ()) != COLUMNS:
-        raise UsageError(f"{path} is not a results file of this version of `plan bench` "
-                         "(its columns differ); choose another -o file")
+        raise UsageError(
+            f"{path} is not a results file of this version of `plan bench` "
+            "(its columns differ); choose another -o file"
+        )
     rows: list[dict[str, Any]] = []
     seen: dict[Key, int] = {}
     dropped = 0
@@ -128,8 +145,9 @@ def write_results(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
     write_atomic(path, csv_text(rows))
 
 
-def canonical_order(rows: Sequence[Mapping[str, Any]],
-                    keys: Sequence[Key]) -> list[Mapping[str, Any]]:
+def canonical_order(
+    rows: Sequence[Mapping[str, Any]], keys: Sequence[Key]
+) -> list[Mapping[str, Any]]:
     """Rows in the order of `keys` (the bench's task order); rows of other keys (an
     earlier bench on other instances) follow in their existing order."""
     rank = {k: i for i, k in enumerate(keys)}

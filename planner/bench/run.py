@@ -23,8 +23,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-METRICS = ("makespan", "avg_jct", "p99_jct", "total_weighted_jct",
-           "total_weighted_tardiness", "gpu_utilization", "energy_kwh")
+METRICS = (
+    "makespan",
+    "avg_jct",
+    "p99_jct",
+    "total_weighted_jct",
+    "total_weighted_tardiness",
+    "gpu_utilization",
+    "energy_kwh",
+)
 ERROR, TIMEOUT = "error", "timeout"
 NO_LIMIT_TIMEOUT = 3600.0  # hard guard when no time limit is given
 
@@ -74,18 +81,34 @@ def with_text(task: Task) -> Task:
 
 def base_row(task: Task) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "instance": task.instance, "name": Path(task.instance).stem, "solver": task.solver,
-        "repeat": task.repeat, "seed": task.run_seed, "status": ERROR,
+        "instance": task.instance,
+        "name": Path(task.instance).stem,
+        "solver": task.solver,
+        "repeat": task.repeat,
+        "seed": task.run_seed,
+        "status": ERROR,
     }
     row.update(dict.fromkeys(METRICS))
-    row.update({"objective": "", "objective_value": None, "bound": None,
-                "gap_to_bound": None, "wall_s": None, "verified": False, "violations": None,
-                "groups": None, "error": "", "time_limit": task.time_limit})
+    row.update(
+        {
+            "objective": "",
+            "objective_value": None,
+            "bound": None,
+            "gap_to_bound": None,
+            "wall_s": None,
+            "verified": False,
+            "violations": None,
+            "groups": None,
+            "error": "",
+            "time_limit": task.time_limit,
+        }
+    )
     return row
 
 
-def error_row(task: Task, message: str, status: str = ERROR,
-              wall_s: float | None = None) -> dict[str, Any]:
+def error_row(
+    task: Task, message: str, status: str = ERROR, wall_s: float | None = None
+) -> dict[str, Any]:
     return {**base_row(task), "status": status, "error": one_line(message), "wall_s": wall_s}
 
 
@@ -129,8 +152,12 @@ def _run_forked(task: Task) -> dict[str, Any]:
         return row
     if died:
         return error_row(task, f"worker process died (exit code {child.exitcode})", wall_s=wall)
-    return error_row(task, f"no result within {task.timeout:g} s (time limit "
-                     f"{task.time_limit} s + margin); killed", status=TIMEOUT, wall_s=wall)
+    return error_row(
+        task,
+        f"no result within {task.timeout:g} s (time limit {task.time_limit} s + margin); killed",
+        status=TIMEOUT,
+        wall_s=wall,
+    )
 
 
 def _child(task: Task, conn: Any) -> None:
@@ -167,8 +194,7 @@ def execute(task: Task) -> dict[str, Any]:
         more = f" (+{len(e.problems) - 5} more)" if len(e.problems) > 5 else ""
         return {**row, "error": one_line(f"bad instance {e.file}: {problems}{more}")}
     except Exception as e:
-        return {**row, "error": one_line(f"cannot read {task.instance}: "
-                                         f"{type(e).__name__}: {e}")}
+        return {**row, "error": one_line(f"cannot read {task.instance}: {type(e).__name__}: {e}")}
     row["name"] = instance.name
     try:
         return _solve_and_measure(task, instance, row)
@@ -193,8 +219,7 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
         sched = solve(instance, task.solver, options)
     except Exception as e:
         wall = round(time.perf_counter() - t0, 3)
-        return {**row, "error": one_line(f"solver failed: {type(e).__name__}: {e}"),
-                "wall_s": wall}
+        return {**row, "error": one_line(f"solver failed: {type(e).__name__}: {e}"), "wall_s": wall}
     finally:
         if timer is not None:
             timer.cancel()
@@ -226,6 +251,7 @@ def _measure(instance: Any, sched: Any, objective: str, row: dict[str, Any]) -> 
     row["objective_value"] = value
     bound = row["bound"]
     if bound is not None:
-        row["gap_to_bound"] = (value - bound) / abs(value) if value else (
-            0.0 if bound == value else None)
+        row["gap_to_bound"] = (
+            (value - bound) / abs(value) if value else (0.0 if bound == value else None)
+        )
     return row

@@ -41,8 +41,9 @@ def _per_instance(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict
     return out
 
 
-def _mean_ratio(mine: Mapping[str, Mapping[str, float]],
-                ref: Mapping[str, Mapping[str, float]], metric: str) -> tuple[float | None, int]:
+def _mean_ratio(
+    mine: Mapping[str, Mapping[str, float]], ref: Mapping[str, Mapping[str, float]], metric: str
+) -> tuple[float | None, int]:
     ratios = []
     for inst, vals in mine.items():
         r = ref.get(inst, {}).get(metric)
@@ -52,8 +53,9 @@ def _mean_ratio(mine: Mapping[str, Mapping[str, float]],
     return (fmean(ratios) if ratios else None), len(ratios)
 
 
-def best_rule(per: Mapping[str, Mapping[str, Mapping[str, float]]],
-              rules: Sequence[str]) -> dict[str, dict[str, float]]:
+def best_rule(
+    per: Mapping[str, Mapping[str, Mapping[str, float]]], rules: Sequence[str]
+) -> dict[str, dict[str, float]]:
     """instance -> metric -> min over the plain rules present."""
     best: dict[str, dict[str, float]] = defaultdict(dict)
     for rule in rules:
@@ -63,9 +65,12 @@ def best_rule(per: Mapping[str, Mapping[str, Mapping[str, float]]],
     return best
 
 
-def summarize(rows: Sequence[Mapping[str, Any]], baseline: str | None = "greedy:fifo",
-              solvers: Sequence[str] | None = None,
-              plain_rules: Sequence[str] = PLAIN_RULES) -> dict[str, Any]:
+def summarize(
+    rows: Sequence[Mapping[str, Any]],
+    baseline: str | None = "greedy:fifo",
+    solvers: Sequence[str] | None = None,
+    plain_rules: Sequence[str] = PLAIN_RULES,
+) -> dict[str, Any]:
     """The summary as plain data (what `--json` prints)."""
     order = list(solvers) if solvers else list(dict.fromkeys(r["solver"] for r in rows))
     per = _per_instance(rows)

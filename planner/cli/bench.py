@@ -30,35 +30,80 @@ def parse_solvers(text: str) -> list[str]:
 
 @click.command()
 @click.argument("instances", nargs=-1, required=True, type=click.Path())
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Results CSV; rows already in it are skipped.")
-@click.option("--solvers", default=DEFAULT_SOLVERS, show_default=True,
-              help="Comma-separated solver specs.")
-@click.option("--time-limit", type=click.FloatRange(min=0.0), default=10.0, show_default=True,
-              help="Seconds per solve.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Solves at a time (1: in this process).")
-@click.option("--solver-threads", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Threads inside each solve (CP-SAT workers).")
-@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Runs per (instance, solver), with seeds seed, seed+1, ...")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Results CSV; rows already in it are skipped.",
+)
+@click.option(
+    "--solvers", default=DEFAULT_SOLVERS, show_default=True, help="Comma-separated solver specs."
+)
+@click.option(
+    "--time-limit",
+    type=click.FloatRange(min=0.0),
+    default=10.0,
+    show_default=True,
+    help="Seconds per solve.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Solves at a time (1: in this process).",
+)
+@click.option(
+    "--solver-threads",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Threads inside each solve (CP-SAT workers).",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Runs per (instance, solver), with seeds seed, seed+1, ...",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--baseline", default="greedy:fifo", show_default=True,
-              help="Solver the ratios are relative to.")
-@click.option("--margin", type=click.FloatRange(min=0.0),
-              help="Seconds beyond the time limit before a run is killed "
-                   "[default: 10 + half the time limit].")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
-              show_default=True)
-@click.option("--address", help="Ray cluster address (ray.init(address=...)); "
-                                "default: a local Ray instance.")
+@click.option(
+    "--baseline",
+    default="greedy:fifo",
+    show_default=True,
+    help="Solver the ratios are relative to.",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(min=0.0),
+    help="Seconds beyond the time limit before a run is killed "
+    "[default: 10 + half the time limit].",
+)
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option(
+    "--address", help="Ray cluster address (ray.init(address=...)); default: a local Ray instance."
+)
 @click.option("--retry-failed", is_flag=True, help="Rerun rows whose status is error or timeout.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
-def bench(instances: tuple[str, ...], output: str, solvers: str, time_limit: float,
-          workers: int, solver_threads: int, repeat: int, seed: int, baseline: str,
-          margin: float | None, executor: str, address: str | None, retry_failed: bool,
-          as_json: bool) -> None:
+def bench(
+    instances: tuple[str, ...],
+    output: str,
+    solvers: str,
+    time_limit: float,
+    workers: int,
+    solver_threads: int,
+    repeat: int,
+    seed: int,
+    baseline: str,
+    margin: float | None,
+    executor: str,
+    address: str | None,
+    retry_failed: bool,
+    as_json: bool,
+) -> None:
     """Benchmark solvers on INSTANCES (files, or folders of *.json) into a CSV.
 
     \b
@@ -85,8 +130,16 @@ def bench(instances: tuple[str, ...], output: str, solvers: str, time_limit: flo
     # but may copy a lock one of them holds).
     live = workers > 1 or executor == "ray"
     with terminal.BenchProgress(enabled=not as_json, auto_refresh=live) as progress:
-        result = run_bench(tasks, output, executor, workers, address, retry_failed,
-                           on_start=progress.start, on_row=progress.advance)
+        result = run_bench(
+            tasks,
+            output,
+            executor,
+            workers,
+            address,
+            retry_failed,
+            on_start=progress.start,
+            on_row=progress.advance,
+        )
     summary = summarize(result.rows, baseline or None, specs)
     summary["output"] = str(output)
     summary["skipped"] = result.skipped

@@ -20,8 +20,9 @@ def read_schedule(path: str) -> Schedule:
     except OSError as e:
         raise InputError(path, [Problem("$", f"cannot read: {e.strerror}")]) from None
     except json.JSONDecodeError as e:
-        raise InputError(path, [Problem("$", f"malformed JSON at line {e.lineno} column "
-                                             f"{e.colno}: {e.msg}")]) from None
+        raise InputError(
+            path, [Problem("$", f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")]
+        ) from None
     try:
         return schedule_from_dict(data)
     except ScheduleFormatError as e:
@@ -37,8 +38,12 @@ def validate(instance: str, as_json: bool) -> None:
     from planner.read import read_instance
 
     inst = read_instance(instance)
-    counts = {"jobs": len(inst.jobs), "nodes": len(inst.nodes),
-              "GPUs": sum(n.gpus for n in inst.nodes), "reservations": len(inst.reservations)}
+    counts = {
+        "jobs": len(inst.jobs),
+        "nodes": len(inst.nodes),
+        "GPUs": sum(n.gpus for n in inst.nodes),
+        "reservations": len(inst.reservations),
+    }
     if as_json:
         terminal.print_json({"valid": True, "instance": inst.name, **counts})
     else:
@@ -59,9 +64,22 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
     sched = read_schedule(schedule)
     violations = verify(inst, sched)
     if as_json:
-        terminal.print_json({"valid": not violations, "violations": [
-            {"rule": v.rule, "job": v.job, "node": v.node, "gpu": v.gpu, "time": v.time,
-             "message": v.message} for v in violations]})
+        terminal.print_json(
+            {
+                "valid": not violations,
+                "violations": [
+                    {
+                        "rule": v.rule,
+                        "job": v.job,
+                        "node": v.node,
+                        "gpu": v.gpu,
+                        "time": v.time,
+                        "message": v.message,
+                    }
+                    for v in violations
+                ],
+            }
+        )
     elif violations:
         terminal.print_violations(violations)
     else:
@@ -72,11 +90,20 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
 
 @click.command()
 @click.argument("schedule", type=click.Path(dir_okay=False))
-@click.option("--gantt", "gantt", required=True, type=click.Path(dir_okay=False),
-              help="Write the Gantt CSV here.")
-@click.option("--instance", "instance", type=click.Path(dir_okay=False),
-              help="Instance file, for the priority, tenant and model columns "
-                   "(default: the file recorded in the schedule, when readable).")
+@click.option(
+    "--gantt",
+    "gantt",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Write the Gantt CSV here.",
+)
+@click.option(
+    "--instance",
+    "instance",
+    type=click.Path(dir_okay=False),
+    help="Instance file, for the priority, tenant and model columns "
+    "(default: the file recorded in the schedule, when readable).",
+)
 @handle_errors
 def export(schedule: str, gantt: str, instance: str | None) -> None:
     """Write the Gantt CSV of a schedule."""

@@ -44,6 +44,8 @@ def parse_objective(text: str | None) -> tuple[str, ...] | None:
     names = tuple(t.strip() for t in text.split(",") if t.strip())
     bad = [n for n in names if n not in OBJECTIVES]
     if bad or not names:
-        raise UsageError(f"--objective: unknown {', '.join(bad) or 'empty'}; "
-                         f"use a comma-separated list of {', '.join(OBJECTIVES)}")
+        raise UsageError(
+            f"--objective: unknown {', '.join(bad) or 'empty'}; "
+            f"use a comma-separated list of {', '.join(OBJECTIVES)}"
+        )
     return names

@@ -34,22 +34,55 @@ def _write_instance(doc: dict[str, Any], output: str, source: str) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 @click.option("--name", help="Instance name (default: the file's stem).")
-@click.option("--nodes", type=click.IntRange(min=1), default=8, show_default=True,
-              help="muri: number of nodes.")
-@click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True,
-              help="muri: GPUs per node.")
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="muri: number of nodes.",
+)
+@click.option(
+    "--gpus-per-node",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="muri: GPUs per node.",
+)
 @click.option("--first", type=click.IntRange(min=1), help="muri: keep only this many jobs.")
-@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True,
-              help="muri: skip this many jobs first.")
+@click.option(
+    "--offset",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="muri: skip this many jobs first.",
+)
 @click.option("--all-at-zero", is_flag=True, help="muri: release every job at time 0.")
-@click.option("--strict-priority", is_flag=True,
-              help="muri: enforce the trace's priority classes strictly (default: none).")
-@click.option("--time-unit", type=click.Choice(["ms", "s", "min"]), default="s",
-              show_default=True, help="muri: time unit of the instance.")
+@click.option(
+    "--strict-priority",
+    is_flag=True,
+    help="muri: enforce the trace's priority classes strictly (default: none).",
+)
+@click.option(
+    "--time-unit",
+    type=click.Choice(["ms", "s", "min"]),
+    default="s",
+    show_default=True,
+    help="muri: time unit of the instance.",
+)
 @handle_errors
-def import_(kind: str, file: str, output: str, name: str | None, nodes: int,
-            gpus_per_node: int, first: int | None, offset: int, all_at_zero: bool,
-            strict_priority: bool, time_unit: str) -> None:
+def import_(
+    kind: str,
+    file: str,
+    output: str,
+    name: str | None,
+    nodes: int,
+    gpus_per_node: int,
+    first: int | None,
+    offset: int,
+    all_at_zero: bool,
+    strict_priority: bool,
+    time_unit: str,
+) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
     name = name or Path(file).stem
     doc: dict[str, Any]
@@ -65,15 +98,24 @@ def import_(kind: str, file: str, output: str, name: str | None, nodes: int,
     else:
         from planner.importers.muri import muri_to_instance
 
-        doc = muri_to_instance(file, name=name, nodes=nodes, gpus_per_node=gpus_per_node,
-                               first=first, offset=offset, all_at_zero=all_at_zero,
-                               time_unit=time_unit, strict_priority=strict_priority)
+        doc = muri_to_instance(
+            file,
+            name=name,
+            nodes=nodes,
+            gpus_per_node=gpus_per_node,
+            first=first,
+            offset=offset,
+            all_at_zero=all_at_zero,
+            time_unit=time_unit,
+            strict_priority=strict_priority,
+        )
     _write_instance(doc, output, file)
 
 
 @click.command()
-@click.option("--family", type=click.Choice(["dl", "rcpsp", "mixed"]), default="dl",
-              show_default=True)
+@click.option(
+    "--family", type=click.Choice(["dl", "rcpsp", "mixed"]), default="dl", show_default=True
+)
 @click.option("--jobs", "n_jobs", type=click.IntRange(min=1), required=True)
 @click.option("--nodes", type=click.IntRange(min=1), required=True)
 @click.option("--seed", type=int, default=0, show_default=True)

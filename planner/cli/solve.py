@@ -47,25 +47,47 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
 
 @click.command()
 @click.argument("instance", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the schedule JSON here.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule JSON here."
+)
 @click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
-@click.option("--solver", default="auto", show_default=True,
-              help="auto, cpsat, milp, greedy or greedy:fifo|sjf|srsf|priority|interleave.")
+@click.option(
+    "--solver",
+    default="auto",
+    show_default=True,
+    help="auto, cpsat, milp, greedy or greedy:fifo|sjf|srsf|priority|interleave.",
+)
 @click.option("--time-limit", type=click.FloatRange(min=0.0), help="Seconds for the solver.")
 @click.option("--objective", help="Objective, or a comma-separated lexicographic list.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option("--milp-backend", type=click.Choice(["cbc", "highs"]), default="cbc",
-              show_default=True)
-@click.option("--slots", type=click.IntRange(min=2), default=200, show_default=True,
-              help="MILP: at most this many time slots.")
+@click.option(
+    "--milp-backend", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True
+)
+@click.option(
+    "--slots",
+    type=click.IntRange(min=2),
+    default=200,
+    show_default=True,
+    help="MILP: at most this many time slots.",
+)
 @click.option("--slot", type=click.IntRange(min=1), help="MILP: slot length in time units.")
 @click.option("--json", "as_json", is_flag=True, help="Print the schedule JSON instead of tables.")
 @handle_errors
-def solve(instance: str, output: str | None, gantt: str | None, solver: str,
-          time_limit: float | None, objective: str | None, seed: int, workers: int,
-          milp_backend: str, slots: int, slot: int | None, as_json: bool) -> None:
+def solve(
+    instance: str,
+    output: str | None,
+    gantt: str | None,
+    solver: str,
+    time_limit: float | None,
+    objective: str | None,
+    seed: int,
+    workers: int,
+    milp_backend: str,
+    slots: int,
+    slot: int | None,
+    as_json: bool,
+) -> None:
     """Plan INSTANCE and write the schedule."""
     from planner.export import schedule_document, write_gantt, write_json
     from planner.read import read_instance
@@ -77,9 +99,16 @@ def solve(instance: str, output: str | None, gantt: str | None, solver: str,
     inst = read_instance(instance)
 
     with terminal.LiveLine(enabled=not as_json) as live:
-        options = SolveOptions(time_limit=time_limit, seed=seed, workers=workers,
-                               objective=objectives, progress=live.update,
-                               milp_backend=milp_backend, slots=slots, slot=slot)
+        options = SolveOptions(
+            time_limit=time_limit,
+            seed=seed,
+            workers=workers,
+            objective=objectives,
+            progress=live.update,
+            milp_backend=milp_backend,
+            slots=slots,
+            slot=slot,
+        )
         previous = signal.getsignal(signal.SIGINT)
 
         def on_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -94,14 +123,17 @@ def solve(instance: str, output: str | None, gantt: str | None, solver: str,
             sched = _in_thread(lambda: run_solver(inst, solver, options))
         finally:
             signal.signal(signal.SIGINT, previous)
-        sched = sched.with_(wall_s=time.perf_counter() - t0,
-                            info={**sched.info, "instance_file": str(Path(instance))})
+        sched = sched.with_(
+            wall_s=time.perf_counter() - t0,
+            info={**sched.info, "instance_file": str(Path(instance))},
+        )
 
     if sched.jobs:
         violations = verify(inst, sched)
         if violations:  # a planner bug: never write a schedule that breaks the rules
-            terminal.print_error(f"solver {sched.solver} produced an invalid schedule; "
-                                 "nothing written")
+            terminal.print_error(
+                f"solver {sched.solver} produced an invalid schedule; nothing written"
+            )
             terminal.print_violations(violations)
             sys.exit(EXIT_INFEASIBLE)
     doc = schedule_document(inst, sched, objectives_of(inst, options))

@@ -30,8 +30,13 @@ def print_json(data: Any) -> None:
 
 def print_input_error(e: InputError, as_json: bool = False) -> None:
     if as_json:
-        print_json({"error": "bad input", "file": e.file,
-                    "problems": [{"path": p.path, "message": p.message} for p in e.problems]})
+        print_json(
+            {
+                "error": "bad input",
+                "file": e.file,
+                "problems": [{"path": p.path, "message": p.message} for p in e.problems],
+            }
+        )
     err.print(f"[bold red]error:[/] {e.file}: {len(e.problems)} problem(s)")
     for p in e.problems:
         err.print(f"  {e.file}: [bold]{p.path}[/]: {p.message}", markup=True)
@@ -74,8 +79,11 @@ def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
         ("makespan", m.get("makespan"), time_unit),
         ("average JCT", m.get("avg_jct"), time_unit),
         ("p99 JCT", m.get("p99_jct"), time_unit),
-        ("GPU utilisation", None if m.get("gpu_utilization") is None
-         else f"{100 * m['gpu_utilization']:.1f}%", ""),
+        (
+            "GPU utilisation",
+            None if m.get("gpu_utilization") is None else f"{100 * m['gpu_utilization']:.1f}%",
+            "",
+        ),
         ("energy", m.get("energy_kwh"), "kWh"),
         ("interleaving groups", len(doc.get("groups") or []), ""),
         ("jobs", len(doc.get("jobs") or []), ""),
@@ -104,9 +112,13 @@ def print_models(rows: Iterable[Mapping[str, Any]]) -> None:
     for col in ("model", "batch size", "GPU memory (GB)", "GPU counts", "iteration ms"):
         t.add_column(col)
     for r in rows:
-        t.add_row(str(r["model"]), _fmt(r.get("batch_size")), _fmt(r.get("gpu_mem_gb")),
-                  ", ".join(str(g) for g in r["gpus"]),
-                  ", ".join(_fmt(x, 0) for x in r["iteration_ms"]))
+        t.add_row(
+            str(r["model"]),
+            _fmt(r.get("batch_size")),
+            _fmt(r.get("gpu_mem_gb")),
+            ", ".join(str(g) for g in r["gpus"]),
+            ", ".join(_fmt(x, 0) for x in r["iteration_ms"]),
+        )
     out.print(t)
 
 
@@ -125,8 +137,7 @@ class LiveLine:
 
     def __enter__(self) -> LiveLine:
         if self.enabled:
-            self._live = Live(Text("solving…"), console=err, transient=True,
-                              refresh_per_second=4)
+            self._live = Live(Text("solving…"), console=err, transient=True, refresh_per_second=4)
             self._live.__enter__()
         return self
 
@@ -144,12 +155,16 @@ class LiveLine:
         gap = "-"
         if p.incumbent is not None and p.bound is not None and p.incumbent:
             gap = f"{100 * (p.incumbent - p.bound) / abs(p.incumbent):.2f}%"
-        self._live.update(Text(
-            f"{p.elapsed_s:7.1f}s  incumbent {_fmt(p.incumbent)}  bound {_fmt(p.bound)}"
-            f"  gap {gap}  {p.message}"))
+        self._live.update(
+            Text(
+                f"{p.elapsed_s:7.1f}s  incumbent {_fmt(p.incumbent)}  bound {_fmt(p.bound)}"
+                f"  gap {gap}  {p.message}"
+            )
+        )
 
 
 # --- plan bench ---
+
 
 class BenchProgress:
     """A progress bar on stderr (done/total, elapsed) for `plan bench`; quiet when disabled.
@@ -173,9 +188,15 @@ class BenchProgress:
             )
 
             self._progress = Progress(
-                TextColumn("bench"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                TextColumn("{task.description}"), console=err, transient=False,
-                auto_refresh=self.auto_refresh)
+                TextColumn("bench"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                console=err,
+                transient=False,
+                auto_refresh=self.auto_refresh,
+            )
             self._progress.__enter__()
         return self
 
@@ -220,27 +241,48 @@ def print_bench_summary(summary: Mapping[str, Any]) -> None:
 
     base = summary.get("baseline") or "-"
     rules = "/".join(r.removeprefix("greedy:") for r in summary.get("best_rule_of") or [])
-    t = Table(title=f"bench: {summary.get('instances', 0)} instance(s), "
-                    f"{summary.get('runs', 0)} run(s)", box=box.SIMPLE_HEAD, show_edge=False,
-              padding=0)
+    t = Table(
+        title=f"bench: {summary.get('instances', 0)} instance(s), {summary.get('runs', 0)} run(s)",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        padding=0,
+    )
     t.add_column("solver", style="bold", no_wrap=True)
-    for col in ("inst", "ok", "avg\nJCT", "make-\nspan", "util", "kWh",
-                "JCT\n×base", "mksp\n×base", "JCT\n×rule", "mksp\n×rule"):
+    for col in (
+        "inst",
+        "ok",
+        "avg\nJCT",
+        "make-\nspan",
+        "util",
+        "kWh",
+        "JCT\n×base",
+        "mksp\n×base",
+        "JCT\n×rule",
+        "mksp\n×rule",
+    ):
         t.add_column(col, justify="right", no_wrap=True)
     for s in summary.get("solvers", []):
         share = s.get("verified_share")
         util = s.get("mean_gpu_utilization")
         t.add_row(
-            s["solver"], _fmt(s.get("instances")),
+            s["solver"],
+            _fmt(s.get("instances")),
             "-" if share is None else f"{100 * share:.0f}%",
-            _short(s.get("mean_avg_jct")), _short(s.get("mean_makespan")),
+            _short(s.get("mean_avg_jct")),
+            _short(s.get("mean_makespan")),
             "-" if util is None else f"{100 * util:.1f}%",
             _short(s.get("mean_energy_kwh")),
-            _ratio(s.get("avg_jct_ratio_baseline")), _ratio(s.get("makespan_ratio_baseline")),
-            _ratio(s.get("avg_jct_ratio_best_rule")), _ratio(s.get("makespan_ratio_best_rule")),
+            _ratio(s.get("avg_jct_ratio_baseline")),
+            _ratio(s.get("makespan_ratio_baseline")),
+            _ratio(s.get("avg_jct_ratio_best_rule")),
+            _ratio(s.get("makespan_ratio_best_rule")),
         )
     out.print(t)
-    out.print(Text(
-        f"Means over verified runs. ×base, ×rule: mean over instances of reference / solver"
-        f" (> 1: better than the reference); base = {base}, rule = the best of "
-        f"{rules or '(none run)'} per instance.", style="dim"))
+    out.print(
+        Text(
+            f"Means over verified runs. ×base, ×rule: mean over instances of reference / solver"
+            f" (> 1: better than the reference); base = {base}, rule = the best of "
+            f"{rules or '(none run)'} per instance.",
+            style="dim",
+        )
+    )

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def project_instance(name: str, pools: Mapping[str, float],
-                     jobs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def project_instance(
+    name: str, pools: Mapping[str, float], jobs: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
     """A makespan instance of pool-only jobs (PSPLIB, job-shop): no nodes, just pools."""
     return {
         "version": 1,

@@ -30,7 +30,7 @@ def parse_jss(text: str, name: str = "jobshop") -> dict[str, Any]:
     if len(rows) < n + 1:
         raise JobshopFormatError(f"expected {n} job lines, found {len(rows) - 1}")
     jobs: list[dict[str, Any]] = []
-    for j, row in enumerate(rows[1:n + 1]):
+    for j, row in enumerate(rows[1 : n + 1]):
         if len(row) != 2 * m:
             raise JobshopFormatError(f"job {j}: expected {m} (machine, duration) pairs")
         prev = None
@@ -39,8 +39,12 @@ def parse_jss(text: str, name: str = "jobshop") -> dict[str, Any]:
             if not 0 <= machine < m:
                 raise JobshopFormatError(f"job {j}: machine {machine} out of range")
             tid = f"t{j}_{op}"
-            job: dict[str, Any] = {"id": tid, "duration": d, "gpus": 0,
-                                   "demand": {f"m{machine}": 1}}
+            job: dict[str, Any] = {
+                "id": tid,
+                "duration": d,
+                "gpus": 0,
+                "demand": {f"m{machine}": 1},
+            }
             if prev is not None:
                 job["after"] = [prev]
             jobs.append(job)

@@ -48,8 +48,9 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
         raise InputError(str(path), [Problem("$", f"cannot read the file: {e}")]) from None
     missing = [c for c in COLUMNS if c not in header]
     if missing:
-        raise InputError(str(path), [Problem("$", f"not a Muri trace: missing column(s) "
-                                             f"{', '.join(missing)}")])
+        raise InputError(
+            str(path), [Problem("$", f"not a Muri trace: missing column(s) {', '.join(missing)}")]
+        )
     return rows
 
 
@@ -84,8 +85,9 @@ def muri_to_instance(
     if time_unit not in UNIT_MS:
         raise InputError(file, [Problem("time_unit", f"'{time_unit}' is not one of ms, s, min")])
     if nodes < 1 or gpus_per_node < 1 or offset < 0 or (first is not None and first < 0):
-        raise InputError(file, [Problem("$", "nodes and gpus_per_node must be >= 1, offset "
-                                        "and first >= 0")])
+        raise InputError(
+            file, [Problem("$", "nodes and gpus_per_node must be >= 1, offset and first >= 0")]
+        )
     stop = None if first is None else offset + first
     chosen = list(enumerate(rows))[offset:stop]
 
@@ -103,8 +105,7 @@ def muri_to_instance(
             try:
                 values[col] = int(float(text)) if col == "submit_time" else int(text)
             except ValueError:
-                problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got "
-                                        f"'{text}'"))
+                problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got '{text}'"))
         g = values.get("num_gpu")
         if g is not None:
             why = _misfit(g, nodes, gpus_per_node)
@@ -119,20 +120,32 @@ def muri_to_instance(
     jobs = []
     for _, v in parsed:
         release = 0 if all_at_zero else int((v["submit_time"] - t0) // unit)
-        jobs.append({"id": f"j{v['job_id']}", "model": v["model_name"], "gpus": v["num_gpu"],
-                     "iterations": v["iterations"], "release": release,
-                     "priority": v["priority"]})
+        jobs.append(
+            {
+                "id": f"j{v['job_id']}",
+                "model": v["model_name"],
+                "gpus": v["num_gpu"],
+                "iterations": v["iterations"],
+                "release": release,
+                "priority": v["priority"],
+            }
+        )
     span = f"rows {parsed[0][0]}-{parsed[-1][0]}" if parsed else "no rows"
-    group: dict[str, Any] = {"name": gpu_type.lower(), "count": nodes, "gpus": gpus_per_node,
-                             "gpu_type": gpu_type, "gpu_idle_w": gpu_idle_w,
-                             "gpu_busy_w": gpu_busy_w}
+    group: dict[str, Any] = {
+        "name": gpu_type.lower(),
+        "count": nodes,
+        "gpus": gpus_per_node,
+        "gpu_type": gpu_type,
+        "gpu_idle_w": gpu_idle_w,
+        "gpu_busy_w": gpu_busy_w,
+    }
     if gpu_mem_gb is not None:
         group["gpu_mem_gb"] = gpu_mem_gb
     return {
         "version": 1,
         "name": name,
         "description": f"Imported from {Path(file).name} ({span}), Muri trace (SIGCOMM 2022 "
-                       f"artifact, Apache-2.0, derived from the Microsoft Philly trace)",
+        f"artifact, Apache-2.0, derived from the Microsoft Philly trace)",
         "time_unit": time_unit,
         "cluster": {"nodes": [group]},
         "interleaving": {"enabled": True, "max_group": max_group},

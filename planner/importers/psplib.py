@@ -51,7 +51,7 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
         if not nums:
             continue
         job, _modes, n_succ = nums[0], nums[1], nums[2]
-        succ[job] = nums[3:3 + n_succ]
+        succ[job] = nums[3 : 3 + n_succ]
 
     i = _section(lines, "REQUESTS/DURATIONS:")
     header = lines[i + 1]
@@ -66,7 +66,7 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
             continue
         job, _mode, d = nums[0], nums[1], nums[2]
         dur[job] = d
-        req[job] = nums[3:3 + len(res_names)]
+        req[job] = nums[3 : 3 + len(res_names)]
 
     i = _section(lines, "RESOURCEAVAILABILITIES:")
     caps = _ints(lines[i + 2])

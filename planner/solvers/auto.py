@@ -50,8 +50,10 @@ def cpsat_size(instance: Instance) -> int:
     size = 0
     for job in instance.jobs:
         groups = instance.eligible_groups(job)
-        size += max(1, sum(g.count if job.gpus <= g.gpus else g.count // (job.gpus // g.gpus)
-                           for g in groups))
+        size += max(
+            1,
+            sum(g.count if job.gpus <= g.gpus else g.count // (job.gpus // g.gpus) for g in groups),
+        )
     return size
 
 
@@ -76,10 +78,22 @@ def choose(instance: Instance, time_limit: float | None = None) -> tuple[str, st
     size = model_size(instance)
     cap = cpsat_limit(limit_s)
     if size <= cap:
-        return "cpsat", (f"CP-SAT model of {size:,} placement options fits the limit "
-                         f"{cap:,} for {limit_s:g} s"), size
-    return "greedy+improve", (f"{size:,} placement options exceed the CP-SAT limit {cap:,} "
-                              f"for {limit_s:g} s: greedy, then improvement in the time left"), size
+        return (
+            "cpsat",
+            (
+                f"CP-SAT model of {size:,} placement options fits the limit "
+                f"{cap:,} for {limit_s:g} s"
+            ),
+            size,
+        )
+    return (
+        "greedy+improve",
+        (
+            f"{size:,} placement options exceed the CP-SAT limit {cap:,} "
+            f"for {limit_s:g} s: greedy, then improvement in the time left"
+        ),
+        size,
+    )
 
 
 def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
@@ -108,7 +122,9 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
         else:
             name = "greedy"
             why += "; no time left for improvement" if sched.status == "feasible" else ""
-    info: dict[str, Any] = {**sched.info, "auto": {"chose": name, "why": why,
-                                                   "model_options": size}}
+    info: dict[str, Any] = {
+        **sched.info,
+        "auto": {"chose": name, "why": why, "model_options": size},
+    }
     sched = with_bounds(instance, sched, names)
     return sched.with_(info=info, wall_s=time.perf_counter() - t0)

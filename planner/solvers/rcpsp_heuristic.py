@@ -45,8 +45,13 @@ def applicable(instance: Instance) -> bool:
     if not instance.jobs or instance.reservations or instance.horizon is not None:
         return False
     for j in instance.jobs:
-        if (j.gpus != 0 or j.duration is None or j.release != 0 or j.deadline is not None
-                or any(p not in instance.pools for p in j.demand)):
+        if (
+            j.gpus != 0
+            or j.duration is None
+            or j.release != 0
+            or j.deadline is not None
+            or any(p not in instance.pools for p in j.demand)
+        ):
             return False
     strict = instance.priority_policy == "strict"
     return not (strict and len({j.priority for j in instance.jobs}) > 1)
@@ -63,8 +68,9 @@ class Project:
         self.n = len(jobs)
         self.dur = np.array([j.duration or 0 for j in jobs], dtype=np.int64)
         self.cap = np.array([instance.pools[p] for p in pools], dtype=float)
-        self.dem = np.array([[j.demand.get(p, 0.0) for p in pools] for j in jobs],
-                            dtype=float).reshape(self.n, len(pools))
+        self.dem = np.array(
+            [[j.demand.get(p, 0.0) for p in pools] for j in jobs], dtype=float
+        ).reshape(self.n, len(pools))
         self.pred: list[list[int]] = [sorted({pos[a] for a in j.after}) for j in jobs]
         self.succ: list[list[int]] = [[] for _ in jobs]
         for b, ps in enumerate(self.pred):
@@ -127,7 +133,7 @@ def sgs(p: Project, key: Sequence[float] | np.ndarray, reverse: bool = False) ->
         res = p.res[i]
         if d > 0 and res.size:
             t = _first_fit(usage, res, p.lim[i], est, d)
-            usage[t:t + d, res] += p.dem[i, res]
+            usage[t : t + d, res] += p.dem[i, res]
         else:
             t = est
         start[i], finish[i] = t, t + d
@@ -174,11 +180,11 @@ def rule_keys(p: Project) -> dict[str, np.ndarray]:
         for s in p.succ[i]:
             total[i] |= {s} | total[s]
     mts = np.array([len(t) for t in total], dtype=float)
-    grpw = np.array([p.dur[i] + sum(int(p.dur[s]) for s in p.succ[i]) for i in range(p.n)],
-                    dtype=float)
+    grpw = np.array(
+        [p.dur[i] + sum(int(p.dur[s]) for s in p.succ[i]) for i in range(p.n)], dtype=float
+    )
     tie = 1e-6 * np.arange(p.n)
-    return {"lft": lf + tie, "lst": (lf - p.dur) + tie, "mts": -mts + tie,
-            "grpw": -grpw + tie}
+    return {"lft": lf + tie, "lst": (lf - p.dur) + tie, "mts": -mts + tie, "grpw": -grpw + tie}
 
 
 GREEDY_RULES = (None, "fifo", "sjf")
@@ -199,8 +205,7 @@ def _greedy_starts(instance: Instance, p: Project) -> list[np.ndarray]:
     return out
 
 
-def schedule(instance: Instance, time_limit: float = 1.0, seed: int = 0
-             ) -> dict[str, int] | None:
+def schedule(instance: Instance, time_limit: float = 1.0, seed: int = 0) -> dict[str, int] | None:
     """Job id -> start of the best schedule found within `time_limit` seconds, or None
     when the instance is not a plain RCPSP (`applicable`) or cannot be scheduled."""
     t0 = time.monotonic()
@@ -248,8 +253,9 @@ def heuristic_budget(limit: float) -> float:
     return min(0.1, 0.005 * limit)
 
 
-def rcpsp_start(instance: Instance, names: tuple[str, ...], limit: float,
-                seed: int) -> Schedule | None:
+def rcpsp_start(
+    instance: Instance, names: tuple[str, ...], limit: float, seed: int
+) -> Schedule | None:
     """On plain RCPSP instances with makespan first: the RCPSP heuristic's schedule
     (sampling plus forward-backward improvement; far better than list scheduling on
     PSPLIB j120): a better CP-SAT hint and MILP warm start, and a tighter horizon."""
@@ -259,7 +265,7 @@ def rcpsp_start(instance: Instance, names: tuple[str, ...], limit: float,
     starts = schedule(instance, heuristic_budget(limit), seed)
     if starts is None:
         return None
-    jobs = tuple(Assignment(j.id, starts[j.id], starts[j.id] + (j.duration or 0))
-                 for j in instance.jobs)
-    return Schedule(instance.name, "rcpsp_heuristic", "feasible", jobs,
-                    wall_s=time.monotonic() - t)
+    jobs = tuple(
+        Assignment(j.id, starts[j.id], starts[j.id] + (j.duration or 0)) for j in instance.jobs
+    )
+    return Schedule(instance.name, "rcpsp_heuristic", "feasible", jobs, wall_s=time.monotonic() - t)

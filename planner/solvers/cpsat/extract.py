@@ -20,8 +20,9 @@ from planner.solvers.cpsat.model import Model
 Value = Callable[[Any], int]
 
 
-def _sweep(items: list[tuple[int, int, int, int]], indices: tuple[int, ...]
-           ) -> dict[int, list[int]]:
+def _sweep(
+    items: list[tuple[int, int, int, int]], indices: tuple[int, ...]
+) -> dict[int, list[int]]:
     """items: (start, end, count, key) -> key: assigned indices."""
     free = sorted(indices)
     active: list[tuple[int, int, list[int]]] = []
@@ -87,8 +88,8 @@ def extract(M: Model, value: Value, solver_name: str = "cpsat") -> Schedule:
         jv = M.jobs[j.id]
         pl = tuple(sorted(placements.get(j.id, []), key=lambda p: node_pos[p.node]))
         g = group_of.get(j.id)
-        jobs.append(Assignment(j.id, starts[j.id], value(jv.end), pl,
-                               gid[g] if g is not None else None))
+        jobs.append(
+            Assignment(j.id, starts[j.id], value(jv.end), pl, gid[g] if g is not None else None)
+        )
     groups = tuple(Group(gid[g], M.groups[g].cand.jobs) for g in used_groups)
     return Schedule(M.instance.name, solver_name, "feasible", tuple(jobs), groups)
-

@@ -115,8 +115,9 @@ class Model:
     makespan: cp_model.IntVar | None = None
     tail: cp_model.IntervalVar | None = None
 
-    def cumulative(self, ivs: list[cp_model.IntervalVar], dem: list, cap: int,
-                   fixed: bool = False) -> None:
+    def cumulative(
+        self, ivs: list[cp_model.IntervalVar], dem: list, cap: int, fixed: bool = False
+    ) -> None:
         """AddCumulative, plus the tail interval when there are no fixed intervals."""
         if self.tail is not None and not fixed:
             ivs, dem = ivs + [self.tail], dem + [cap]
@@ -132,8 +133,7 @@ def scale_for(values: Iterable[float]) -> int:
     return 1000
 
 
-def option_durations(instance: Instance, job: Job,
-                     groups: Sequence[CandidateGroup]) -> list[int]:
+def option_durations(instance: Instance, job: Job, groups: Sequence[CandidateGroup]) -> list[int]:
     """Every duration the job can have: solo per eligible node group, each membership."""
     if job.gpus == 0 or job.duration is not None:
         return [solo_duration(instance, job)]
@@ -154,8 +154,13 @@ def gpu_sets(instance: Instance, r: Reservation) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def build(instance: Instance, groups: Sequence[CandidateGroup], job_ub: dict[str, int],
-          horizon: int, makespan: bool = False) -> Model:
+def build(
+    instance: Instance,
+    groups: Sequence[CandidateGroup],
+    job_ub: dict[str, int],
+    horizon: int,
+    makespan: bool = False,
+) -> Model:
     """The model without objective; `job_ub[j]` bounds the end of job j. With `makespan`,
     also the makespan variable (>= every end) and its tail interval."""
     m = cp_model.CpModel()
@@ -194,8 +199,9 @@ def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]
         end = m.new_int_var(lo, hi, f"e_{job.id}")
         if job_ub[job.id] < lo:
             m.add(end <= job_ub[job.id])  # deadline/horizon too tight: proved infeasible
-        size = m.new_int_var_from_domain(cp_model.Domain.from_values(sorted(set(durs))),
-                                         f"d_{job.id}")
+        size = m.new_int_var_from_domain(
+            cp_model.Domain.from_values(sorted(set(durs))), f"d_{job.id}"
+        )
         itv = m.new_interval_var(start, size, end, f"i_{job.id}")
         jv = JobVars(job, start, end, size, itv, job.release, lo, hi)
         M.jobs[job.id] = jv
@@ -208,8 +214,9 @@ def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]
             if job.gpus <= ng.gpus:
                 for node in inst.nodes_of(ng):
                     lit = m.new_bool_var(f"x_{job.id}_{node.name}")
-                    iv = m.new_optional_fixed_size_interval_var(start, d, lit,
-                                                                f"o_{job.id}_{node.name}")
+                    iv = m.new_optional_fixed_size_interval_var(
+                        start, d, lit, f"o_{job.id}_{node.name}"
+                    )
                     m.add(end == start + d).only_enforce_if(lit)
                     jv.options.append(Option("solo", lit, d, ng, {node.name: lit}))
                     M.uses.append(Use(node, iv, lit, per_node, cpus, mem, (job.id,), start, end))
@@ -221,8 +228,9 @@ def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]
                 for node in inst.nodes_of(ng):
                     y = m.new_bool_var(f"y_{job.id}_{node.name}")
                     m.add_implication(y, lit)
-                    iv = m.new_optional_fixed_size_interval_var(start, d, y,
-                                                                f"o_{job.id}_{node.name}")
+                    iv = m.new_optional_fixed_size_interval_var(
+                        start, d, y, f"o_{job.id}_{node.name}"
+                    )
                     lits[node.name] = y
                     M.uses.append(Use(node, iv, y, per_node, cpus, mem, (job.id,), start, end))
                 m.add(sum(lits.values()) == k * lit)
@@ -250,15 +258,28 @@ def _group_vars(M: Model, groups: Sequence[CandidateGroup]) -> None:
             m.add_implication(y, lit)
             lits[node.name] = y
             hold = m.new_optional_fixed_size_interval_var(start, c.span, y, f"zh_{gi}_{node.name}")
-            M.uses.append(Use(node, hold, y, per_node, 0.0, 0.0, c.jobs, start,
-                              start + c.span, group=gi))
+            M.uses.append(
+                Use(node, hold, y, per_node, 0.0, 0.0, c.jobs, start, start + c.span, group=gi)
+            )
             if need_members:
                 for jv, d in zip(members, c.durations, strict=True):
-                    iv = m.new_optional_fixed_size_interval_var(start, d, y,
-                                                           f"zm_{gi}_{jv.job.id}_{node.name}")
-                    M.uses.append(Use(node, iv, y, 0, per_node * jv.job.cpus_per_gpu,
-                                      per_node * jv.job.mem_gb_per_gpu, (jv.job.id,), start,
-                                      start + d, group=gi))
+                    iv = m.new_optional_fixed_size_interval_var(
+                        start, d, y, f"zm_{gi}_{jv.job.id}_{node.name}"
+                    )
+                    M.uses.append(
+                        Use(
+                            node,
+                            iv,
+                            y,
+                            0,
+                            per_node * jv.job.cpus_per_gpu,
+                            per_node * jv.job.mem_gb_per_gpu,
+                            (jv.job.id,),
+                            start,
+                            start + d,
+                            group=gi,
+                        )
+                    )
         m.add(sum(lits.values()) == k * lit)
         for jv, d in zip(members, c.durations, strict=True):
             m.add(jv.start == start).only_enforce_if(lit)
@@ -337,8 +358,8 @@ def _gpu_classes(M: Model) -> None:
                     res_on[name].append((r, idx))
     for node in inst.nodes:
         cover: dict[int, frozenset[str]] = {
-            g: frozenset(r.id for r, idx in res_on[node.name] if g in idx)
-            for g in range(node.gpus)}
+            g: frozenset(r.id for r, idx in res_on[node.name] if g in idx) for g in range(node.gpus)
+        }
         keys = sorted(set(cover.values()), key=lambda s: sorted(s))
         classes = [tuple(g for g in range(node.gpus) if cover[g] == k) for k in keys]
         M.classes[node.name] = classes
@@ -349,15 +370,20 @@ def _gpu_classes(M: Model) -> None:
             elif u.gpus == node.gpus:
                 u.per_class = {k: len(c) for k, c in enumerate(classes)}
             else:
-                vs = {k: m.new_int_var(0, min(u.gpus, len(c)), f"u_{id(u)}_{k}")
-                      for k, c in enumerate(classes)}
+                vs = {
+                    k: m.new_int_var(0, min(u.gpus, len(c)), f"u_{id(u)}_{k}")
+                    for k, c in enumerate(classes)
+                }
                 m.add(sum(vs.values()) == u.gpus)
                 u.per_class = dict(vs)
         for k, c in enumerate(classes):
             ivs = [u.interval for u in uses]
             dem = [u.per_class[k] for u in uses]
-            closed = [(r.start, r.end) for r, idx in res_on[node.name]
-                      if c[0] in idx and not (r.admits.tenants or r.admits.jobs)]
+            closed = [
+                (r.start, r.end)
+                for r, idx in res_on[node.name]
+                if c[0] in idx and not (r.admits.tenants or r.admits.jobs)
+            ]
             for a, b in merge_spans(closed):  # overlapping holds must not count twice
                 ivs.append(m.new_interval_var(a, b - a, b, f"r_{node.name}_{k}_{a}"))
                 dem.append(len(c))
@@ -366,12 +392,16 @@ def _gpu_classes(M: Model) -> None:
             for r, idx in res_on[node.name]:
                 if c[0] not in idx or not (r.admits.tenants or r.admits.jobs):
                     continue
-                outsiders = [u for u in uses
-                             if not all(r.admits.admits(inst.job_by_id[j]) for j in u.jobs)]
+                outsiders = [
+                    u for u in uses if not all(r.admits.admits(inst.job_by_id[j]) for j in u.jobs)
+                ]
                 if outsiders:
                     fixed = m.new_interval_var(r.start, r.end - r.start, r.end, f"r_{r.id}")
-                    m.add_cumulative([fixed] + [u.interval for u in outsiders],
-                                    [len(c)] + [u.per_class[k] for u in outsiders], len(c))
+                    m.add_cumulative(
+                        [fixed] + [u.interval for u in outsiders],
+                        [len(c)] + [u.per_class[k] for u in outsiders],
+                        len(c),
+                    )
 
 
 def _node_capacity(M: Model) -> None:
@@ -387,9 +417,11 @@ def _node_capacity(M: Model) -> None:
             if not uses or sum(getattr(u, attr) for u in uses) <= cap + 1e-9:
                 continue
             s = scale_for([cap] + [getattr(u, attr) for u in uses])
-            M.cumulative([u.interval for u in uses],
-                         [math.ceil(getattr(u, attr) * s - 1e-9) for u in uses],
-                         math.floor(cap * s + 1e-9))
+            M.cumulative(
+                [u.interval for u in uses],
+                [math.ceil(getattr(u, attr) * s - 1e-9) for u in uses],
+                math.floor(cap * s + 1e-9),
+            )
 
 
 def _pools(M: Model) -> None:
@@ -431,8 +463,7 @@ def _pools(M: Model) -> None:
             for k in range(len(open_) + 1):
                 for U in combinations(open_, k):
                     js = [jv for jv in users if not any(r.admits.admits(jv.job) for r in U)]
-                    closure = [r for r in open_
-                               if not any(r.admits.admits(jv.job) for jv in js)]
+                    closure = [r for r in open_ if not any(r.admits.admits(jv.job) for jv in js)]
                     if js and len(closure) == len(U):
                         subsets.append(U)
                         member_sets.append(js)
@@ -447,8 +478,12 @@ def _pools(M: Model) -> None:
                 m.add_no_overlap([jv.interval for jv in js] + tail)
                 if all(dem(jv) <= cap_i for jv in js):
                     continue
-            M.cumulative(ivs + [jv.interval for jv in js], ds + [dem(jv) for jv in js], cap_i,
-                         fixed=bool(ivs))
+            M.cumulative(
+                ivs + [jv.interval for jv in js],
+                ds + [dem(jv) for jv in js],
+                cap_i,
+                fixed=bool(ivs),
+            )
 
 
 # Cliques help proofs on small models (PSPLIB j30, job shops); on bigger ones (j120:
@@ -486,8 +521,9 @@ def _disjunctive_cliques(M: Model) -> None:
         down(j.id)
     adj: dict[str, set[str]] = {i: set() for i in ids}
     for ja, jb in combinations(js, 2):
-        clash = any(ja.demand.get(p, 0) + jb.demand.get(p, 0) > cap + 1e-9
-                    for p, cap in inst.pools.items())
+        clash = any(
+            ja.demand.get(p, 0) + jb.demand.get(p, 0) > cap + 1e-9 for p, cap in inst.pools.items()
+        )
         if clash or jb.id in reach[ja.id] or ja.id in reach[jb.id]:
             adj[ja.id].add(jb.id)
             adj[jb.id].add(ja.id)

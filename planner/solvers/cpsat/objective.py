@@ -47,7 +47,8 @@ def add_objective(M: Model, name: str) -> Objective:
     w, s, exact = weights(inst)
     if name == "total_weighted_jct":
         expr = sum(w[j] * jv.end for j, jv in M.jobs.items() if w[j]) - sum(
-            w[j.id] * j.release for j in inst.jobs)
+            w[j.id] * j.release for j in inst.jobs
+        )
         return Objective(name, expr, s, exact, {})
     if name == "total_weighted_tardiness":
         aux: dict[str, cp_model.IntVar] = {}
@@ -71,13 +72,17 @@ def value_of(instance: Instance, schedule: Schedule, name: str) -> float:
     if name == "total_weighted_jct":
         return sum(jobs[j].weight * (e - jobs[j].release) for j, e in ends.items())
     if name == "total_weighted_tardiness":
-        return sum(jobs[j].weight * max(0, e - (jobs[j].due or 0)) for j, e in ends.items()
-                   if jobs[j].due is not None)
+        return sum(
+            jobs[j].weight * max(0, e - (jobs[j].due or 0))
+            for j, e in ends.items()
+            if jobs[j].due is not None
+        )
     raise ValueError(f"unknown objective {name!r}")
 
 
-def values_of(instance: Instance, schedule: Schedule,
-              names: tuple[str, ...]) -> Mapping[str, float]:
+def values_of(
+    instance: Instance, schedule: Schedule, names: tuple[str, ...]
+) -> Mapping[str, float]:
     return {n: value_of(instance, schedule, n) for n in names}
 
 

@@ -71,14 +71,14 @@ def groups_complete(instance: Instance, groups: list[CandidateGroup], limit: int
             common = set.intersection(*(set(instance.eligible_groups(j)) for j in combo))
             for ng in common:
                 key = (tuple(sorted(j.id for j in combo)), ng.name)
-                if key not in have and group_admissible(instance, combo, ng.speed,
-                                                         ng.gpu_mem_gb):
+                if key not in have and group_admissible(instance, combo, ng.speed, ng.gpu_mem_gb):
                     return False
     return True
 
 
-def greedy_start(instance: Instance, options: SolveOptions,
-                 limit: float = DEFAULT_TIME_LIMIT) -> Schedule | None:
+def greedy_start(
+    instance: Instance, options: SolveOptions, limit: float = DEFAULT_TIME_LIMIT
+) -> Schedule | None:
     """The best valid start (lexicographic on the objectives) over a few greedy rules
     and, on plain RCPSP instances, the RCPSP heuristic."""
     from planner.solvers.greedy import solve_greedy
@@ -86,8 +86,9 @@ def greedy_start(instance: Instance, options: SolveOptions,
 
     names = objectives_of(instance, options)
     rules: list[str | None] = [None, "priority", "sjf", "fifo"]
-    cands = [solve_greedy(instance, rule, SolveOptions(objective=options.objective))
-             for rule in rules]
+    cands = [
+        solve_greedy(instance, rule, SolveOptions(objective=options.objective)) for rule in rules
+    ]
     h = rcpsp_start(instance, names, limit, options.seed)
     if h is not None:
         cands.append(h)
@@ -101,10 +102,13 @@ def greedy_start(instance: Instance, options: SolveOptions,
     return best
 
 
-def bounds(instance: Instance, names: tuple[str, ...], greedy: Schedule | None,
-           groups: list[CandidateGroup]) -> tuple[int, dict[str, int]]:
-    t0 = max([j.release for j in instance.jobs]
-             + [r.end for r in instance.reservations] + [0])
+def bounds(
+    instance: Instance,
+    names: tuple[str, ...],
+    greedy: Schedule | None,
+    groups: list[CandidateGroup],
+) -> tuple[int, dict[str, int]]:
+    t0 = max([j.release for j in instance.jobs] + [r.end for r in instance.reservations] + [0])
     total = sum(max(option_durations(instance, j, groups)) for j in instance.jobs)
     spans = sum(c.span for c in groups)  # a group's hold may outlast its members
     horizon = t0 + total + spans
@@ -113,8 +117,7 @@ def bounds(instance: Instance, names: tuple[str, ...], greedy: Schedule | None,
     first = names[0]
     if greedy is not None and first == "makespan":
         horizon = min(horizon, max((a.end for a in greedy.jobs), default=0))
-    ub = {j.id: horizon if j.deadline is None else min(horizon, j.deadline)
-          for j in instance.jobs}
+    ub = {j.id: horizon if j.deadline is None else min(horizon, j.deadline) for j in instance.jobs}
     if greedy is not None and first != "makespan":
         g = scaled_value(instance, greedy, first)
         w, _, _ = weights(instance)
@@ -137,21 +140,37 @@ class _Callback(cp_model.CpSolverSolutionCallback):
     def on_solution_callback(self) -> None:
         self.solutions += 1
         if self.options.progress is not None:
-            self.options.progress(Progress(
-                time.monotonic() - self.t0, self.objective_value / self.obj.scale,
-                self.best_objective_bound / self.obj.scale, self.obj.name))
+            self.options.progress(
+                Progress(
+                    time.monotonic() - self.t0,
+                    self.objective_value / self.obj.scale,
+                    self.best_objective_bound / self.obj.scale,
+                    self.obj.name,
+                )
+            )
         if self.options.stop.is_set():
             self.stop_search()
 
 
 # Subsolvers dropped on big placement-free models under LNS only (see _parameters): on
 # PSPLIB j120 they rarely improve a good start and take turns from the scheduling LNS.
-LNS_IGNORED = ("ls", "feasibility_pump", "graph_arc_lns", "graph_var_lns", "graph_cst_lns",
-               "rins/rens")
+LNS_IGNORED = (
+    "ls",
+    "feasibility_pump",
+    "graph_arc_lns",
+    "graph_var_lns",
+    "graph_cst_lns",
+    "rins/rens",
+)
 
 
-def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float,
-                proving: bool, lns_only: bool = False) -> None:
+def _parameters(
+    solver: cp_model.CpSolver,
+    options: SolveOptions,
+    left: float,
+    proving: bool,
+    lns_only: bool = False,
+) -> None:
     p = solver.parameters
     p.max_time_in_seconds = left
     p.random_seed = options.seed
@@ -187,8 +206,14 @@ class Outcome:
     error: str | None = None
 
 
-def _run_stages(M: Model, objs: list[Objective], options: SolveOptions, t0: float,
-                limit: float, hinted: bool = False) -> Outcome:
+def _run_stages(
+    M: Model,
+    objs: list[Objective],
+    options: SolveOptions,
+    t0: float,
+    limit: float,
+    hinted: bool = False,
+) -> Outcome:
     out = Outcome()
     for i, obj in enumerate(objs):
         left = limit - (time.monotonic() - t0)
@@ -196,9 +221,13 @@ def _run_stages(M: Model, objs: list[Objective], options: SolveOptions, t0: floa
             break
         M.model.minimize(obj.expr)
         solver = cp_model.CpSolver()
-        _parameters(solver, options, left,
-                    proving=not M.uses and len(M.jobs) <= PROVING_MAX_JOBS,
-                    lns_only=not M.uses and (hinted or i > 0))
+        _parameters(
+            solver,
+            options,
+            left,
+            proving=not M.uses and len(M.jobs) <= PROVING_MAX_JOBS,
+            lns_only=not M.uses and (hinted or i > 0),
+        )
         cb = _Callback(obj, options, t0)
         done = threading.Event()
 
@@ -284,34 +313,43 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
         if bad:
             info["cpsat_invalid"] = [str(v) for v in bad[:5]]
             chosen = None
-    if chosen is not None and greedy is not None and (
+    if (
+        chosen is not None
+        and greedy is not None
+        and (
             tuple(values_of(instance, greedy, names).values())
-            < tuple(values_of(instance, chosen, names).values())):
+            < tuple(values_of(instance, chosen, names).values())
+        )
+    ):
         chosen = None
         info["kept_greedy"] = True
     wall = time.monotonic() - t0
     if chosen is None and greedy is None:
         infeasible = bool(out.statuses) and out.statuses[0] == "INFEASIBLE"
         status = "infeasible" if infeasible and proof else "unknown"
-        return Schedule(instance.name, "cpsat", status, lower_bound=None, wall_s=wall,
-                        info=info)
+        return Schedule(instance.name, "cpsat", status, lower_bound=None, wall_s=wall, info=info)
     if chosen is None:
         assert greedy is not None
         final = greedy.with_(solver="cpsat")
     else:
         final = chosen
     optimal = chosen is not None and (
-        len(out.statuses) == len(names) and all(s == "OPTIMAL" for s in out.statuses)
-        and proof and not out.interrupted)
+        len(out.statuses) == len(names)
+        and all(s == "OPTIMAL" for s in out.statuses)
+        and proof
+        and not out.interrupted
+    )
     if len(names) == 1 and lower is not None:
         # a schedule meeting a valid bound is optimal whatever the model proved
         optimal = optimal or values_of(instance, final, names)[names[0]] <= lower[names[0]] + 1e-9
-    return final.with_(status="optimal" if optimal else "feasible", lower_bound=lower,
-                       wall_s=wall, info=info)
+    return final.with_(
+        status="optimal" if optimal else "feasible", lower_bound=lower, wall_s=wall, info=info
+    )
 
 
-def _lower_bound(instance: Instance, name: str, model_bound: float | None,
-                 info: dict[str, Any]) -> dict[str, float] | None:
+def _lower_bound(
+    instance: Instance, name: str, model_bound: float | None, info: dict[str, Any]
+) -> dict[str, float] | None:
     """The best valid bound on the first objective: CP-SAT's (when the model is exact and
     complete) or planner.bounds' relaxation bound (always valid)."""
     vals = [] if model_bound is None else [model_bound]

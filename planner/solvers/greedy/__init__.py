@@ -54,8 +54,9 @@ SERIAL_MAX_WORK = 20_000
 ENGINES = ("auto", "serial", "events")
 
 
-def solve_greedy(instance: Instance, rule: str | None, options: SolveOptions,
-                 engine: str = "auto") -> Schedule:
+def solve_greedy(
+    instance: Instance, rule: str | None, options: SolveOptions, engine: str = "auto"
+) -> Schedule:
     """Plan `instance` by list scheduling with the given rule (None: the default rule,
     "interleave" when interleaving is enabled, else "srsf").
 
@@ -103,9 +104,16 @@ def with_bounds(instance: Instance, s: Schedule, names: Sequence[str]) -> Schedu
     return s.with_(lower_bound=lb)
 
 
-def plan_order(instance: Instance, rule: str, names: Sequence[str], ranks: Sequence[int],
-               interleave: bool, baseline: dict[str, int] | None = None,
-               cands: Sequence[CandidateGroup] | None = None, eager: bool = False) -> Schedule:
+def plan_order(
+    instance: Instance,
+    rule: str,
+    names: Sequence[str],
+    ranks: Sequence[int],
+    interleave: bool,
+    baseline: dict[str, int] | None = None,
+    cands: Sequence[CandidateGroup] | None = None,
+    eager: bool = False,
+) -> Schedule:
     """One event-driven run with an explicit list order (`ranks` aligned with the jobs):
     the building block of the improvement search. No bounds, no solo/grouped comparison.
     `eager`: form a group whenever one fits (see events.simulate)."""
@@ -114,8 +122,16 @@ def plan_order(instance: Instance, rule: str, names: Sequence[str], ranks: Seque
     eff = effective_priorities(instance) if interleave and strict else None
     if interleave and cands is None:
         cands = candidate_groups(instance)
-    res = simulate(instance, ranks, interleave and instance.interleaving.enabled, names[0],
-                   cands or (), baseline, eff, eager)
+    res = simulate(
+        instance,
+        ranks,
+        interleave and instance.interleaving.enabled,
+        names[0],
+        cands or (),
+        baseline,
+        eff,
+        eager,
+    )
     return _result_schedule(instance, f"greedy:{rule}", rule, res, t_begin)
 
 
@@ -130,21 +146,32 @@ def rule_ranks(instance: Instance, rule: str) -> list[int]:
     return ranks
 
 
-def _result_schedule(instance: Instance, solver: str, rule: str, res: Result,
-                     t_begin: float) -> Schedule:
+def _result_schedule(
+    instance: Instance, solver: str, rule: str, res: Result, t_begin: float
+) -> Schedule:
     if res.assignments is None:
-        return Schedule(instance.name, solver, "unknown",
-                        info={"reason": res.reason, "job": res.job},
-                        wall_s=time.perf_counter() - t_begin)
+        return Schedule(
+            instance.name,
+            solver,
+            "unknown",
+            info={"reason": res.reason, "job": res.job},
+            wall_s=time.perf_counter() - t_begin,
+        )
     return Schedule(
-        instance=instance.name, solver=solver, status="feasible", jobs=tuple(res.assignments),
-        groups=tuple(res.groups), lower_bound=None, wall_s=time.perf_counter() - t_begin,
+        instance=instance.name,
+        solver=solver,
+        status="feasible",
+        jobs=tuple(res.assignments),
+        groups=tuple(res.groups),
+        lower_bound=None,
+        wall_s=time.perf_counter() - t_begin,
         info={"rule": rule, "groups": len(res.groups)},
     )
 
 
-def _plan(instance: Instance, rule: str, names: Sequence[str], engine: str,
-          t_begin: float) -> Schedule:
+def _plan(
+    instance: Instance, rule: str, names: Sequence[str], engine: str, t_begin: float
+) -> Schedule:
     objective = names[0]
     interleave = rule == "interleave" and instance.interleaving.enabled
     if engine == "events":
@@ -154,8 +181,10 @@ def _plan(instance: Instance, rule: str, names: Sequence[str], engine: str,
         def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
             return plan_order(instance, rule, names, ranks, grouping, baseline, cands)
     else:
+
         def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
             return _run(instance, rule, objective, grouping, baseline, t_begin)
+
     if not interleave:
         return run(False, None)
     # The same order without groups: its ends estimate when a partner would finish if it
@@ -169,15 +198,23 @@ def _plan(instance: Instance, rule: str, names: Sequence[str], engine: str,
     og = objective_values(instance, grouped, names)
     ob = objective_values(instance, base, names)
     if [ob[n] for n in names] < [og[n] for n in names]:
-        info = {**base.info, "grouping": "dropped: the plan without groups is better",
-                "grouped_objective": og[names[0]]}
+        info = {
+            **base.info,
+            "grouping": "dropped: the plan without groups is better",
+            "grouped_objective": og[names[0]],
+        }
         return base.with_(info=info, wall_s=time.perf_counter() - t_begin)
-    return grouped.with_(info={**grouped.info, "grouping": "kept",
-                               "solo_objective": ob[names[0]]})
+    return grouped.with_(info={**grouped.info, "grouping": "kept", "solo_objective": ob[names[0]]})
 
 
-def _run(instance: Instance, rule: str, objective: str, interleave: bool,
-         baseline: dict[str, int] | None, t_begin: float) -> Schedule:
+def _run(
+    instance: Instance,
+    rule: str,
+    objective: str,
+    interleave: bool,
+    baseline: dict[str, int] | None,
+    t_begin: float,
+) -> Schedule:
     solver = f"greedy:{rule}"
     strict = instance.priority_policy == "strict"
     by_id = instance.job_by_id
@@ -221,8 +258,9 @@ def _run(instance: Instance, rule: str, objective: str, interleave: bool,
     def solo_unit(job: Job) -> Unit:
         if job.gpus == 0:
             return Unit((job,), 0, ((None, (solo_duration(instance, job),)),))
-        opts = tuple((g, (solo_duration(instance, job, g.speed),))
-                     for g in instance.eligible_groups(job))
+        opts = tuple(
+            (g, (solo_duration(instance, job, g.speed),)) for g in instance.eligible_groups(job)
+        )
         return Unit((job,), job.gpus, opts)
 
     def available(job: Job) -> bool:
@@ -242,9 +280,14 @@ def _run(instance: Instance, rule: str, objective: str, interleave: bool,
         unit = solo_unit(job)
         lb, ub = bounds([job])
         if ub is not None and ub < lb:
-            return _failed(instance, solver, job,
-                           f"strict priority: it cannot start before {lb} but a placed "
-                           f"lower-priority job released no earlier starts at {ub}", t_begin)
+            return _failed(
+                instance,
+                solver,
+                job,
+                f"strict priority: it cannot start before {lb} but a placed "
+                f"lower-priority job released no earlier starts at {ub}",
+                t_begin,
+            )
         opt, why = cluster.find(unit, lb, ub)
         if opt is None:
             return _failed(instance, solver, job, why, t_begin)
@@ -252,12 +295,33 @@ def _run(instance: Instance, rule: str, objective: str, interleave: bool,
         if interleave and cands_of.get(jid):
             # Under strict priority, partners share the job's priority and are not raised
             # by successors, so pulling them forward cannot break R9 for jobs placed later.
-            cands = [cg for cg in cands_of[jid]
-                     if not strict or all(by_id[i].priority == job.priority
-                                          and eff_prio[i] == eff_prio[jid] == job.priority
-                                          for i in cg.jobs)]
-            pick = choose_group(instance, job, opt, cands, cluster, available, bounds,
-                                solo_unit, queue, objective, baseline) if cands else None
+            cands = [
+                cg
+                for cg in cands_of[jid]
+                if not strict
+                or all(
+                    by_id[i].priority == job.priority
+                    and eff_prio[i] == eff_prio[jid] == job.priority
+                    for i in cg.jobs
+                )
+            ]
+            pick = (
+                choose_group(
+                    instance,
+                    job,
+                    opt,
+                    cands,
+                    cluster,
+                    available,
+                    bounds,
+                    solo_unit,
+                    queue,
+                    objective,
+                    baseline,
+                )
+                if cands
+                else None
+            )
             if pick is not None:
                 unit, opt = pick
                 group_id = f"g{len(groups) + 1}"
@@ -273,18 +337,31 @@ def _run(instance: Instance, rule: str, objective: str, interleave: bool,
 
     if len(placed) != len(instance.jobs):  # only with a cycle in `after` (validated away)
         missing = sorted(set(by_id) - set(placed))
-        return Schedule(instance.name, solver, "unknown",
-                        info={"reason": f"jobs {missing[:5]} wait on a precedence cycle"},
-                        wall_s=time.perf_counter() - t_begin)
+        return Schedule(
+            instance.name,
+            solver,
+            "unknown",
+            info={"reason": f"jobs {missing[:5]} wait on a precedence cycle"},
+            wall_s=time.perf_counter() - t_begin,
+        )
     jobs = tuple(placed[j.id] for j in instance.jobs)
     return Schedule(
-        instance=instance.name, solver=solver, status="feasible", jobs=jobs,
-        groups=tuple(groups), lower_bound=None, wall_s=time.perf_counter() - t_begin,
+        instance=instance.name,
+        solver=solver,
+        status="feasible",
+        jobs=jobs,
+        groups=tuple(groups),
+        lower_bound=None,
+        wall_s=time.perf_counter() - t_begin,
         info={"rule": rule, "groups": len(groups)},
     )
 
 
 def _failed(instance: Instance, solver: str, job: Job, why: str, t_begin: float) -> Schedule:
-    return Schedule(instance.name, solver, "unknown",
-                    info={"reason": f"job {job.id}: {why}", "job": job.id},
-                    wall_s=time.perf_counter() - t_begin)
+    return Schedule(
+        instance.name,
+        solver,
+        "unknown",
+        info={"reason": f"job {job.id}: {why}", "job": job.id},
+        wall_s=time.perf_counter() - t_begin,
+    )

@@ -106,15 +106,21 @@ def simulate(
     """Plan with list positions `ranks` (aligned with `instance.jobs`, distinct).
     `eager`: take the best admissible group whenever one fits, without the cost comparison
     (more throughput under overload; the improvement search tries both)."""
-    return _Engine(instance, ranks, interleave, objective, cands, baseline, eff_prio,
-                   eager).run()
+    return _Engine(instance, ranks, interleave, objective, cands, baseline, eff_prio, eager).run()
 
 
 class _Engine:
-    def __init__(self, instance: Instance, ranks: Sequence[int], interleave: bool,
-                 objective: str, cands: Sequence[CandidateGroup],
-                 baseline: Mapping[str, int] | None, eff_prio: Mapping[str, int] | None,
-                 eager: bool = False):
+    def __init__(
+        self,
+        instance: Instance,
+        ranks: Sequence[int],
+        interleave: bool,
+        objective: str,
+        cands: Sequence[CandidateGroup],
+        baseline: Mapping[str, int] | None,
+        eff_prio: Mapping[str, int] | None,
+        eager: bool = False,
+    ):
         self.inst = instance
         self.jobs = instance.jobs
         n = len(self.jobs)
@@ -146,8 +152,9 @@ class _Engine:
         self.free_cnt = [nd.gpus for nd in instance.nodes]
         self.cpu_used = [0.0] * len(instance.nodes)
         self.mem_used = [0.0] * len(instance.nodes)
-        self.node_res: list[list[list[tuple[int, int, Admits]]] | None] = [
-            None] * len(instance.nodes)
+        self.node_res: list[list[list[tuple[int, int, Admits]]] | None] = [None] * len(
+            instance.nodes
+        )
         self.wake: list[int] = []
         for r in instance.reservations:
             self.wake.append(r.end)
@@ -157,10 +164,14 @@ class _Engine:
                     self.node_res[nd.index] = [[] for _ in range(nd.gpus)]
                 res = self.node_res[nd.index]
                 assert res is not None
-                for k in (r.gpus if r.gpus is not None else range(nd.gpus)):
+                for k in r.gpus if r.gpus is not None else range(nd.gpus):
                     res[k].append((r.start, r.end, r.admits))
-        self.special = [self.node_res[nd.index] is not None or nd.group.cpus is not None
-                        or nd.group.mem_gb is not None for nd in instance.nodes]
+        self.special = [
+            self.node_res[nd.index] is not None
+            or nd.group.cpus is not None
+            or nd.group.mem_gb is not None
+            for nd in instance.nodes
+        ]
         pool_res: dict[str, list] = {p: [] for p in instance.pools}
         for r in instance.reservations:
             if r.pool is not None:
@@ -174,8 +185,12 @@ class _Engine:
             if j.gpus == 0:
                 self.opts.append([(-1, solo_duration(instance, j))])
             else:
-                self.opts.append([(self.ng_index[g.name], solo_duration(instance, j, g.speed))
-                                  for g in instance.eligible_groups(j)])
+                self.opts.append(
+                    [
+                        (self.ng_index[g.name], solo_duration(instance, j, g.speed))
+                        for g in instance.eligible_groups(j)
+                    ]
+                )
             self.best_solo.append(best_solo_duration(instance, j))
 
         # Buckets by shape.
@@ -272,9 +287,13 @@ class _Engine:
         out: list[int] = []
         k = 0
         while mask and len(out) < need:
-            if mask & 1 and (res is None or not any(
+            if mask & 1 and (
+                res is None
+                or not any(
                     rs < t + hold and t < re and not all(adm.admits(m) for m in members)
-                    for rs, re, adm in res[k])):
+                    for rs, re, adm in res[k]
+                )
+            ):
                 out.append(k)
             mask >>= 1
             k += 1
@@ -292,8 +311,9 @@ class _Engine:
                 return False
         return True
 
-    def _place(self, gi: int, members: Sequence[Job], g: int, t: int,
-               hold: int) -> list[tuple[int, list[int]]] | None:
+    def _place(
+        self, gi: int, members: Sequence[Job], g: int, t: int, hold: int
+    ) -> list[tuple[int, list[int]]] | None:
         st = self.ngs[gi]
         G = st.G
         special = self.special
@@ -323,8 +343,9 @@ class _Engine:
     def _gpu_mem_ok(self, members: Sequence[Job], ng: NodeGroup) -> bool:
         if ng.gpu_mem_gb is None or len(members) == 1:
             return True  # a solo job's memory was checked on input (eligible groups)
-        need = sum(self.inst.profiles[m.model].gpu_mem_gb or 0.0
-                   for m in members if m.model is not None)
+        need = sum(
+            self.inst.profiles[m.model].gpu_mem_gb or 0.0 for m in members if m.model is not None
+        )
         return need <= ng.gpu_mem_gb + _TOL
 
     def _late(self, members: Sequence[Job], durs: Sequence[int], t: int) -> str | None:
@@ -361,8 +382,15 @@ class _Engine:
         return best, (late if n_late == len(self.opts[i]) else "")
 
     # ---- booking --------------------------------------------------------------------
-    def _start(self, members: list[int], gi: int, durs: Sequence[int], t: int,
-               pl: list[tuple[int, list[int]]], group_id: str | None) -> None:
+    def _start(
+        self,
+        members: list[int],
+        gi: int,
+        durs: Sequence[int],
+        t: int,
+        pl: list[tuple[int, list[int]]],
+        group_id: str | None,
+    ) -> None:
         hold = max(durs)
         inst = self.inst
         placement = tuple(Placement(inst.nodes[node].name, tuple(gp)) for node, gp in pl)
@@ -436,8 +464,9 @@ class _Engine:
                 ptr += 1
                 self.released[i] = True
                 if self.strict:
-                    heapq.heappush(self.level_heap[self.jobs[i].priority],
-                                   (self.jobs[i].release, i))
+                    heapq.heappush(
+                        self.level_heap[self.jobs[i].priority], (self.jobs[i].release, i)
+                    )
                 if self.preds_left[i] == 0:
                     self._enter(i)
             fail = self._round(t)
@@ -498,16 +527,18 @@ class _Engine:
     def _stuck(self) -> Result:
         left = sorted((i for i in range(self.n) if not self.started[i]), key=lambda i: self.rank[i])
         # Prefer a job that waits on predecessors: it is where R9 and `after` collide.
-        blocked = [i for i in left
-                   if any(not self.started[self.idx[a]] for a in self.jobs[i].after)]
+        blocked = [
+            i for i in left if any(not self.started[self.idx[a]] for a in self.jobs[i].after)
+        ]
         i = (blocked or left)[0]
         job = self.jobs[i]
         if self.strict and blocked:
-            why = ("strict priority: it waits on its predecessors, which may not start before "
-                   "higher-priority jobs released no later than them")
+            why = (
+                "strict priority: it waits on its predecessors, which may not start before "
+                "higher-priority jobs released no later than them"
+            )
         elif self.strict and self._limit(job.priority) <= job.release:
-            why = ("strict priority: a higher-priority job released no later cannot start "
-                   "before it")
+            why = "strict priority: a higher-priority job released no later cannot start before it"
         elif any(not self.started[self.idx[a]] for a in job.after):
             why = "it waits on a precedence cycle"
         else:
@@ -515,8 +546,9 @@ class _Engine:
         return Result(None, [], f"job {job.id}: {why}", job.id)
 
     # ---- interleaving (form.py's rule, at the current time) --------------------------
-    def _choose_group(self, i: int, t: int, gi: int, d: int, limits: dict[int, int]
-                      ) -> tuple[list[int], int, tuple[int, ...], _Pl] | None:
+    def _choose_group(
+        self, i: int, t: int, gi: int, d: int, limits: dict[int, int]
+    ) -> tuple[list[int], int, tuple[int, ...], _Pl] | None:
         job = self.jobs[i]
         idx = self.idx
         strict = self.strict
@@ -531,9 +563,11 @@ class _Engine:
                 continue
             if strict:
                 eff = self.eff_prio
-                if not all(self.jobs[p].priority == job.priority
-                           and eff[self.jobs[p].id] == eff[job.id] == job.priority
-                           for p in partners):
+                if not all(
+                    self.jobs[p].priority == job.priority
+                    and eff[self.jobs[p].id] == eff[job.id] == job.priority
+                    for p in partners
+                ):
                     continue
                 lim = limits.get(job.priority)
                 if lim is None:
@@ -552,8 +586,11 @@ class _Engine:
             pl = self._place(cgi, mjobs, cg.gpus, t, cg.span)
             if pl is None:
                 continue
-            grouped = cost(self.inst, self.objective,
-                           [(m, t + dd) for m, dd in zip(mjobs, cg.durations, strict=True)])
+            grouped = cost(
+                self.inst,
+                self.objective,
+                [(m, t + dd) for m, dd in zip(mjobs, cg.durations, strict=True)],
+            )
             alone: list[tuple[Job, float]] = [(job, float(t + d))]
             for p in partners:
                 if p not in est:
@@ -571,7 +608,8 @@ class _Engine:
                 extern -= share * (est[p][1] - est[p][0]) * self._behind(p, members)
             grouped += extern
             if (grouped < alone_cost or self.eager) and (
-                    best is None or grouped - alone_cost < best[0]):
+                best is None or grouped - alone_cost < best[0]
+            ):
                 best = (grouped - alone_cost, members, cgi, tuple(cg.durations), pl)
         if best is None:
             return None

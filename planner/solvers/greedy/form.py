@@ -44,15 +44,24 @@ Bounds = Callable[[Sequence[Job]], tuple[int, int | None]]
 class Queue:
     """A view of the waiting jobs (ready, unplaced) in list order, for cost estimates."""
 
-    def __init__(self, heap: list[tuple[Any, str]], keys: Mapping[str, Any],
-                 placed: Mapping[str, Any], by_id: Mapping[str, Job], solo: Mapping[str, int],
-                 total_gpus: int):
+    def __init__(
+        self,
+        heap: list[tuple[Any, str]],
+        keys: Mapping[str, Any],
+        placed: Mapping[str, Any],
+        by_id: Mapping[str, Job],
+        solo: Mapping[str, int],
+        total_gpus: int,
+    ):
         self.heap, self.keys, self.placed, self.by_id = heap, keys, placed, by_id
         self.solo, self.total_gpus = solo, total_gpus
 
     def _waiting(self, now: int) -> list[tuple[Any, Job]]:
-        return [(k, self.by_id[i]) for k, i in self.heap
-                if i not in self.placed and self.by_id[i].release <= now]
+        return [
+            (k, self.by_id[i])
+            for k, i in self.heap
+            if i not in self.placed and self.by_id[i].release <= now
+        ]
 
     def wait(self, job: Job, now: int) -> float:
         """Fluid estimate of the wait caused by jobs ahead of `job`: their GPU-time / GPUs."""
@@ -107,8 +116,11 @@ def choose_group(
         opt, _ = cluster.find(unit, lb, ub)
         if opt is None:
             continue
-        grouped = cost(instance, objective,
-                       [(m, opt.start + d) for m, d in zip(members, opt.durations, strict=True)])
+        grouped = cost(
+            instance,
+            objective,
+            [(m, opt.start + d) for m, d in zip(members, opt.durations, strict=True)],
+        )
         alone_ends: list[tuple[Job, float]] = [(job, float(solo.end))]
         for p in partners:
             if p.id not in partner_est:
@@ -133,8 +145,11 @@ def choose_group(
         solo_d = solo.end - solo.start
         extern = share * (opt.end - opt.start - solo_d) * queue.behind(job, solo.start, cg.jobs)
         for p in partners:
-            extern -= share * (partner_est[p.id] - partner_start[p.id]) * queue.behind(
-                p, solo.start, cg.jobs)
+            extern -= (
+                share
+                * (partner_est[p.id] - partner_start[p.id])
+                * queue.behind(p, solo.start, cg.jobs)
+            )
         grouped += extern
         if grouped < alone and (best is None or grouped - alone < best[0]):
             best = (grouped - alone, unit, opt)

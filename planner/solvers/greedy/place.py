@@ -58,11 +58,14 @@ class Cluster:
     def __init__(self, instance: Instance):
         self.instance = instance
         self.gpu: list[list[GpuTimeline]] = [
-            [GpuTimeline() for _ in range(n.gpus)] for n in instance.nodes]
+            [GpuTimeline() for _ in range(n.gpus)] for n in instance.nodes
+        ]
         self.cpu: list[StepProfile | None] = [
-            StepProfile() if n.group.cpus is not None else None for n in instance.nodes]
+            StepProfile() if n.group.cpus is not None else None for n in instance.nodes
+        ]
         self.mem: list[StepProfile | None] = [
-            StepProfile() if n.group.mem_gb is not None else None for n in instance.nodes]
+            StepProfile() if n.group.mem_gb is not None else None for n in instance.nodes
+        ]
         self.events = Events()
         pool_res: dict[str, list] = {p: [] for p in instance.pools}
         for r in instance.reservations:
@@ -81,11 +84,14 @@ class Cluster:
             self.nodes_by_group.setdefault(n.group.name, []).append(n)
 
     # ---- checks -------------------------------------------------------------------
-    def _node_fits(self, node: Node, members: Sequence[Job], per_node: int, t: int,
-                   durs: Sequence[int]) -> bool:
+    def _node_fits(
+        self, node: Node, members: Sequence[Job], per_node: int, t: int, durs: Sequence[int]
+    ) -> bool:
         hold = max(durs)
-        for prof, cap, attr in ((self.cpu[node.index], node.group.cpus, "cpus_per_gpu"),
-                                (self.mem[node.index], node.group.mem_gb, "mem_gb_per_gpu")):
+        for prof, cap, attr in (
+            (self.cpu[node.index], node.group.cpus, "cpus_per_gpu"),
+            (self.mem[node.index], node.group.mem_gb, "mem_gb_per_gpu"),
+        ):
             if prof is None or cap is None:
                 continue
             need = sum(per_node * getattr(m, attr) for m in members)
@@ -93,8 +99,9 @@ class Cluster:
                 return False
         return True
 
-    def _free_gpus(self, node: Node, members: Sequence[Job], t: int, hold: int,
-                   need: int) -> list[int]:
+    def _free_gpus(
+        self, node: Node, members: Sequence[Job], t: int, hold: int, need: int
+    ) -> list[int]:
         """Indices of the node's GPUs free during [t, t + hold); stops early (returning a
         short list) once fewer than `need` can be free: busy nodes are the common case."""
         gpus = self.gpu[node.index]
@@ -119,8 +126,9 @@ class Cluster:
                 need += mem or 0.0
         return need <= ng.gpu_mem_gb + _TOL
 
-    def _place_at(self, unit: Unit, ng: NodeGroup, t: int,
-                  durs: Sequence[int]) -> tuple[Placement, ...] | None:
+    def _place_at(
+        self, unit: Unit, ng: NodeGroup, t: int, durs: Sequence[int]
+    ) -> tuple[Placement, ...] | None:
         hold = max(durs)
         nodes = self.nodes_by_group[ng.name]
         g = unit.gpus
@@ -141,8 +149,9 @@ class Cluster:
         need = g // ng.gpus
         chosen: list[Node] = []
         for node in nodes:
-            if len(self._free_gpus(node, unit.members, t, hold, ng.gpus)) == ng.gpus and \
-                    self._node_fits(node, unit.members, ng.gpus, t, durs):
+            if len(
+                self._free_gpus(node, unit.members, t, hold, ng.gpus)
+            ) == ng.gpus and self._node_fits(node, unit.members, ng.gpus, t, durs):
                 chosen.append(node)
                 if len(chosen) == need:
                     return tuple(Placement(n.name, tuple(range(ng.gpus))) for n in chosen)

@@ -171,12 +171,16 @@ class PoolTimeline:
         prof.add(t0, t1, amount)
 
 
-def pools_fit(pools: Mapping[str, PoolTimeline], members: Sequence[Job], t: int,
-              durs: Sequence[int]) -> bool:
+def pools_fit(
+    pools: Mapping[str, PoolTimeline], members: Sequence[Job], t: int, durs: Sequence[int]
+) -> bool:
     """Whether `members` starting at `t`, each running its duration, fit every pool."""
     for name, pool in pools.items():
-        items = [(t + d, pool.job_class(m), m.demand[name])
-                 for m, d in zip(members, durs, strict=True) if m.demand.get(name)]
+        items = [
+            (t + d, pool.job_class(m), m.demand[name])
+            for m, d in zip(members, durs, strict=True)
+            if m.demand.get(name)
+        ]
         if items and not pool.fits(t, max(e for e, _, _ in items), items):
             return False
     return True

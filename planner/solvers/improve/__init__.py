@@ -97,8 +97,9 @@ def improve(
 
     def report(msg: str) -> None:
         if options.progress is not None:
-            options.progress(Progress(time.perf_counter() - t0, best_val[0],
-                                      (lb or {}).get(names[0]), msg))
+            options.progress(
+                Progress(time.perf_counter() - t0, best_val[0], (lb or {}).get(names[0]), msg)
+            )
 
     best_ranks = rule_ranks(instance, rule)
 
@@ -124,8 +125,16 @@ def improve(
         if grouping and cands is None:
             cands = candidate_groups(instance)
         baseline = {a.id: a.end for a in best.jobs} if grouping else None
-        s = plan_order(instance, rule, names, ranks, bool(grouping), baseline, cands,
-                       eager=grouping == "eager groups")
+        s = plan_order(
+            instance,
+            rule,
+            names,
+            ranks,
+            bool(grouping),
+            baseline,
+            cands,
+            eager=grouping == "eager groups",
+        )
         samples += 1
         if s.status != "feasible":
             continue
@@ -134,14 +143,22 @@ def improve(
             best, best_val, best_ranks = s, v, ranks
             improved += 1
             found_by = (label if label in ("keys", "shift") else f"rule {label}") + (
-                f" with {grouping}" if grouping else "")
+                f" with {grouping}" if grouping else ""
+            )
             if on_incumbent is not None:
                 on_incumbent(best)
             report(f"improved ({found_by})")
-    info = {**start.info, "improve": {
-        "samples": samples, "improvements": improved, "found_by": found_by,
-        "start_objective": value(start)[0], "time_s": round(time.perf_counter() - t0, 3),
-        "stopped": "interrupted" if options.stop.is_set() else "limit"}}
+    info = {
+        **start.info,
+        "improve": {
+            "samples": samples,
+            "improvements": improved,
+            "found_by": found_by,
+            "start_objective": value(start)[0],
+            "time_s": round(time.perf_counter() - t0, 3),
+            "stopped": "interrupted" if options.stop.is_set() else "limit",
+        },
+    }
     solver = start.solver if best is start else f"greedy:{rule}+improve"
     out = best.with_(solver=solver, info=info, wall_s=time.perf_counter() - t0)
     return with_bounds(instance, out, names) if lb is None else out.with_(lower_bound=lb)

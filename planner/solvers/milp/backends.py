@@ -48,8 +48,16 @@ class RunResult:
     detail: str  # the solver's own words, for info
 
 
-def run(prob: pulp.LpProblem, backend: str, time_limit: float, threads: int, seed: int,
-        warm: bool, stop: threading.Event, progress: ProgressFn | None) -> RunResult:
+def run(
+    prob: pulp.LpProblem,
+    backend: str,
+    time_limit: float,
+    threads: int,
+    seed: int,
+    warm: bool,
+    stop: threading.Event,
+    progress: ProgressFn | None,
+) -> RunResult:
     if backend == "highs":
         return _run_highs(prob, time_limit, threads, seed, warm, stop, progress)
     return _run_cbc(prob, time_limit, threads, seed, warm, stop, progress)
@@ -74,8 +82,15 @@ def _num(s: str | None) -> float | None:
     return v if abs(v) < 1e30 else None
 
 
-def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, warm: bool,
-             stop: threading.Event, progress: ProgressFn | None) -> RunResult:
+def _run_cbc(
+    prob: pulp.LpProblem,
+    time_limit: float,
+    threads: int,
+    seed: int,
+    warm: bool,
+    stop: threading.Event,
+    progress: ProgressFn | None,
+) -> RunResult:
     t0 = time.monotonic()
     solver = pulp.COIN_CMD(path=PULP_CBC_CMD.pulp_cbc_path, msg=False, warmStart=warm)
     mps, sol, mst, logf = solver.create_tmp_files(prob.name, "mps", "sol", "mst", "log")
@@ -84,19 +99,37 @@ def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, w
     if warm:
         solver.writesol(mst, prob, vs, vnames, cnames)
         args += ["-mips", mst]
-    args += ["-sec", f"{max(1.0, time_limit):.2f}", "-timeMode", "elapsed",
-             "-threads", str(max(1, threads)),
-             # CBC takes 0 as "seed from the clock"; keep runs reproducible
-             "-randomCbcSeed", str(seed + 1), "-randomSeed", str(seed + 1),
-             "-solve", "-printingOptions", "all", "-solution", sol]
+    args += [
+        "-sec",
+        f"{max(1.0, time_limit):.2f}",
+        "-timeMode",
+        "elapsed",
+        "-threads",
+        str(max(1, threads)),
+        # CBC takes 0 as "seed from the clock"; keep runs reproducible
+        "-randomCbcSeed",
+        str(seed + 1),
+        "-randomSeed",
+        str(seed + 1),
+        "-solve",
+        "-printingOptions",
+        "all",
+        "-solution",
+        sol,
+    ]
     interrupted = False
     overran = False
     text = ""
     proc: subprocess.Popen[bytes] | None = None
     try:
         with open(logf, "w") as out:
-            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                args,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             seen = 0
             inc: float | None = None
             bnd: float | None = None
@@ -136,10 +169,10 @@ def _run_cbc(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, w
         with open(logf) as f:
             text = f.read()
         if not os.path.exists(sol):
-            return RunResult("none", None, None, interrupted, time.monotonic() - t0,
-                             _tail(text))
+            return RunResult("none", None, None, interrupted, time.monotonic() - t0, _tail(text))
         status, values, _dj, _pi, _slacks, sol_status = solver.readsol_MPS(
-            sol, prob, vs, vnames, cnames)
+            sol, prob, vs, vnames, cnames
+        )
         with open(sol) as f:
             head = f.readline().strip()
     finally:
@@ -171,12 +204,14 @@ def _tail(text: str) -> str:
 
 # --- HiGHS -----------------------------------------------------------------------------
 
+
 class _Highs(pulp.HiGHS):
     """PuLP's HiGHS with a warm start (setSolution) and interrupt/progress callbacks,
     which PuLP's class does not offer."""
 
-    def __init__(self, warm: bool, stop: threading.Event, progress: ProgressFn | None,
-                 **kw: object) -> None:
+    def __init__(
+        self, warm: bool, stop: threading.Event, progress: ProgressFn | None, **kw: object
+    ) -> None:
         super().__init__(**kw)
         self.warm = warm
         self.stop = stop
@@ -203,8 +238,9 @@ class _Highs(pulp.HiGHS):
         def improved(e: object) -> None:
             if self.on_progress is not None:
                 out = e.data_out  # type: ignore[attr-defined]
-                self.on_progress(_num(str(out.objective_function_value)),
-                                 _num(str(out.mip_dual_bound)))
+                self.on_progress(
+                    _num(str(out.objective_function_value)), _num(str(out.mip_dual_bound))
+                )
 
         # the model was just built in Python: only what is left of the budget is HiGHS's
         h.setOptionValue("time_limit", max(0.5, self.deadline - 1.0 - time.monotonic()))
@@ -239,17 +275,32 @@ def _silence_banner() -> None:
     _banner_done = True
 
 
-def _run_highs(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int, warm: bool,
-               stop: threading.Event, progress: ProgressFn | None) -> RunResult:
+def _run_highs(
+    prob: pulp.LpProblem,
+    time_limit: float,
+    threads: int,
+    seed: int,
+    warm: bool,
+    stop: threading.Event,
+    progress: ProgressFn | None,
+) -> RunResult:
     import highspy
 
     _silence_banner()
     t0 = time.monotonic()
-    solver = _Highs(warm, stop, progress, msg=False, timeLimit=max(1.0, time_limit),
-                    threads=max(1, threads), random_seed=seed, mip_rel_gap=1e-9,
-                    # presolve probing on time-indexed models took the whole budget
-                    # (HiGHS's own log advises this switch: rule 2^15 = probing off)
-                    presolve_rule_off=32768)
+    solver = _Highs(
+        warm,
+        stop,
+        progress,
+        msg=False,
+        timeLimit=max(1.0, time_limit),
+        threads=max(1, threads),
+        random_seed=seed,
+        mip_rel_gap=1e-9,
+        # presolve probing on time-indexed models took the whole budget
+        # (HiGHS's own log advises this switch: rule 2^15 = probing off)
+        presolve_rule_off=32768,
+    )
     solver.deadline = t0 + max(1.0, time_limit) + 1.0
     prob.solve(solver)
     h = prob.solverModel
@@ -262,8 +313,9 @@ def _run_highs(prob: pulp.LpProblem, time_limit: float, threads: int, seed: int,
     elapsed = time.monotonic() - t0
     interrupted = ms == highspy.HighsModelStatus.kInterrupt and stop.is_set()
     if ms == highspy.HighsModelStatus.kOptimal and has_sol:
-        return RunResult("optimal", obj, bound if bound is not None else obj, interrupted,
-                         elapsed, detail)
+        return RunResult(
+            "optimal", obj, bound if bound is not None else obj, interrupted, elapsed, detail
+        )
     if ms in (highspy.HighsModelStatus.kInfeasible,):
         return RunResult("infeasible", None, None, interrupted, elapsed, detail)
     if has_sol:

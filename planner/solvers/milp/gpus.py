@@ -27,8 +27,9 @@ class Holder:
     members: tuple[Job, ...]
 
 
-def colour(instance: Instance, holders: Sequence[Holder]
-           ) -> dict[tuple[int, str], tuple[int, ...]] | None:
+def colour(
+    instance: Instance, holders: Sequence[Holder]
+) -> dict[tuple[int, str], tuple[int, ...]] | None:
     """(holder key, node) -> GPU indices, or None if the greedy colouring gets stuck."""
     res: dict[str, list[Reservation]] = defaultdict(list)
     for r in instance.reservations:
@@ -44,6 +45,7 @@ def colour(instance: Instance, holders: Sequence[Holder]
         free_at = [0] * node.gpus  # GPU busy until this time
         hs.sort(key=lambda h: (h.start, -(h.end - h.start), h.key))
         for h in hs:
+
             def score(g: int, h: Holder = h, here: str = node_name) -> tuple[int, int] | None:
                 own = 0
                 for r in res[here]:

@@ -83,8 +83,16 @@ def build_units(instance: Instance, candidates: Iterable[Any]) -> list[Unit]:
             continue
         for ng in instance.eligible_groups(j):
             k = j.gpus // ng.gpus if j.gpus > ng.gpus else 1
-            units.append(Unit(len(units), (Member(j, solo_duration(instance, j, ng.speed)),),
-                              ng, k, min(j.gpus, ng.gpus), False))
+            units.append(
+                Unit(
+                    len(units),
+                    (Member(j, solo_duration(instance, j, ng.speed)),),
+                    ng,
+                    k,
+                    min(j.gpus, ng.gpus),
+                    False,
+                )
+            )
     ancestors = _ancestors(instance)
     for cg in candidates:
         ng = instance.group_by_name[cg.node_group]
@@ -145,13 +153,15 @@ def symmetry_limits(instance: Instance, units: Sequence[Unit]) -> dict[tuple[int
     out: dict[tuple[int, str], int] = {}
     for u in units:
         if u.node_group is not None:
-            out[(u.index, u.node_group.name)] = min(prefix[(u.node_group.name, m.job.id)]
-                                                    for m in u.members)
+            out[(u.index, u.node_group.name)] = min(
+                prefix[(u.node_group.name, m.job.id)] for m in u.members
+            )
     return out
 
 
-def unit_nodes(instance: Instance, u: Unit, limits: Mapping[tuple[int, str], int],
-               reserved: set[str]) -> list[Node]:
+def unit_nodes(
+    instance: Instance, u: Unit, limits: Mapping[tuple[int, str], int], reserved: set[str]
+) -> list[Node]:
     """Nodes the unit may use after symmetry breaking among identical nodes."""
     assert u.node_group is not None
     nodes = instance.nodes_of(u.node_group)
@@ -160,8 +170,13 @@ def unit_nodes(instance: Instance, u: Unit, limits: Mapping[tuple[int, str], int
     return [n for n in nodes if n.name in reserved or n.name in allowed]
 
 
-def start_range(u: Unit, grid: Grid, instance: Instance, caps: Mapping[str, int],
-                earliest: Mapping[str, int] | None = None) -> range:
+def start_range(
+    u: Unit,
+    grid: Grid,
+    instance: Instance,
+    caps: Mapping[str, int],
+    earliest: Mapping[str, int] | None = None,
+) -> range:
     """Start slots of unit u: after every member's earliest start (release, or the
     precedence bound in `earliest`), within the grid, and every member ends by its
     deadline, the instance horizon and its objective cap (exact times)."""
@@ -169,17 +184,23 @@ def start_range(u: Unit, grid: Grid, instance: Instance, caps: Mapping[str, int]
     lo = max(grid.first(max(m.job.release, early.get(m.job.id, 0))) for m in u.members)
     hi = grid.slots - grid.span(u.hold)  # last start slot keeping the unit on the grid
     for m in u.members:
-        limit = min(v for v in (m.job.deadline, instance.horizon, caps.get(m.job.id))
-                    if v is not None) if any(
-            v is not None for v in (m.job.deadline, instance.horizon, caps.get(m.job.id))) else None
+        limit = (
+            min(v for v in (m.job.deadline, instance.horizon, caps.get(m.job.id)) if v is not None)
+            if any(v is not None for v in (m.job.deadline, instance.horizon, caps.get(m.job.id)))
+            else None
+        )
         if limit is not None:
             hi = min(hi, (limit - m.duration) // grid.length)
     return range(lo, hi + 1)
 
 
-def size_estimate(instance: Instance, units: Sequence[Unit], grid: Grid,
-                  caps: Mapping[str, int], earliest: Mapping[str, int] | None = None
-                  ) -> tuple[int, int]:
+def size_estimate(
+    instance: Instance,
+    units: Sequence[Unit],
+    grid: Grid,
+    caps: Mapping[str, int],
+    earliest: Mapping[str, int] | None = None,
+) -> tuple[int, int]:
     """(binaries, nonzeros) the model would have on this grid (capacity rows dominate)."""
     limits = symmetry_limits(instance, units)
     reserved = gpu_reserved_nodes(instance)
@@ -216,8 +237,9 @@ class Built:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-def _add(prob: pulp.LpProblem, terms: Mapping[pulp.LpVariable, float], sense: int, rhs: float,
-         name: str) -> None:
+def _add(
+    prob: pulp.LpProblem, terms: Mapping[pulp.LpVariable, float], sense: int, rhs: float, name: str
+) -> None:
     if not terms:
         return
     prob.addConstraint(pulp.LpConstraint(pulp.LpAffineExpression(dict(terms)), sense, name, rhs))
@@ -227,9 +249,16 @@ def _active(r: Reservation, grid: Grid, s: int) -> bool:
     return r.start < grid.time(s + 1) and r.end > grid.time(s)
 
 
-def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequence[str],
-          caps: Mapping[str, int], precedence: str = "auto",
-          earliest: Mapping[str, int] | None = None, cmax_floor: float = 0.0) -> Built:
+def build(
+    instance: Instance,
+    units: list[Unit],
+    grid: Grid,
+    objectives: Sequence[str],
+    caps: Mapping[str, int],
+    precedence: str = "auto",
+    earliest: Mapping[str, int] | None = None,
+    cmax_floor: float = 0.0,
+) -> Built:
     """The MILP on `grid`. `caps`: job -> latest allowed end (valid objective cuts);
     `earliest`: job -> earliest start; `cmax_floor`: a valid makespan lower bound, given to
     Cmax as its lower bound (the time-indexed LP alone often stays below the energy bound).
@@ -331,13 +360,17 @@ def build(instance: Instance, units: list[Unit], grid: Grid, objectives: Sequenc
         else:
             raise ValueError(f"unknown objective {name!r}")
 
-    sizes = {"binaries": len(starts) + len(picks), "variables": prob.numVariables(),
-             "rows": prob.numConstraints()}
+    sizes = {
+        "binaries": len(starts) + len(picks),
+        "variables": prob.numVariables(),
+        "rows": prob.numConstraints(),
+    }
     return Built(prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes)
 
 
-def _running(entries: Sequence[tuple[pulp.LpVariable, int, int, float]], slots: int
-             ) -> list[dict[pulp.LpVariable, float]]:
+def _running(
+    entries: Sequence[tuple[pulp.LpVariable, int, int, float]], slots: int
+) -> list[dict[pulp.LpVariable, float]]:
     """Per slot, {var: coef} of entries (var, start slot, slots occupied, coef) running."""
     rows: list[dict[pulp.LpVariable, float]] = [defaultdict(float) for _ in range(slots)]
     for v, t, span, c in entries:
@@ -346,8 +379,12 @@ def _running(entries: Sequence[tuple[pulp.LpVariable, int, int, float]], slots: 
     return rows
 
 
-def _node_rows(instance: Instance, grid: Grid, prob: pulp.LpProblem,
-               on_node: Mapping[int, list[tuple[pulp.LpVariable, Unit, int]]]) -> None:
+def _node_rows(
+    instance: Instance,
+    grid: Grid,
+    prob: pulp.LpProblem,
+    on_node: Mapping[int, list[tuple[pulp.LpVariable, Unit, int]]],
+) -> None:
     """GPU (with reservations as Hall conditions), CPU and memory capacity per node, slot."""
     res_by_node: dict[str, list[Reservation]] = defaultdict(list)
     for r in instance.reservations:
@@ -381,8 +418,9 @@ def _node_rows(instance: Instance, grid: Grid, prob: pulp.LpProblem,
                 family |= frontier
                 frontier = {a & b for a in family for b in blocked.values() if b} - family
             for k, fset in enumerate(sorted(family, key=lambda f: (len(f), sorted(f)))):
-                terms = {v: float(u.gpus_per_node) for v, u in at_slot[s]
-                         if blocked[u.index] >= fset}
+                terms = {
+                    v: float(u.gpus_per_node) for v, u in at_slot[s] if blocked[u.index] >= fset
+                }
                 cap = node.gpus - len(fset)
                 total = sum(terms.values())
                 if total > cap:
@@ -391,15 +429,24 @@ def _node_rows(instance: Instance, grid: Grid, prob: pulp.LpProblem,
             cap_v = getattr(node.group, attr)
             if cap_v is None:
                 continue
-            ent = [(v, t, grid.span(m.duration), u.gpus_per_node * getattr(m.job, per))
-                   for v, u, t in entries for m in u.members if getattr(m.job, per) > 0]
+            ent = [
+                (v, t, grid.span(m.duration), u.gpus_per_node * getattr(m.job, per))
+                for v, u, t in entries
+                for m in u.members
+                if getattr(m.job, per) > 0
+            ]
             for s, terms in enumerate(_running(ent, grid.slots)):
                 if sum(terms.values()) > cap_v + 1e-9:
                     _add(prob, terms, pulp.LpConstraintLE, cap_v, f"{attr[0]}{ni}_{s}")
 
 
-def _pool_rows(instance: Instance, grid: Grid, prob: pulp.LpProblem, units: Sequence[Unit],
-               unit_starts: Mapping[int, list[tuple[pulp.LpVariable, int]]]) -> dict[str, Any]:
+def _pool_rows(
+    instance: Instance,
+    grid: Grid,
+    prob: pulp.LpProblem,
+    units: Sequence[Unit],
+    unit_starts: Mapping[int, list[tuple[pulp.LpVariable, int]]],
+) -> dict[str, Any]:
     """Pool capacity per slot, with the brief's subset rule for pool reservations."""
     notes: dict[str, Any] = {}
     for pool_no, (pool, cap) in enumerate(instance.pools.items()):
@@ -448,8 +495,10 @@ def priority_pairs(instance: Instance) -> list[tuple[str, str]]:
     jobs = instance.jobs
     if len({j.priority for j in jobs}) < 2:
         return []
-    succ: dict[str, set[str]] = {a.id: {b.id for b in jobs if a.priority > b.priority
-                                        and a.release <= b.release} for a in jobs}
+    succ: dict[str, set[str]] = {
+        a.id: {b.id for b in jobs if a.priority > b.priority and a.release <= b.release}
+        for a in jobs
+    }
     out = []
     for a, bs in succ.items():
         for b in bs:
@@ -458,9 +507,14 @@ def priority_pairs(instance: Instance) -> list[tuple[str, str]]:
     return out
 
 
-def _order_rows(instance: Instance, grid: Grid, prob: pulp.LpProblem,
-                job_vars: Mapping[str, Mapping[pulp.LpVariable, tuple[int, int]]],
-                mode: str, record: list[Any]) -> str:
+def _order_rows(
+    instance: Instance,
+    grid: Grid,
+    prob: pulp.LpProblem,
+    job_vars: Mapping[str, Mapping[pulp.LpVariable, tuple[int, int]]],
+    mode: str,
+    record: list[Any],
+) -> str:
     """Precedence (start_b >= end_a) and R9 priority (start_a <= start_b) rows."""
     L = grid.length
     pos = {j.id: i for i, j in enumerate(instance.jobs)}
@@ -509,8 +563,9 @@ def _order_rows(instance: Instance, grid: Grid, prob: pulp.LpProblem,
     return mode
 
 
-def _cumulate(prob: pulp.LpProblem, name: str, per_slot: list[list[pulp.LpVariable]],
-              record: list[Any]) -> list[pulp.LpAffineExpression | pulp.LpVariable]:
+def _cumulate(
+    prob: pulp.LpProblem, name: str, per_slot: list[list[pulp.LpVariable]], record: list[Any]
+) -> list[pulp.LpAffineExpression | pulp.LpVariable]:
     """C[t] = sum of per_slot[0..t] as continuous variables with C[t] = C[t-1] + sum."""
     out: list[pulp.LpAffineExpression | pulp.LpVariable] = []
     prev: pulp.LpVariable | None = None

@@ -54,8 +54,9 @@ def earliest_starts(instance: Instance, pmin: Mapping[str, int]) -> dict[str, in
     return es
 
 
-def simple_bounds(instance: Instance, units: Sequence[Unit], names: Sequence[str]
-                  ) -> dict[str, float]:
+def simple_bounds(
+    instance: Instance, units: Sequence[Unit], names: Sequence[str]
+) -> dict[str, float]:
     """Bounds valid for every schedule, whatever the grid.
 
     makespan: the longest release + precedence chain with shortest durations, and per pool
@@ -79,16 +80,19 @@ def simple_bounds(instance: Instance, units: Sequence[Unit], names: Sequence[str
                     lb = max(lb, math.ceil(work / gpus - 1e-9))
             out[name] = float(lb)
         elif name == "total_weighted_jct":
-            out[name] = sum(j.weight * (es[j.id] + pmin.get(j.id, 0) - j.release)
-                            for j in instance.jobs)
+            out[name] = sum(
+                j.weight * (es[j.id] + pmin.get(j.id, 0) - j.release) for j in instance.jobs
+            )
         elif name == "total_weighted_tardiness":
-            out[name] = sum(j.weight * max(0, es[j.id] + pmin.get(j.id, 0) - j.due)
-                            for j in instance.jobs if j.due is not None)
+            out[name] = sum(
+                j.weight * max(0, es[j.id] + pmin.get(j.id, 0) - j.due)
+                for j in instance.jobs
+                if j.due is not None
+            )
     return out
 
 
-def end_caps(instance: Instance, units: Sequence[Unit], name: str, value: float
-             ) -> dict[str, int]:
+def end_caps(instance: Instance, units: Sequence[Unit], name: str, value: float) -> dict[str, int]:
     """Latest end of each job in ANY schedule whose `name` objective is <= `value` (the
     greedy's). So the caps cut off no optimal schedule; jobs absent are not capped.
 
@@ -109,8 +113,11 @@ def end_caps(instance: Instance, units: Sequence[Unit], name: str, value: float
                 caps[j.id] = j.release + math.floor(slack / j.weight + 1e-9)
         return caps
     if name == "total_weighted_tardiness":
-        lbs = {j.id: j.weight * max(0, es[j.id] + pmin.get(j.id, 0) - j.due)
-               for j in instance.jobs if j.due is not None}
+        lbs = {
+            j.id: j.weight * max(0, es[j.id] + pmin.get(j.id, 0) - j.due)
+            for j in instance.jobs
+            if j.due is not None
+        }
         total = sum(lbs.values())
         for j in instance.jobs:
             if j.due is not None and j.weight > 0:
@@ -160,8 +167,7 @@ def semi_active_horizon(instance: Instance, units: Sequence[Unit]) -> int:
     for u in units:
         for m in u.members:
             longest[m.job.id] = max(longest.get(m.job.id, 0), m.duration)
-    origin = max([j.release for j in instance.jobs] + [r.end for r in instance.reservations]
-                 + [0])
+    origin = max([j.release for j in instance.jobs] + [r.end for r in instance.reservations] + [0])
     return origin + sum(longest.values())
 
 
@@ -187,8 +193,9 @@ def rounding_allowance(units: Sequence[Unit], length: int, upper: float) -> floa
             items[m.job.id] = (min(p, m.duration), max(old, a))
     total = 0.0
     room = float(upper)
-    for dur, allow in sorted(items.values(),
-                             key=lambda e: -(e[1] / e[0]) if e[0] > 0 else -math.inf):
+    for dur, allow in sorted(
+        items.values(), key=lambda e: -(e[1] / e[0]) if e[0] > 0 else -math.inf
+    ):
         if dur <= 0:
             total += allow
         elif dur <= room:

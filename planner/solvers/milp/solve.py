@@ -139,21 +139,44 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         # Coarsening stops paying once the slot count no longer falls: greedy's start,
         # shifted onto a coarser grid, ends later in proportion to the slot length.
         if grid.slots <= MIN_SLOTS or (prev_slots is not None and grid.slots >= prev_slots):
-            return _too_large(instance, greedy, solver_name, simple, info, t0,
-                              f"time-indexed model of {binaries:,} binaries and {nonzeros:,} "
-                              f"nonzeros stays over the limits ({M.MAX_BINARIES:,}, "
-                              f"{M.MAX_NONZEROS:,}) at slot {length}")
+            return _too_large(
+                instance,
+                greedy,
+                solver_name,
+                simple,
+                info,
+                t0,
+                f"time-indexed model of {binaries:,} binaries and {nonzeros:,} "
+                f"nonzeros stays over the limits ({M.MAX_BINARIES:,}, "
+                f"{M.MAX_NONZEROS:,}) at slot {length}",
+            )
         prev_slots = grid.slots
         length *= 2
     if length != first_length:
-        info["coarsened"] = {"from_slot": first_length, "to_slot": length,
-                             "why": f"model over {M.MAX_BINARIES} binaries or "
-                                    f"{M.MAX_NONZEROS} nonzeros"}
-    built = M.build(instance, units, grid, names, grid_caps, earliest=earliest,
-                    cmax_floor=simple.get("makespan", 0.0))
-    info.update({"slot": grid.length, "slots": grid.slots, "horizon": grid.horizon,
-                 **built.sizes, **built.notes})
-    exact_grid = (grid.length == 1 and exact_horizon and not built.notes.get("pool_conservative"))
+        info["coarsened"] = {
+            "from_slot": first_length,
+            "to_slot": length,
+            "why": f"model over {M.MAX_BINARIES} binaries or {M.MAX_NONZEROS} nonzeros",
+        }
+    built = M.build(
+        instance,
+        units,
+        grid,
+        names,
+        grid_caps,
+        earliest=earliest,
+        cmax_floor=simple.get("makespan", 0.0),
+    )
+    info.update(
+        {
+            "slot": grid.length,
+            "slots": grid.slots,
+            "horizon": grid.horizon,
+            **built.sizes,
+            **built.notes,
+        }
+    )
+    exact_grid = grid.length == 1 and exact_horizon and not built.notes.get("pool_conservative")
     info["exact_grid"] = exact_grid
 
     warm = _set_warm(instance, built, greedy, warm_slots) if greedy is not None else "no greedy"
@@ -166,8 +189,13 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     bounds: dict[str, float] = {}
     for k, name in enumerate(names):
         if built.notes.get("no_start"):
-            stages.append({"objective": name, "status": "none",
-                           "solver_says": "some jobs have no start slot on this grid"})
+            stages.append(
+                {
+                    "objective": name,
+                    "status": "none",
+                    "solver_says": "some jobs have no start slot on this grid",
+                }
+            )
             proved_all = False
             break
         remaining = limit - (time.monotonic() - t0)
@@ -177,12 +205,25 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
             break
         built.prob.setObjective(built.objectives[name])
         budget = max(1.0, remaining / (len(names) - k))
-        res: RunResult = run(built.prob, backend, budget, options.workers, options.seed,
-                             warm == "used" or (k > 0 and chosen is not None), options.stop,
-                             report if k == 0 else None)
+        res: RunResult = run(
+            built.prob,
+            backend,
+            budget,
+            options.workers,
+            options.seed,
+            warm == "used" or (k > 0 and chosen is not None),
+            options.stop,
+            report if k == 0 else None,
+        )
         interrupted = interrupted or res.interrupted
-        stage = {"objective": name, "status": res.status, "value": res.objective,
-                 "bound": res.bound, "seconds": round(res.seconds, 2), "solver_says": res.detail}
+        stage = {
+            "objective": name,
+            "status": res.status,
+            "value": res.objective,
+            "bound": res.bound,
+            "seconds": round(res.seconds, 2),
+            "solver_says": res.detail,
+        }
         stages.append(stage)
         if res.status in ("optimal", "feasible"):
             chosen = _snapshot(built)
@@ -226,30 +267,53 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     first_status = stages[0]["status"] if stages else "none"
     milp_ok = milp_vals is not None and (gvals is None or not better(gvals, milp_vals))
     if schedule is not None and milp_ok:
-        status = "optimal" if (proved_all and exact_grid and len(stages) == len(names)
-                               and all(s["status"] == "optimal" or s.get("proved")
-                                       for s in stages)) else "feasible"
+        status = (
+            "optimal"
+            if (
+                proved_all
+                and exact_grid
+                and len(stages) == len(names)
+                and all(s["status"] == "optimal" or s.get("proved") for s in stages)
+            )
+            else "feasible"
+        )
         if status == "feasible" and proved_all and not exact_grid:
             info["optimal_on_grid"] = True
         info["returned"] = "milp"
-        out = schedule.with_(solver=solver_name, status=status, lower_bound=lower or None,
-                             wall_s=elapsed, info=info)
+        out = schedule.with_(
+            solver=solver_name, status=status, lower_bound=lower or None, wall_s=elapsed, info=info
+        )
     elif greedy is not None and gvals is not None:
         info["returned"] = "greedy"
-        info["why"] = ("the MILP schedule is worse than greedy" if milp_vals is not None
-                       else f"no MILP schedule ({first_status})")
-        out = greedy.with_(solver=solver_name, status="feasible", lower_bound=lower or None,
-                           wall_s=elapsed, info=info)
+        info["why"] = (
+            "the MILP schedule is worse than greedy"
+            if milp_vals is not None
+            else f"no MILP schedule ({first_status})"
+        )
+        out = greedy.with_(
+            solver=solver_name,
+            status="feasible",
+            lower_bound=lower or None,
+            wall_s=elapsed,
+            info=info,
+        )
     else:
         infeasible = first_status == "infeasible" and exact_grid and not caps
         info["returned"] = "none"
-        out = Schedule(instance=instance.name, solver=solver_name,
-                       status="infeasible" if infeasible else "unknown",
-                       lower_bound=None, wall_s=elapsed, info=info)
+        out = Schedule(
+            instance=instance.name,
+            solver=solver_name,
+            status="infeasible" if infeasible else "unknown",
+            lower_bound=None,
+            wall_s=elapsed,
+            info=info,
+        )
     if out.status == "feasible" and out.lower_bound and out.jobs:
         got = values(instance, out, names)
-        if all(n in out.lower_bound and v <= out.lower_bound[n] + 1e-6 * max(1.0, abs(v))
-               for n, v in zip(names, got, strict=True)):
+        if all(
+            n in out.lower_bound and v <= out.lower_bound[n] + 1e-6 * max(1.0, abs(v))
+            for n, v in zip(names, got, strict=True)
+        ):
             out = out.with_(status="optimal")  # it meets a valid bound: nothing can be better
             info["optimal_by_bound"] = True
     final = values(instance, out, names)[0] if out.jobs else None
@@ -257,19 +321,29 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     return out
 
 
-def _too_large(instance: Instance, greedy: Schedule | None, solver_name: str,
-               bound: dict[str, float], info: dict[str, Any], t0: float, why: str) -> Schedule:
+def _too_large(
+    instance: Instance,
+    greedy: Schedule | None,
+    solver_name: str,
+    bound: dict[str, float],
+    info: dict[str, Any],
+    t0: float,
+    why: str,
+) -> Schedule:
     """No model fits: greedy's schedule (never worse than greedy), or nothing."""
     info.update({"returned": "greedy" if greedy is not None else "none", "why": why})
     elapsed = time.monotonic() - t0
     if greedy is None:
-        return Schedule(instance=instance.name, solver=solver_name, status="unknown",
-                        wall_s=elapsed, info=info)
-    return greedy.with_(solver=solver_name, status="feasible", lower_bound=bound or None,
-                        wall_s=elapsed, info=info)
+        return Schedule(
+            instance=instance.name, solver=solver_name, status="unknown", wall_s=elapsed, info=info
+        )
+    return greedy.with_(
+        solver=solver_name, status="feasible", lower_bound=bound or None, wall_s=elapsed, info=info
+    )
 
 
 # --- greedy start ------------------------------------------------------------------------
+
 
 def _greedy(instance: Instance, options: SolveOptions) -> Schedule | None:
     from planner.solvers.greedy import solve_greedy
@@ -281,8 +355,9 @@ def _greedy(instance: Instance, options: SolveOptions) -> Schedule | None:
     from planner.solvers import GREEDY_RULES
     from planner.solvers.rcpsp_heuristic import rcpsp_start
 
-    rules: list[str | None] = [r for r in GREEDY_RULES
-                               if r != "interleave" or instance.interleaving.enabled]
+    rules: list[str | None] = [
+        r for r in GREEDY_RULES if r != "interleave" or instance.interleaving.enabled
+    ]
     limit = options.time_limit if options.time_limit is not None else DEFAULT_TIME_LIMIT
     starts: list[Callable[[], Schedule | None]] = [
         *(partial(solve_greedy, instance, rule, options) for rule in rules),
@@ -314,8 +389,10 @@ def _violations(instance: Instance, schedule: Schedule) -> list[str]:
 
 # --- warm start ----------------------------------------------------------------------------
 
-def _grid_starts(instance: Instance, greedy: Schedule, units: Sequence[M.Unit], length: int
-                 ) -> dict[str, tuple[int, int]]:
+
+def _grid_starts(
+    instance: Instance, greedy: Schedule, units: Sequence[M.Unit], length: int
+) -> dict[str, tuple[int, int]]:
     """Greedy's schedule moved onto the grid: job -> (start slot, exact duration).
 
     s' = ceil_L(sigma), sigma_j = max(s_j, e_i + D_i + a_i for jobs i ending by s_j, sigma
@@ -350,8 +427,9 @@ def _grid_starts(instance: Instance, greedy: Schedule, units: Sequence[M.Unit], 
     return out
 
 
-def _set_warm(instance: Instance, built: M.Built, greedy: Schedule,
-              slots: dict[str, tuple[int, int]] | None) -> str:
+def _set_warm(
+    instance: Instance, built: M.Built, greedy: Schedule, slots: dict[str, tuple[int, int]] | None
+) -> str:
     """Give every variable its value in greedy's (grid-shifted) schedule; "used" or why not."""
     if slots is None:
         return "off"
@@ -405,8 +483,10 @@ def _complete(built: M.Built) -> None:
         before = prev.varValue if prev is not None else 0.0
         c.varValue = before + sum(v.varValue or 0.0 for v in vs)
     if built.cmax is not None:
-        built.cmax.varValue = max((e for ends in built.ends.values() for v, e in ends.items()
-                                   if (v.varValue or 0) > 0.5), default=0.0)
+        built.cmax.varValue = max(
+            (e for ends in built.ends.values() for v, e in ends.items() if (v.varValue or 0) > 0.5),
+            default=0.0,
+        )
 
 
 def _relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
@@ -428,6 +508,7 @@ def _relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
 
 # --- stages ----------------------------------------------------------------------------
 
+
 def _snapshot(built: M.Built) -> dict[str, float]:
     """Every variable's value in the current solution, so a failed later stage (whose
     solver may have overwritten the values) can restore it."""
@@ -444,8 +525,9 @@ def _fix(built: M.Built, name: str, value: float | None) -> None:
     if value is None:
         value = pulp.value(built.objectives[name]) or 0.0
     tol = 1e-6 * max(1.0, abs(value))
-    built.prob.addConstraint(pulp.LpConstraint(built.objectives[name], pulp.LpConstraintLE,
-                                               f"fix_{name}", value + tol))
+    built.prob.addConstraint(
+        pulp.LpConstraint(built.objectives[name], pulp.LpConstraintLE, f"fix_{name}", value + tol)
+    )
 
 
 def _integral_proof(instance: Instance, name: str, res: RunResult) -> bool:
@@ -456,9 +538,16 @@ def _integral_proof(instance: Instance, name: str, res: RunResult) -> bool:
     return integral and math.ceil(res.bound - 1e-6) >= res.objective - 1e-6
 
 
-def _lower_bound(instance: Instance, units: Sequence[M.Unit], names: Sequence[str],
-                 grid: Grid, bounds: dict[str, float], simple: dict[str, float],
-                 exact_grid: bool, gvals: tuple[float, ...] | None) -> dict[str, float]:
+def _lower_bound(
+    instance: Instance,
+    units: Sequence[M.Unit],
+    names: Sequence[str],
+    grid: Grid,
+    bounds: dict[str, float],
+    simple: dict[str, float],
+    exact_grid: bool,
+    gvals: tuple[float, ...] | None,
+) -> dict[str, float]:
     out: dict[str, float] = dict(simple)  # valid for every schedule, so for the optimum too
     first = names[0]
     if exact_grid:
@@ -478,6 +567,7 @@ def _lower_bound(instance: Instance, units: Sequence[M.Unit], names: Sequence[st
 
 # --- extraction ---------------------------------------------------------------------------
 
+
 def _extract(instance: Instance, built: M.Built) -> Schedule | None:
     L = built.grid.length
     units = {u.index: u for u in built.units}
@@ -491,13 +581,19 @@ def _extract(instance: Instance, built: M.Built) -> Schedule | None:
         if (v.varValue or 0) <= 0.5:
             continue
         u = units[ui]
-        nodes = ([instance.nodes[ni].name] if ni >= 0 else
-                 [instance.nodes[n].name for n in sorted(picked[(ui, t)])])
+        nodes = (
+            [instance.nodes[ni].name]
+            if ni >= 0
+            else [instance.nodes[n].name for n in sorted(picked[(ui, t)])]
+        )
         key = len(chosen)
         chosen.append((key, u, t, nodes))
         for n in nodes:
-            holders.append(Holder(key, n, t * L, t * L + u.hold, u.gpus_per_node,
-                                  tuple(m.job for m in u.members)))
+            holders.append(
+                Holder(
+                    key, n, t * L, t * L + u.hold, u.gpus_per_node, tuple(m.job for m in u.members)
+                )
+            )
     gpus = colour(instance, holders)
     if gpus is None:
         return None
@@ -513,5 +609,10 @@ def _extract(instance: Instance, built: M.Built) -> Schedule | None:
             jobs.append(Assignment(m.job.id, t * L, t * L + m.duration, placement, gid))
     order = {j.id: i for i, j in enumerate(instance.jobs)}
     jobs.sort(key=lambda a: order[a.id])
-    return Schedule(instance=instance.name, solver="milp", status="feasible",
-                    jobs=tuple(jobs), groups=tuple(groups))
+    return Schedule(
+        instance=instance.name,
+        solver="milp",
+        status="feasible",
+        jobs=tuple(jobs),
+        groups=tuple(groups),
+    )
