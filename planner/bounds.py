@@ -89,6 +89,7 @@ import numpy as np
 
 from planner.durations import StageTuple, solo_iteration_ms, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Job, NodeGroup
+from planner.precedence import heads_tails
 
 # Float sums of phase times may differ from the exact arithmetic by a few ulps; shaving a
 # relative 1e-9 keeps every bound on the safe side of a ceiling.
@@ -291,35 +292,12 @@ class _Bounds:
 
     # ---- ingredient 2: critical path -------------------------------------------------
     def _critical_path(self) -> tuple[np.ndarray, np.ndarray]:
-        jobs = self.inst.jobs
-        preds = [[self.index[a] for a in j.after if a in self.index] for j in jobs]
-        succs: list[list[int]] = [[] for _ in jobs]
-        indeg = [len(ps) for ps in preds]
-        for b, ps in enumerate(preds):
-            for a in ps:
-                succs[a].append(b)
-        order = [i for i in range(self.n) if indeg[i] == 0]
-        for i in order:  # Kahn's algorithm; `order` grows while we walk it
-            for b in succs[i]:
-                indeg[b] -= 1
-                if indeg[b] == 0:
-                    order.append(b)
-        if len(order) < self.n:
-            raise ValueError("precedence cycle in `after` (the reader should have refused it)")
-        p = self.p.tolist()
-        head = self.release.tolist()
-        for i in order:
-            e = head[i] + p[i]
-            for b in succs[i]:
-                if e > head[b]:
-                    head[b] = e
-        tail = [0.0] * self.n
-        for i in reversed(order):
-            t = tail[i] + p[i]
-            for a in preds[i]:
-                if t > tail[a]:
-                    tail[a] = t
-        return np.array(head), np.array(tail)
+        ids = [j.id for j in self.inst.jobs]
+        head, tail = heads_tails(self.inst, dict(zip(ids, self.p.tolist(), strict=True)))
+        return (
+            np.array([head[i] for i in ids], dtype=float),
+            np.array([tail[i] for i in ids], dtype=float),
+        )
 
     # ---- resources: (capacity rate over time, jobs, amounts, volumes) ------------------
     def _families(self) -> list[np.ndarray]:

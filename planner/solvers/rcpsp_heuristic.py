@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from planner.instance import Instance
+from planner.precedence import topological_order
 from planner.schedule import Assignment, Schedule
 
 EPS = 1e-9
@@ -85,16 +86,14 @@ class Project:
             self.lim.append(self.cap[r] - self.dem[i, r] + EPS)
         self.fits = bool(np.all(self.dem <= self.cap + EPS))
         self.length = int(self.dur.sum()) + int(self.dur.max(initial=0)) + 1
+        try:
+            self._topo: list[int] | None = [pos[j] for j in topological_order(instance)]
+        except ValueError:
+            self._topo = None
 
     def topo(self) -> list[int] | None:
-        indeg = [len(p) for p in self.pred]
-        out = [i for i in range(self.n) if indeg[i] == 0]
-        for i in out:
-            for s in self.succ[i]:
-                indeg[s] -= 1
-                if indeg[s] == 0:
-                    out.append(s)
-        return out if len(out) == self.n else None
+        """Job indices in topological order (None on a cycle)."""
+        return self._topo
 
 
 def _first_fit(usage: np.ndarray, res: np.ndarray, lim: np.ndarray, est: int, d: int) -> int:

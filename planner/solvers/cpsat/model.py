@@ -38,6 +38,7 @@ from ortools.sat.python import cp_model
 from planner.durations import solo_duration
 from planner.groups import CandidateGroup
 from planner.instance import Instance, Job, Node, NodeGroup, Reservation
+from planner.precedence import descendants
 
 # Pools with more admitting reservations than this use a conservative model (see _pools).
 MAX_EXACT_POOL_RESERVATIONS = 4
@@ -504,21 +505,7 @@ def _disjunctive_cliques(M: Model) -> None:
     if len(js) < 3 or len(js) > MAX_CLIQUE_JOBS:
         return
     ids = [j.id for j in js]
-    succ: dict[str, set[str]] = defaultdict(set)
-    for j in inst.jobs:
-        for a in j.after:
-            succ[a].add(j.id)
-    reach: dict[str, set[str]] = {}
-
-    def down(x: str) -> set[str]:
-        if x not in reach:
-            reach[x] = set()
-            for y in succ[x]:
-                reach[x] |= {y} | down(y)
-        return reach[x]
-
-    for j in inst.jobs:
-        down(j.id)
+    reach = descendants(inst)
     adj: dict[str, set[str]] = {i: set() for i in ids}
     for ja, jb in combinations(js, 2):
         clash = any(

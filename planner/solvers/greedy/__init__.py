@@ -30,6 +30,7 @@ from planner.durations import solo_duration
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance, Job
 from planner.metrics import objective_values
+from planner.precedence import successors
 from planner.schedule import Assignment, Group, Schedule
 from planner.solvers import SolveOptions, objectives_of
 from planner.solvers.greedy.events import Result, simulate
@@ -222,11 +223,8 @@ def _run(
     keys = sort_keys(instance, rule, solo)
     cluster = Cluster(instance)
 
-    succ: dict[str, list[str]] = defaultdict(list)
+    succ = successors(instance)
     waiting = {j.id: len(set(j.after)) for j in instance.jobs}
-    for j in instance.jobs:
-        for a in set(j.after):
-            succ[a].append(j.id)
     heap = [(keys[j.id], j.id) for j in instance.jobs if waiting[j.id] == 0]
     heapq.heapify(heap)
 

@@ -39,6 +39,7 @@ from typing import cast
 from planner.durations import solo_duration
 from planner.groups import CandidateGroup
 from planner.instance import Admits, Instance, Job, NodeGroup
+from planner.precedence import successors
 from planner.schedule import Assignment, Group, Placement
 from planner.solvers.greedy.form import MIN_EVENNESS, cost
 from planner.solvers.greedy.order import best_solo_duration
@@ -227,10 +228,8 @@ class _Engine:
                     self.cands_of[self.idx[jid]].append(cg)
 
         self.preds_left = [len(set(j.after)) for j in self.jobs]
-        self.succ: list[list[int]] = [[] for _ in range(n)]
-        for i, j in enumerate(self.jobs):
-            for a in set(j.after):
-                self.succ[self.idx[a]].append(i)
+        succ = successors(instance)
+        self.succ = [[self.idx[s] for s in succ[j.id]] for j in self.jobs]
         self.released = [False] * n
         self.started = [False] * n
         self.waiting = [False] * n  # in its bucket's tree

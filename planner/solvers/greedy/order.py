@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 from planner.durations import solo_duration
 from planner.instance import Instance, Job
+from planner.precedence import effective_priorities
 
 RULES = ("fifo", "sjf", "srsf", "priority", "interleave")
 
@@ -33,34 +34,6 @@ def best_solo_duration(instance: Instance, job: Job) -> int:
     if not groups:
         return solo_duration(instance, job)
     return min(solo_duration(instance, job, g.speed) for g in groups)
-
-
-def effective_priorities(instance: Instance) -> dict[str, int]:
-    """Each job's priority raised to the highest priority among its transitive successors."""
-    succ: dict[str, list[str]] = {j.id: [] for j in instance.jobs}
-    for j in instance.jobs:
-        for a in j.after:
-            succ[a].append(j.id)
-    memo: dict[str, int] = {}
-
-    def eff(jid: str) -> int:
-        # Iterative DFS (chains may be long); `after` is acyclic (validated on input).
-        stack = [jid]
-        while stack:
-            cur = stack[-1]
-            if cur in memo:
-                stack.pop()
-                continue
-            todo = [s for s in succ[cur] if s not in memo]
-            if todo:
-                stack.extend(todo)
-                continue
-            p = instance.job_by_id[cur].priority
-            memo[cur] = max([p, *(memo[s] for s in succ[cur])])
-            stack.pop()
-        return memo[jid]
-
-    return {j.id: eff(j.id) for j in instance.jobs}
 
 
 def rule_key(instance: Instance, rule: str, solo: Mapping[str, int]) -> Callable[[Job], Key]:

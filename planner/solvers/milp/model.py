@@ -32,6 +32,7 @@ from typing import Any
 
 import pulp
 
+from planner import precedence
 from planner.durations import solo_duration
 from planner.instance import Instance, Job, Node, NodeGroup, Reservation
 from planner.solvers.milp.grid import Grid
@@ -93,7 +94,7 @@ def build_units(instance: Instance, candidates: Iterable[Any]) -> list[Unit]:
                     False,
                 )
             )
-    ancestors = _ancestors(instance)
+    ancestors = precedence.ancestors(instance)
     for cg in candidates:
         ng = instance.group_by_name[cg.node_group]
         jobs = [instance.job_by_id[i] for i in cg.jobs]
@@ -104,24 +105,6 @@ def build_units(instance: Instance, candidates: Iterable[Any]) -> list[Unit]:
         members = tuple(Member(j, d) for j, d in zip(jobs, cg.durations, strict=True))
         units.append(Unit(len(units), members, ng, k, min(cg.gpus, ng.gpus), True))
     return units
-
-
-def _ancestors(instance: Instance) -> dict[str, set[str]]:
-    memo: dict[str, set[str]] = {}
-
-    def visit(jid: str) -> set[str]:
-        if jid not in memo:
-            memo[jid] = set()
-            acc: set[str] = set()
-            for a in instance.job_by_id[jid].after:
-                acc.add(a)
-                acc |= visit(a)
-            memo[jid] = acc
-        return memo[jid]
-
-    for j in instance.jobs:
-        visit(j.id)
-    return memo
 
 
 def gpu_reserved_nodes(instance: Instance) -> set[str]:

@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from planner.instance import Instance
+from planner.precedence import heads_tails
 from planner.schedule import Schedule
 from planner.solvers.milp.model import Unit
 
@@ -41,17 +42,7 @@ def min_durations(instance: Instance, units: Sequence[Unit]) -> dict[str, int]:
 
 def earliest_starts(instance: Instance, pmin: Mapping[str, int]) -> dict[str, int]:
     """Release and precedence only (a valid earliest start of every job)."""
-    es: dict[str, int] = {}
-
-    def visit(jid: str) -> int:
-        if jid not in es:
-            j = instance.job_by_id[jid]
-            es[jid] = max([j.release] + [visit(a) + pmin.get(a, 0) for a in j.after])
-        return es[jid]
-
-    for j in instance.jobs:
-        visit(j.id)
-    return es
+    return heads_tails(instance, pmin)[0]
 
 
 def simple_bounds(
@@ -129,21 +120,7 @@ def end_caps(instance: Instance, units: Sequence[Unit], name: str, value: float)
 
 def tails(instance: Instance, units: Sequence[Unit]) -> dict[str, int]:
     """Shortest time from a job's end to the end of its last successor chain."""
-    pmin = min_durations(instance, units)
-    succ: dict[str, list[str]] = {j.id: [] for j in instance.jobs}
-    for j in instance.jobs:
-        for a in j.after:
-            succ[a].append(j.id)
-    memo: dict[str, int] = {}
-
-    def visit(jid: str) -> int:
-        if jid not in memo:
-            memo[jid] = max((pmin.get(b, 0) + visit(b) for b in succ[jid]), default=0)
-        return memo[jid]
-
-    for j in instance.jobs:
-        visit(j.id)
-    return memo
+    return heads_tails(instance, min_durations(instance, units))[1]
 
 
 def tighten(caps: dict[str, int], horizon: int | None, tail: Mapping[str, int]) -> dict[str, int]:
