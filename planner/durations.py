@@ -9,16 +9,14 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from itertools import permutations
 
-from planner.instance import GpuProfile, Instance, Job
+from planner.instance import TOL, GpuProfile, Instance, Job
 
 StageTuple = tuple[float, float, float]  # (data, gpu / speed, net) in ms
 
-# Guards the ceiling against float noise such as 437.00000000000006 time units.
-_EPS = 1e-9
-
 
 def ceil_units(ms: float, unit_ms: float) -> int:
-    return max(0, math.ceil(ms / unit_ms - _EPS))
+    # TOL guards the ceiling against float noise such as 437.00000000000006 time units.
+    return max(0, math.ceil(ms / unit_ms - TOL))
 
 
 def solo_iteration_ms(gp: GpuProfile, speed: float = 1.0) -> float:
@@ -132,24 +130,57 @@ def group_member_durations(
     return [ceil_units(e, instance.unit_ms) for e in elapsed]
 
 
+def group_gpu_mem(instance: Instance, jobs: Sequence[Job]) -> float:
+    """GB each GPU must hold for `jobs` sharing it (one solo job or one group's members):
+    the sum of their profiles' `gpu_mem_gb` (contract §4, R7).
+
+    The one rule for unknown memory, used by the planners and the verifier alike: a member
+    whose profile gives no `gpu_mem_gb` (or that has no profile) adds 0, so the members
+    whose memory is known must fit on their own. A group is never refused for a number
+    the instance does not give, nor accepted when the numbers it gives do not fit."""
+    total = 0.0
+    for j in jobs:
+        if j.model is not None and j.model in instance.profiles:
+            total += instance.profiles[j.model].gpu_mem_gb or 0.0
+    return total
+
+
+def gpu_mem_fits(instance: Instance, jobs: Sequence[Job], gpu_mem_gb: float | None) -> bool:
+    """`group_gpu_mem` fits GPUs of `gpu_mem_gb` GB (always, when that is not given)."""
+    return gpu_mem_gb is None or group_gpu_mem(instance, jobs) <= gpu_mem_gb + TOL
+
+
+def inadmissible_reason(
+    instance: Instance, jobs: Sequence[Job], speed: float = 1.0, gpu_mem_gb: float | None = None
+) -> str | None:
+    """Why `jobs` may not run as one group on nodes of this speed and GPU memory (contract
+    §4), or None: 2..max_group profiled jobs, same GPU count, every profile has that GPU
+    count, their GPU memory fits (`gpu_mem_fits`; not checked when `gpu_mem_gb` is None),
+    and a cycle shorter than the sum of solo iteration times. Checked in that order."""
+    k = len(jobs)
+    if not 2 <= k <= instance.interleaving.max_group:
+        return f"{k} members, allowed 2..{instance.interleaving.max_group}"
+    if any(not j.profiled for j in jobs):
+        return "jobs with an explicit duration do not interleave"
+    if len({j.gpus for j in jobs}) != 1:
+        return "members have different GPU counts"
+    gpus = jobs[0].gpus
+    profs = [instance.profiles[j.model] for j in jobs if j.model is not None]
+    for p in profs:
+        if gpus not in p.by_gpus:
+            return f"{p.model} has no profile for {gpus} GPUs"
+    if not gpu_mem_fits(instance, jobs, gpu_mem_gb):
+        need = group_gpu_mem(instance, jobs)
+        return f"the members need {need:g} GB per GPU, the GPUs have {gpu_mem_gb:g} GB"
+    gps = [p.by_gpus[gpus] for p in profs]
+    cyc = group_cycle([stage_tuple(gp, speed) for gp in gps], instance.interleaving.overhead)
+    if cyc >= sum(solo_iteration_ms(gp, speed) for gp in gps):
+        return "its cycle is not shorter than the sum of the solo iteration times"
+    return None
+
+
 def group_admissible(
     instance: Instance, jobs: Sequence[Job], speed: float = 1.0, gpu_mem_gb: float | None = None
 ) -> bool:
-    """Contract §4: 2..max_group profiled jobs, same GPU count, a cycle shorter than the sum
-    of solo iteration times, and their GPU memory fits on one GPU (when both are known)."""
-    k = len(jobs)
-    if not 2 <= k <= instance.interleaving.max_group:
-        return False
-    if any(not j.profiled for j in jobs) or len({j.gpus for j in jobs}) != 1:
-        return False
-    gpus = jobs[0].gpus
-    profs = [instance.profiles[j.model] for j in jobs if j.model is not None]
-    if any(gpus not in p.by_gpus for p in profs):
-        return False
-    if gpu_mem_gb is not None:
-        mems = [p.gpu_mem_gb for p in profs]
-        if all(m is not None for m in mems) and sum(m or 0.0 for m in mems) > gpu_mem_gb + 1e-9:
-            return False
-    gps = [p.by_gpus[gpus] for p in profs]
-    cyc = group_cycle([stage_tuple(gp, speed) for gp in gps], instance.interleaving.overhead)
-    return cyc < sum(solo_iteration_ms(gp, speed) for gp in gps)
+    """Contract §4: `inadmissible_reason` finds nothing."""
+    return inadmissible_reason(instance, jobs, speed, gpu_mem_gb) is None

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from planner.catalogue import load_catalogue
+from planner.durations import solo_iteration_ms
 from planner.instance import Profile
 
 FAMILIES = ("mixed", "dl", "rcpsp")
@@ -54,9 +55,7 @@ def _iterations(rng: random.Random, it_ms: float, lo_s: float, hi_s: float) -> i
 
 
 def _solo_s(p: Profile, gpus: int, iterations: int, speed: float) -> int:
-    gp = p.by_gpus[gpus]
-    it = gp.iteration_ms - gp.stages.gpu + gp.stages.gpu / speed
-    return math.ceil(iterations * it / 1000)
+    return math.ceil(iterations * solo_iteration_ms(p.by_gpus[gpus], speed) / 1000)
 
 
 def _weighted(rng: random.Random, weights: Mapping[int, float]) -> int:

@@ -13,6 +13,9 @@ from functools import cached_property
 
 UNIT_MS: Mapping[str, float] = {"ms": 1.0, "s": 1000.0, "min": 60000.0}
 
+# Float slack on every capacity and memory comparison (sums of GB, CPUs, pool amounts).
+TOL = 1e-9
+
 OBJECTIVES = ("makespan", "total_weighted_jct", "total_weighted_tardiness")
 
 # Measured slowdown of real interleaving relative to solo runs on Muri's testbed (contract §4).
@@ -189,13 +192,14 @@ class Instance:
             if job.gpus // g.gpus > g.count:
                 return f"needs {job.gpus // g.gpus} nodes, the group has {g.count}"
         per_node = min(job.gpus, g.gpus)
-        if g.cpus is not None and per_node * job.cpus_per_gpu > g.cpus + 1e-9:
+        if g.cpus is not None and per_node * job.cpus_per_gpu > g.cpus + TOL:
             return f"needs {per_node * job.cpus_per_gpu:g} CPUs per node, nodes have {g.cpus:g}"
-        if g.mem_gb is not None and per_node * job.mem_gb_per_gpu > g.mem_gb + 1e-9:
+        if g.mem_gb is not None and per_node * job.mem_gb_per_gpu > g.mem_gb + TOL:
             return f"needs {per_node * job.mem_gb_per_gpu:g} GB per node, nodes have {g.mem_gb:g}"
         if job.model is not None and g.gpu_mem_gb is not None:
+            # durations.group_gpu_mem for one job: a profile without gpu_mem_gb needs 0
             need = self.profiles[job.model].gpu_mem_gb
-            if need is not None and need > g.gpu_mem_gb + 1e-9:
+            if need is not None and need > g.gpu_mem_gb + TOL:
                 return f"model needs {need:g} GB of GPU memory, GPUs have {g.gpu_mem_gb:g}"
         return None
 

@@ -32,7 +32,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
-from planner.durations import group_admissible, group_member_durations, solo_duration
+from planner.durations import (
+    group_gpu_mem,
+    group_member_durations,
+    inadmissible_reason,
+    solo_duration,
+)
 from planner.instance import Instance, Job, Node, Reservation
 from planner.schedule import Assignment, Schedule
 
@@ -331,19 +336,10 @@ def _check_r3(
 
 
 def _inadmissible(inst: Instance, jobs: Sequence[Job], speed: float) -> str | None:
-    il = inst.interleaving
-    if not il.enabled:
+    if not inst.interleaving.enabled:
         return "interleaving is disabled in the instance"
-    if not 2 <= len(jobs) <= il.max_group:
-        return f"{len(jobs)} members, allowed 2..{il.max_group}"
-    if any(not j.profiled for j in jobs):
-        return "jobs with an explicit duration do not interleave"
-    if len({j.gpus for j in jobs}) != 1:
-        return "members have different GPU counts"
     # GPU memory is left to R7 so that one fault is reported once.
-    if not group_admissible(inst, jobs, speed, None):
-        return "its cycle is not shorter than the sum of the solo iteration times"
-    return None
+    return inadmissible_reason(inst, jobs, speed, None)
 
 
 # --- R4: precedence -----------------------------------------------------------------
@@ -494,12 +490,7 @@ def _check_r7(
 ) -> None:
     # Per-GPU memory: a holder sits alone on its GPUs (R6), so this is static.
     for h in holders:
-        need = 0.0
-        for m in h.members:
-            j = inst.job_by_id[m]
-            prof = inst.profiles.get(j.model) if j.model is not None else None
-            if prof is not None and prof.gpu_mem_gb is not None:
-                need += prof.gpu_mem_gb
+        need = group_gpu_mem(inst, [inst.job_by_id[m] for m in h.members])
         if need <= 0:
             continue
         for n in sorted(h.gpus):

@@ -17,12 +17,17 @@ from planner.durations import (
     ceil_units,
     group_admissible,
     group_cycle,
+    group_gpu_mem,
     group_member_durations,
+    inadmissible_reason,
     member_elapsed_ms,
     raw_cycle,
     solo_duration,
 )
+from planner.groups import candidate_groups
 from planner.instance import DEFAULT_OVERHEAD, Interleaving, Job, NodeGroup
+from planner.solvers import SolveOptions, solve
+from planner.verify import verify
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "interleave_vectors.json").read_text())
 REL = 1e-6
@@ -127,3 +132,46 @@ def test_solo_duration(unit, speed, want):
     inst, (p, e) = _solo_instance(unit)
     assert solo_duration(inst, p, speed) == want
     assert solo_duration(inst, e, speed) == 7  # explicit durations ignore speed and unit
+
+
+def _unknown_memory_instance():
+    """b and c need 20 GB each, a's profile gives no memory; one 32 GB GPU. The stages
+    complement each other, so the group of all three would be the best plan if allowed."""
+    profs = [
+        profile("ma", {1: (12.0, 10.0, 1.0, 1.0)}),
+        profile("mb", {1: (12.0, 1.0, 10.0, 1.0)}, gpu_mem_gb=20),
+        profile("mc", {1: (12.0, 1.0, 1.0, 10.0)}, gpu_mem_gb=20),
+    ]
+    jobs = [Job(x, 1, model=f"m{x}", iterations=500) for x in "abc"]
+    inst = make_instance(
+        jobs,
+        [NodeGroup("n", 1, 1, gpu_mem_gb=32)],
+        profs,
+        time_unit="ms",
+        interleaving=Interleaving(enabled=True),
+    )
+    return inst, {j.id: j for j in jobs}
+
+
+def test_unknown_memory_counts_zero_everywhere():
+    inst, j = _unknown_memory_instance()
+    abc = [j["a"], j["b"], j["c"]]
+    assert group_gpu_mem(inst, abc) == 40
+    why = inadmissible_reason(inst, abc, 1.0, 32)
+    assert why is not None and "40 GB" in why
+    assert not group_admissible(inst, abc, 1.0, 32)
+    assert inadmissible_reason(inst, abc, 1.0, None) is None  # memory not asked
+    assert group_admissible(inst, [j["a"], j["b"]], 1.0, 32)
+    assert not group_admissible(inst, [j["b"], j["c"]], 1.0, 32)
+    cands = candidate_groups(inst)
+    assert {c.jobs for c in cands} == {("a", "b"), ("a", "c")}
+
+
+@pytest.mark.parametrize("spec", ["greedy", "greedy:interleave", "cpsat", "milp"])
+def test_planners_form_no_group_the_verifier_rejects(spec):
+    inst, _ = _unknown_memory_instance()
+    sched = solve(inst, spec, SolveOptions(time_limit=5))
+    assert verify(inst, sched) == []
+    # the exact solvers' own answer verified: they did not fall back to their start
+    assert not {"cpsat_invalid", "milp_invalid"} & set(sched.info)
+    assert [len(g.jobs) for g in sched.groups] == [2]

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from planner.durations import solo_duration
+from planner.durations import gpu_mem_fits, solo_duration
 from planner.groups import CandidateGroup
 from planner.instance import Admits, Instance, Job, NodeGroup
 from planner.precedence import successors
@@ -342,10 +342,7 @@ class _Engine:
     def _gpu_mem_ok(self, members: Sequence[Job], ng: NodeGroup) -> bool:
         if ng.gpu_mem_gb is None or len(members) == 1:
             return True  # a solo job's memory was checked on input (eligible groups)
-        need = sum(
-            self.inst.profiles[m.model].gpu_mem_gb or 0.0 for m in members if m.model is not None
-        )
-        return need <= ng.gpu_mem_gb + _TOL
+        return gpu_mem_fits(self.inst, members, ng.gpu_mem_gb)
 
     def _late(self, members: Sequence[Job], durs: Sequence[int], t: int) -> str | None:
         hz = self.inst.horizon

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from planner.durations import gpu_mem_fits
 from planner.instance import Instance, Job, Node, NodeGroup
 from planner.schedule import Placement
 from planner.solvers.greedy.timeline import (
@@ -117,14 +118,7 @@ class Cluster:
         return out
 
     def _gpu_mem_ok(self, unit: Unit, ng: NodeGroup) -> bool:
-        if ng.gpu_mem_gb is None:
-            return True
-        need = 0.0
-        for m in unit.members:
-            if m.model is not None:
-                mem = self.instance.profiles[m.model].gpu_mem_gb
-                need += mem or 0.0
-        return need <= ng.gpu_mem_gb + _TOL
+        return gpu_mem_fits(self.instance, unit.members, ng.gpu_mem_gb)
 
     def _place_at(
         self, unit: Unit, ng: NodeGroup, t: int, durs: Sequence[int]
