@@ -10,9 +10,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from planner.checker import Checker
 from planner.errors import InputError, Problem
 from planner.instance import Profile
-from planner.read import Checker, parse_profile
+from planner.profiles import parse_profile
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "models"
 

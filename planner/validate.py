@@ -1,6 +1,6 @@
 """Pass 2 of reading an instance: cross-references between its parts.
 
-Runs on what the structural pass (`planner.read`) could build; ids and names of items that
+Runs on what the structural pass (`planner.structure`) could build; ids and names of items that
 had structural problems still count as known, so one typo is reported once.
 """
 
@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from planner.checker import join, suggest
 from planner.errors import Problem
-from planner.instance import Instance, Job, Profile
-from planner.read import Parsed, join, suggest
+from planner.instance import TOL, Instance, Job, Profile
+from planner.structure import Parsed
 
 
 def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile]) -> list[Problem]:
@@ -20,7 +21,7 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
     job_ids = {jid for _, jid in p.job_ids}
     group_names = {g for _, g in p.group_names}
     for path, job in p.jobs:
-        _job(p, instance, available, path, job, job_ids, group_names, out)
+        _check_job_refs(p, instance, available, path, job, job_ids, group_names, out)
     out += _cycles(p)
     tenants = p.tenants
     for path, r in p.reservations:
@@ -51,7 +52,7 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
                         f"{path}.pool", f"unknown pool '{r.pool}'{suggest(r.pool, p.pool_names)}"
                     )
                 )
-            elif r.pool in p.pools and r.amount > p.pools[r.pool] + 1e-9:
+            elif r.pool in p.pools and r.amount > p.pools[r.pool] + TOL:
                 out.append(
                     Problem(
                         f"{path}.amount",
@@ -93,7 +94,7 @@ def _duplicates(p: Parsed, instance: Instance, out: list[Problem]) -> None:
         seen.add(node.name)
 
 
-def _job(
+def _check_job_refs(
     p: Parsed,
     instance: Instance,
     available: Mapping[str, Profile],
@@ -144,7 +145,7 @@ def _job(
                     f"{path}.demand.{pool}", f"unknown pool '{pool}'{suggest(pool, p.pool_names)}"
                 )
             )
-        elif pool in p.pools and amount > p.pools[pool] + 1e-9:
+        elif pool in p.pools and amount > p.pools[pool] + TOL:
             out.append(
                 Problem(
                     f"{path}.demand.{pool}",
