@@ -162,8 +162,12 @@ def _check_job_refs(
                 f"{path}.release", f"release {job.release} is after the horizon {instance.horizon}"
             )
         )
-    if job.gpus == 0 or not runnable or not p.cluster_ok:
-        return
+    if job.gpus > 0 and runnable and p.cluster_ok:
+        _check_fit(instance, path, job, out)
+
+
+def _check_fit(instance: Instance, path: str, job: Job, out: list[Problem]) -> None:
+    """The job fits some node group it may use (only asked once its profile resolved)."""
     allowed = [
         g for g in instance.node_groups if job.node_types is None or g.name in job.node_types
     ]
