@@ -34,6 +34,7 @@ class GpuProfile:
 
     iteration_ms: float
     stages: Stages
+    restart_ms: float | None = None  # measured stop-and-restart cost (contract §8)
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,14 @@ class Interleaving:
 
 
 @dataclass(frozen=True)
+class Preemption:
+    """`policy.preemption` (contract §8): may jobs be stopped and resumed, at what cost."""
+
+    enabled: bool = False
+    restart: int = 0  # time units, for jobs whose profile gives no restart_ms
+
+
+@dataclass(frozen=True)
 class Instance:
     name: str
     jobs: tuple[Job, ...]
@@ -146,6 +155,7 @@ class Instance:
     horizon: int | None = None
     interleaving: Interleaving = Interleaving()
     priority_policy: str = "strict"  # "strict" | "none"
+    preemption: Preemption = Preemption()
     objective: tuple[str, ...] = ("total_weighted_jct",)
 
     @property

@@ -43,6 +43,7 @@ from planner.instance import (
     Job,
     Node,
     NodeGroup,
+    Preemption,
     Profile,
     Reservation,
     Stages,
@@ -81,7 +82,8 @@ NODE_FIELDS = (
     "gpu_busy_w",
 )
 INTERLEAVING_FIELDS = ("enabled", "max_group", "overhead")
-POLICY_FIELDS = ("priority",)
+POLICY_FIELDS = ("priority", "preemption")
+PREEMPTION_FIELDS = ("enabled", "restart")
 JOB_FIELDS = (
     "id",
     "model",
@@ -103,7 +105,7 @@ JOB_FIELDS = (
 RESERVATION_FIELDS = ("id", "start", "end", "nodes", "gpus", "pool", "amount", "for")
 FOR_FIELDS = ("tenants", "jobs")
 PROFILE_FIELDS = ("model", "batch_size", "gpu_mem_gb", "by_gpus")
-GPU_PROFILE_FIELDS = ("iteration_ms", "stages_ms")
+GPU_PROFILE_FIELDS = ("iteration_ms", "stages_ms", "restart_ms")
 STAGE_FIELDS = ("data", "gpu", "net")
 
 
@@ -298,6 +300,7 @@ def parse_profile(v: Any, path: str, ck: Checker, name: str | None = None) -> Pr
             if e is None:
                 continue
             it = ck.number(e, "iteration_ms", ep, positive=True)
+            restart = ck.number(e, "restart_ms", ep, default=None, nullable=True)
             sp = join(ep, "stages_ms")
             s = ck.obj(e["stages_ms"], sp, STAGE_FIELDS) if "stages_ms" in e else None
             if "stages_ms" not in e:
@@ -306,7 +309,7 @@ def parse_profile(v: Any, path: str, ck: Checker, name: str | None = None) -> Pr
                 continue
             st = [ck.number(s, k, sp) for k in STAGE_FIELDS]
             if all(x is not None for x in st):
-                by_gpus[int(key)] = GpuProfile(it, Stages(*st))
+                by_gpus[int(key)] = GpuProfile(it, Stages(*st), restart)
     if ck.fatal != before or model is None:
         return None
     return Profile(
@@ -328,6 +331,7 @@ class Parsed:
     pools: dict[str, float] = field(default_factory=dict)
     interleaving: Interleaving = field(default_factory=Interleaving)
     priority_policy: str = "strict"
+    preemption: Preemption = field(default_factory=Preemption)
     objective: tuple[str, ...] = ("total_weighted_jct",)
     profiles: dict[str, Profile] = field(default_factory=dict)
     jobs: list[tuple[str, Job]] = field(default_factory=list)
@@ -435,6 +439,20 @@ def _interleaving(v: Any, ck: Checker) -> Interleaving:
                 if val is not None:
                     overhead[int(k)] = val
     return Interleaving(enabled=bool(enabled), max_group=max_group or 4, overhead=overhead)
+
+
+def _preemption(v: Any, ck: Checker) -> Preemption:
+    """`policy.preemption` (contract §8); absent `enabled` means disabled, as the contract's
+    default shows."""
+    d = ck.obj(v, "policy.preemption", PREEMPTION_FIELDS)
+    if d is None:
+        return Preemption()
+    enabled = d.get("enabled", False)
+    if not isinstance(enabled, bool):
+        ck.add("policy.preemption.enabled", f"expected true or false, got {kind(enabled)}")
+        enabled = False
+    restart = ck.integer(d, "restart", "policy.preemption", default=0)
+    return Preemption(enabled=enabled, restart=restart or 0)
 
 
 def _objective(v: Any, ck: Checker) -> tuple[str, ...] | None:
@@ -632,6 +650,8 @@ def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
                 ck.string(pol, "priority", "policy", default="strict", choices=("strict", "none"))
                 or "strict"
             )
+            if "preemption" in pol:
+                out.preemption = _preemption(pol["preemption"], ck)
     if "objective" in top:
         out.objective = _objective(top["objective"], ck) or out.objective
     if "profiles" in top:
@@ -679,6 +699,7 @@ def build_instance(p: Parsed, profiles: Mapping[str, Profile]) -> Instance:
         horizon=p.horizon,
         interleaving=p.interleaving,
         priority_policy=p.priority_policy,
+        preemption=p.preemption,
         objective=p.objective,
     )
 
