@@ -9,11 +9,21 @@ Restart costs: `dat` 4200 ms -> 5 s (rounded up on its own), `gpu` 2500 ms -> 3 
 
 from __future__ import annotations
 
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 from builders import make_instance, make_schedule, place, reservation
+from click.testing import CliRunner
 
+from planner.catalogue import load_catalogue
+from planner.cli import main
 from planner.durations import group_cycle, restart_units
+from planner.errors import InputError
 from planner.export import gantt_rows
+from planner.generate import generate
 from planner.instance import (
     GpuProfile,
     Interleaving,
@@ -25,6 +35,7 @@ from planner.instance import (
 )
 from planner.metrics import metrics
 from planner.progress import Runner, run_together
+from planner.read import instance_from_dict, read_instance
 from planner.schedule import Assignment, Segment, schedule_from_dict, schedule_to_dict
 from planner.verify import Violation, rules, verify
 
@@ -228,3 +239,90 @@ def test_gantt_has_a_row_per_segment():
         ("b", 0, 30, 0),
         ("b", 110, 193, 1),
     ]
+
+
+# --- reading instances, importing and generating --------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+MINI: dict[str, Any] = {
+    "cluster": {"nodes": [{"name": "n", "gpus": 2}]},
+    "profiles": {
+        "dat": {
+            "by_gpus": {
+                "1": {
+                    "iteration_ms": 1000,
+                    "stages_ms": {"data": 1000, "gpu": 0, "net": 0},
+                    "restart_ms": 4200,
+                }
+            }
+        }
+    },
+    "jobs": [{"id": "a", "model": "dat", "gpus": 1, "iterations": 100}],
+}
+
+
+def test_reader_takes_policy_preemption_and_profile_restart_ms():
+    plain = instance_from_dict(MINI)
+    assert plain.preemption == Preemption(False, 0)
+    assert plain.profiles["dat"].by_gpus[1].restart_ms == 4200.0
+    doc = {**MINI, "policy": {"preemption": {"enabled": True, "restart": 7}}}
+    inst = instance_from_dict(doc)
+    assert inst.preemption == Preemption(True, 7) and restart_units(inst, inst.jobs[0]) == 5
+
+
+@pytest.mark.parametrize(
+    ("policy", "path"),
+    [
+        ({"preemption": {"enabled": "yes"}}, "policy.preemption.enabled"),
+        ({"preemption": {"restart": -1}}, "policy.preemption.restart"),
+        ({"preemption": {"restart": 1.5}}, "policy.preemption.restart"),
+        ({"preemption": {"restart_s": 1}}, "policy.preemption.restart_s"),
+        ({"preemption": True}, "policy.preemption"),
+    ],
+)
+def test_reader_refuses_bad_preemption(policy, path):
+    with pytest.raises(InputError) as e:
+        instance_from_dict({**MINI, "policy": policy})
+    assert path in [p.path for p in e.value.problems]
+
+
+def test_reader_refuses_bad_restart_ms():
+    doc = copy.deepcopy(MINI)
+    doc["profiles"]["dat"]["by_gpus"]["1"]["restart_ms"] = -3
+    with pytest.raises(InputError) as e:
+        instance_from_dict(doc)
+    assert [p.path for p in e.value.problems] == ["profiles.dat.by_gpus.1.restart_ms"]
+
+
+def test_catalogue_carries_muri_restart_costs():
+    cat = load_catalogue()
+    # Muri's measured overheads: a2c 46 s at 8 GPUs, resnet18 4 s on one GPU.
+    assert cat["a2c"].by_gpus[8].restart_ms == 46000
+    assert cat["resnet18"].by_gpus[1].restart_ms == 4000
+    assert all(gp.restart_ms for p in cat.values() for gp in p.by_gpus.values())
+
+
+def test_import_muri_with_preemption_plans_and_verifies(tmp_path: Path):
+    src = ROOT / "tests" / "data" / "muri" / "trace1_head200.csv"
+    inst_path, out = tmp_path / "i.json", tmp_path / "s.json"
+    args = ["import", "muri", src, "--first", "30", "--preemption", "-o", inst_path]
+    assert CliRunner().invoke(main, [str(a) for a in args]).exit_code == 0
+    inst = read_instance(inst_path)
+    assert inst.preemption.enabled and restart_units(inst, inst.jobs[0]) > 0
+    args = ["solve", inst_path, "--solver", "greedy", "-o", out]
+    assert CliRunner().invoke(main, [str(a) for a in args]).exit_code == 0
+    assert verify(inst, schedule_from_dict(json.loads(out.read_text()))) == []
+
+
+@pytest.mark.parametrize("family", ["mixed", "rcpsp"])
+def test_generate_with_preemption_plans_and_verifies(tmp_path: Path, family: str):
+    inst_path, out = tmp_path / "i.json", tmp_path / "s.json"
+    args = ["generate", "--family", family, "--jobs", "15", "--nodes", "2", "--seed", "3"]
+    r = CliRunner().invoke(main, [str(a) for a in [*args, "--preemption", "-o", inst_path]])
+    assert r.exit_code == 0
+    inst = read_instance(inst_path)
+    assert inst.preemption.enabled
+    assert generate(family, 15, 2, 3)["jobs"] == json.loads(inst_path.read_text())["jobs"]
+    code = CliRunner().invoke(main, ["solve", str(inst_path), "--solver", "greedy", "-o", str(out)])
+    assert code.exit_code == 0
+    assert verify(inst, schedule_from_dict(json.loads(out.read_text()))) == []
