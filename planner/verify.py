@@ -1,9 +1,10 @@
 """The independent checker of contract §5 (what `plan check` runs).
 
-`verify(instance, schedule)` lists every violation of rules R1-R10. It shares no code
+`verify(instance, schedule)` lists every violation of rules R1-R11. It shares no code
 with the planners: from the package it uses only the problem data (`instance`), the
-schedule type (`schedule`) and the duration formulas (`durations`), so a planner bug
-cannot hide itself by being repeated here.
+schedule type (`schedule`), the duration formulas (`durations`) and the §8 progress
+arithmetic built on them (`progress`), so a planner bug cannot hide itself by being
+repeated here.
 
 Semantics (contract §5 plus the team brief):
 - Intervals are half-open `[start, end)`; zero-length jobs occupy nothing.
@@ -11,8 +12,11 @@ Semantics (contract §5 plus the team brief):
   that claims nothing (no jobs) and has status `infeasible` or `unknown` verifies to `[]`.
   Callers decide whether to verify partial `unknown` schedules (they will show R1
   "missing" violations).
-- Group membership is taken from each job's `group` field; the `groups` list must agree
-  with it (R1).
+- Group membership is taken from each segment's `group` field (a job without `segments`
+  is one segment); the `groups` list must name exactly the jobs carrying each label (R1).
+- Preemption (contract §8): R2, R4 and R9 use a job's first start and last end; R5-R8 and
+  R10 apply to every segment; R3 runs the rate-based progress of §8, which for one
+  segment per job and static groups gives the §4 durations; R11 checks the segments.
 - R3 checks group admissibility (2..max_group profiled members, equal GPU counts, cycle
   shorter than the sum of solo times, interleaving enabled). The GPU-memory part of
   admissibility is reported once, under R7 (per-GPU memory), not twice.
@@ -48,7 +52,7 @@ _TOL = 1e-9  # float slack on capacities
 
 @dataclass(frozen=True)
 class Violation:
-    rule: str  # "R1".."R10"
+    rule: str  # "R1".."R11"
     message: str
     job: str | None = None
     node: str | None = None
