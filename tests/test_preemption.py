@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 from builders import make_instance, make_schedule, place, reservation
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner.catalogue import load_catalogue
 from planner.cli import main
-from planner.durations import group_cycle, restart_units
+from planner.durations import group_cycle, member_elapsed_ms, restart_units
 from planner.errors import InputError
 from planner.export import gantt_rows
 from planner.generate import generate
@@ -140,6 +142,50 @@ def test_run_together_matches_the_hand_computation():
     assert a.finished and a.at_ms == pytest.approx(104333.333, abs=1e-2)
     stopped = run_together([Runner(80, (1000.0, 0.0, 0.0), 1000.0, stop_ms=30000.0)], {})
     assert stopped[0].at_ms == 30000.0 and stopped[0].done == 30 and not stopped[0].finished
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 5000),
+            st.floats(0, 900),
+            st.floats(1, 900),
+            st.floats(0, 300),
+            st.floats(0.5, 2.0),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_run_together_is_section_4_for_static_groups(members):
+    # No restart, no stop: exactly member_elapsed_ms, float for float.
+    its = [m[0] for m in members]
+    stages = [(d, g / s, n) for _, d, g, n, s in members]
+    solo = [d + g / s + n for _, d, g, n, s in members]
+    overhead = {2: 1.33 / 1.015, 3: 1.5 / 1.015, 4: 1.37 / 1.015}
+    runners = [Runner(w, t, o) for w, t, o in zip(its, stages, solo, strict=True)]
+    got = [leave.at_ms for leave in run_together(runners, overhead)]
+    assert got == member_elapsed_ms(its, stages, solo, overhead)
+
+
+def test_explicit_segment_may_not_outlast_its_work():
+    # 50 units: [0, 60) would be done at 50, yet a second segment follows.
+    v = check(instance(E), job("e", seg(0, 60), seg(70, 72)))
+    assert rules(v) == {"R3"} and "later segments" in v[0].message
+
+
+def test_r4_uses_the_last_end_and_r8_frees_the_pool_between_segments():
+    a = Job("a", 1, model="dat", iterations=100, demand={"p": 1.0})
+    c = Job("c", 0, duration=20, demand={"p": 1.0}, after=())
+    inst = instance(a, c, pools={"p": 1.0})
+    # c uses the pool in a's gap [40, 60): fine; inside a segment it is not.
+    assert check(inst, job("a", seg(0, 40), seg(60, 125)), job("c", Segment(40, 60))) == []
+    v = check(inst, job("a", seg(0, 40), seg(60, 125)), job("c", Segment(50, 70)))
+    assert rules(v) == {"R8"} and v[0].time == 60
+    after = Job("c", 0, duration=20, after=("a",))
+    v = check(instance(A, after), job("a", seg(0, 40), seg(60, 125)), job("c", Segment(50, 70)))
+    assert rules(v) == {"R4"} and "125" in v[0].message
 
 
 def test_one_segment_written_without_segments_key_and_read_back():
