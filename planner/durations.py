@@ -184,3 +184,15 @@ def group_admissible(
 ) -> bool:
     """Contract §4: `inadmissible_reason` finds nothing."""
     return inadmissible_reason(instance, jobs, speed, gpu_mem_gb) is None
+
+
+def restart_units(instance: Instance, job: Job) -> int:
+    """Contract §8: the cost, in time units, charged at the start of every segment after a
+    job's first. The profile's `restart_ms` at the job's GPU count, rounded up on its own,
+    when it gives one; else the instance's `policy.preemption.restart` (also for jobs with
+    an explicit duration)."""
+    if job.model is not None:
+        gp = instance.profiles[job.model].by_gpus.get(job.gpus)
+        if gp is not None and gp.restart_ms is not None:
+            return ceil_units(gp.restart_ms, instance.unit_ms)
+    return instance.preemption.restart

@@ -19,7 +19,18 @@ from planner.instance import Instance
 from planner.metrics import metrics, objective_values
 from planner.schedule import Schedule, schedule_to_dict
 
-GANTT_HEADER = ("job", "group", "node", "gpus", "start", "end", "priority", "tenant", "model")
+GANTT_HEADER = (
+    "job",
+    "group",
+    "node",
+    "gpus",
+    "start",
+    "end",
+    "priority",
+    "tenant",
+    "model",
+    "segment",
+)
 
 
 def write_atomic(path: str | Path, text: str) -> None:
@@ -57,21 +68,23 @@ def schedule_document(
 
 
 def gantt_rows(schedule: Schedule, instance: Instance | None) -> list[tuple[Any, ...]]:
-    """One row per (job, node); jobs without placement get one row with an empty node.
-    Without the instance, priority, tenant and model are left empty."""
+    """One row per (job, segment, node), `segment` counting a job's segments from 0 (contract
+    §8); segments without placement get one row with an empty node. Without the instance,
+    priority, tenant and model are left empty."""
     rows: list[tuple[Any, ...]] = []
     jobs = instance.job_by_id if instance is not None else {}
-    for a in sorted(schedule.jobs, key=lambda a: (a.start, a.id)):
-        job = jobs.get(a.id)
+    pieces = [(seg, k, a.id) for a in schedule.jobs for k, seg in enumerate(a.pieces())]
+    for seg, k, jid in sorted(pieces, key=lambda x: (x[0].start, x[2], x[1])):
+        job = jobs.get(jid)
         extra = (
             (job.priority, job.tenant or "", job.model or "") if job is not None else ("", "", "")
         )
-        group = a.group or ""
-        if not a.placement:
-            rows.append((a.id, group, "", "", a.start, a.end, *extra))
-        for p in a.placement:
+        group = seg.group or ""
+        if not seg.placement:
+            rows.append((jid, group, "", "", seg.start, seg.end, *extra, k))
+        for p in seg.placement:
             gpus = ";".join(str(g) for g in p.gpus)
-            rows.append((a.id, group, p.node, gpus, a.start, a.end, *extra))
+            rows.append((jid, group, p.node, gpus, seg.start, seg.end, *extra, k))
     return rows
 
 

@@ -37,6 +37,7 @@ class GpuProfile:
 
     iteration_ms: float
     stages: Stages
+    restart_ms: float | None = None  # measured stop-and-restart cost (contract §8)
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,14 @@ class Interleaving:
 
 
 @dataclass(frozen=True)
+class Preemption:
+    """`policy.preemption` (contract §8): may jobs be stopped and resumed, at what cost."""
+
+    enabled: bool = False
+    restart: int = 0  # time units, for jobs whose profile gives no restart_ms
+
+
+@dataclass(frozen=True)
 class Instance:
     name: str
     jobs: tuple[Job, ...]
@@ -149,6 +158,7 @@ class Instance:
     horizon: int | None = None
     interleaving: Interleaving = Interleaving()
     priority_policy: str = "strict"  # "strict" | "none"
+    preemption: Preemption = Preemption()
     objective: tuple[str, ...] = ("total_weighted_jct",)
 
     @property

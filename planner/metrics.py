@@ -1,13 +1,14 @@
 """Metrics and objective values of a schedule (contract §6), from the schedule alone.
 
-- makespan: the latest end (time 0 is the origin); 0 for an empty schedule.
+- makespan: the latest end (time 0 is the origin); 0 for an empty schedule. A preempted
+  job (contract §8) ends when its last segment ends.
 - JCT of a job: `end - release`. avg_jct is the mean, p99_jct the nearest-rank 99th
   percentile (sorted JCTs, index `ceil(0.99 n) - 1`); both 0 for an empty schedule.
 - total_weighted_jct: sum of `weight * (end - release)`; total_weighted_tardiness: sum of
   `weight * max(0, end - due)` over jobs with a `due`.
 - gpu_utilization: busy GPU-time / (GPUs in the cluster * makespan), 0 when either is 0.
-  A group keeps its GPUs busy once, from its start to its last member's end, not once
-  per member.
+  A GPU is busy once while anything uses it: a solo segment, or a group from its start
+  to its last member's end (not once per member, not twice where uses overlap).
 - energy_kwh: every GPU of the cluster draws `gpu_busy_w` while busy and `gpu_idle_w`
   otherwise, from time 0 to the makespan.
 
@@ -22,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from planner.instance import OBJECTIVES, Instance
-from planner.schedule import Assignment, Schedule
+from planner.schedule import Assignment, Schedule, Segment
 
 METRIC_KEYS = (
     "makespan",
@@ -55,39 +56,55 @@ def nearest_rank(values: Sequence[float], pct: float) -> float:
 
 
 def busy_gpu_time(instance: Instance, schedule: Schedule) -> dict[str, float]:
-    """Node name -> busy GPU-time on it (GPUs * time units), groups counted once."""
-    busy: dict[str, float] = defaultdict(float)
-    groups: dict[str, list[Assignment]] = defaultdict(list)
+    """Node name -> busy GPU-time on it (GPUs * time units): per GPU, the length of the
+    union of the intervals in which a solo segment or a group holds it."""
+    held: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
+    groups: dict[str, list[Segment]] = defaultdict(list)
     for a in _known(instance, schedule):
-        if a.group is not None:
-            groups[a.group].append(a)
-            continue
-        for p in a.placement:
-            busy[p.node] += len(set(p.gpus)) * (a.end - a.start)
+        for seg in a.pieces():
+            if seg.group is not None:
+                groups[seg.group].append(seg)
+                continue
+            for p in seg.placement:
+                for g in set(p.gpus):
+                    held[(p.node, g)].append((seg.start, seg.end))
     for members in groups.values():
-        start = min(a.start for a in members)
-        end = max(a.end for a in members)
-        gpus: dict[str, set[int]] = defaultdict(set)
-        for a in members:
-            for p in a.placement:
-                gpus[p.node].update(p.gpus)
-        for node, gs in gpus.items():
-            busy[node] += len(gs) * (end - start)
+        start = min(s.start for s in members)
+        end = max(s.end for s in members)
+        for s in members:
+            for p in s.placement:
+                for g in set(p.gpus):
+                    held[(p.node, g)].append((start, end))
+    busy: dict[str, float] = defaultdict(float)
+    for (node, _), spans in held.items():
+        busy[node] += _union_length(spans)
     return dict(busy)
+
+
+def _union_length(spans: list[tuple[int, int]]) -> int:
+    total, cur_start, cur_end = 0, 0, -1
+    for s, e in sorted(spans):
+        if s > cur_end:
+            total += max(0, cur_end - cur_start)
+            cur_start, cur_end = s, e
+        else:
+            cur_end = max(cur_end, e)
+    return total + max(0, cur_end - cur_start)
 
 
 def metrics(instance: Instance, schedule: Schedule) -> dict[str, float]:
     """The seven metrics of contract §6, keyed as in the schedule file."""
     jobs = _known(instance, schedule)
     by_id = instance.job_by_id
-    makespan = max((a.end for a in jobs), default=0)
-    jct = [a.end - by_id[a.id].release for a in jobs]
-    twj = sum(by_id[a.id].weight * (a.end - by_id[a.id].release) for a in jobs)
+    ends = {a.id: a.pieces()[-1].end for a in jobs}  # a job's last end (contract §8)
+    makespan = max(ends.values(), default=0)
+    jct = [ends[a.id] - by_id[a.id].release for a in jobs]
+    twj = sum(by_id[a.id].weight * (ends[a.id] - by_id[a.id].release) for a in jobs)
     twt = 0.0
     for a in jobs:
         j = by_id[a.id]
         if j.due is not None:
-            twt += j.weight * max(0, a.end - j.due)
+            twt += j.weight * max(0, ends[a.id] - j.due)
     busy = busy_gpu_time(instance, schedule)
     cluster_gpus = sum(n.gpus for n in instance.nodes)
     total_busy = sum(busy.values())

@@ -9,7 +9,7 @@ from planner.checker import REQUIRED, Checker, join
 from planner.instance import GpuProfile, Profile, Stages
 
 PROFILE_FIELDS = ("model", "batch_size", "gpu_mem_gb", "by_gpus")
-GPU_PROFILE_FIELDS = ("iteration_ms", "stages_ms")
+GPU_PROFILE_FIELDS = ("iteration_ms", "stages_ms", "restart_ms")
 STAGE_FIELDS = ("data", "gpu", "net")
 
 
@@ -41,6 +41,7 @@ def parse_profile(v: Any, path: str, ck: Checker, name: str | None = None) -> Pr
             if e is None:
                 continue
             it = ck.number(e, "iteration_ms", ep, positive=True)
+            restart = ck.number(e, "restart_ms", ep, default=None, nullable=True)
             sp = join(ep, "stages_ms")
             s = ck.obj(e["stages_ms"], sp, STAGE_FIELDS) if "stages_ms" in e else None
             if "stages_ms" not in e:
@@ -49,7 +50,7 @@ def parse_profile(v: Any, path: str, ck: Checker, name: str | None = None) -> Pr
                 continue
             st = [ck.number(s, k, sp) for k in STAGE_FIELDS]
             if all(x is not None for x in st):
-                by_gpus[int(key)] = GpuProfile(it, Stages(*st))
+                by_gpus[int(key)] = GpuProfile(it, Stages(*st), restart)
     if ck.fatal != before or model is None:
         return None
     return Profile(

@@ -38,6 +38,7 @@ def build_instance(p: Parsed, profiles: Mapping[str, Profile]) -> Instance:
         horizon=p.horizon,
         interleaving=p.interleaving,
         priority_policy=p.priority_policy,
+        preemption=p.preemption,
         objective=p.objective,
     )
 

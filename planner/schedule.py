@@ -21,14 +21,40 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class Segment:
+    """One stretch of a job's run between a start and a stop (contract §8)."""
+
+    start: int
+    end: int
+    placement: tuple[Placement, ...] = ()
+    group: str | None = None
+
+
+@dataclass(frozen=True)
 class Assignment:
-    """Where and when one job runs; `group` names its interleaving group, if any."""
+    """Where and when one job runs; `group` names its interleaving group, if any.
+
+    A preempted job lists its `segments` (contract §8); then `start`/`end` are the first
+    segment's start and the last one's end, `placement`/`group` the first segment's. Empty
+    `segments` means one segment: the assignment's own times, placement and group.
+    """
 
     id: str
     start: int
     end: int
     placement: tuple[Placement, ...] = ()
     group: str | None = None
+    segments: tuple[Segment, ...] = ()
+
+    def pieces(self) -> tuple[Segment, ...]:
+        """The job's segments, one when it was never stopped."""
+        if self.segments:
+            return self.segments
+        return (Segment(self.start, self.end, self.placement, self.group),)
+
+    def labels(self) -> set[str]:
+        """Every group label the job carries, on any segment."""
+        return {p.group for p in self.pieces() if p.group is not None}
 
 
 @dataclass(frozen=True)
@@ -64,21 +90,39 @@ def schedule_to_dict(
         "objective": dict(objective),
         "lower_bound": dict(s.lower_bound) if s.lower_bound is not None else None,
         "wall_s": round(s.wall_s, 3),
-        "jobs": [
-            {
-                "id": a.id,
-                "start": a.start,
-                "end": a.end,
-                "group": a.group,
-                "placement": [{"node": p.node, "gpus": list(p.gpus)} for p in a.placement],
-            }
-            for a in s.jobs
-        ],
+        "jobs": [_job_to_dict(a) for a in s.jobs],
         "groups": [{"id": g.id, "jobs": list(g.jobs)} for g in s.groups],
         "metrics": dict(metrics),
     }
     if s.info:
         out["info"] = dict(s.info)
+    return out
+
+
+def _placement_list(pl: tuple[Placement, ...]) -> list[dict[str, Any]]:
+    return [{"node": p.node, "gpus": list(p.gpus)} for p in pl]
+
+
+def _job_to_dict(a: Assignment) -> dict[str, Any]:
+    """A job entry; `segments` only for a job with more than one, so a job never stopped
+    keeps the version-1 form exactly."""
+    out: dict[str, Any] = {
+        "id": a.id,
+        "start": a.start,
+        "end": a.end,
+        "group": a.group,
+        "placement": _placement_list(a.placement),
+    }
+    if len(a.segments) > 1:
+        out["segments"] = [
+            {
+                "start": g.start,
+                "end": g.end,
+                "placement": _placement_list(g.placement),
+                "group": g.group,
+            }
+            for g in a.segments
+        ]
     return out
 
 
@@ -92,6 +136,57 @@ class ScheduleFormatError(ValueError):
 
 def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _parse_placement(raw: Any, path: str, probs: list[tuple[str, str]]) -> tuple[Placement, ...]:
+    pl: list[Placement] = []
+    raw_pl = raw or []
+    if not isinstance(raw_pl, list):
+        probs.append((f"{path}.placement", "not a list"))
+        raw_pl = []
+    for k, p in enumerate(raw_pl):
+        ok = (
+            isinstance(p, dict)
+            and isinstance(p.get("node"), str)
+            and isinstance(p.get("gpus"), list)
+            and all(_int(x) for x in p["gpus"])
+        )
+        if not ok:
+            probs.append((f"{path}.placement[{k}]", "needs a node name and a list of GPU indices"))
+            continue
+        pl.append(Placement(p["node"], tuple(p["gpus"])))
+    return tuple(pl)
+
+
+def _parse_group(raw: Any, path: str, probs: list[tuple[str, str]]) -> str | None:
+    if raw is not None and not isinstance(raw, str):
+        probs.append((f"{path}.group", "not a string or null"))
+        return None
+    return raw
+
+
+def _parse_segments(raw: Any, path: str, probs: list[tuple[str, str]]) -> tuple[Segment, ...]:
+    """A job's `segments` (contract §8); their order and times are the verifier's (R11)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not raw:
+        probs.append((f"{path}.segments", "not a non-empty list"))
+        return ()
+    out: list[Segment] = []
+    for k, g in enumerate(raw):
+        sp = f"{path}.segments[{k}]"
+        if not isinstance(g, dict):
+            probs.append((sp, "not an object"))
+            continue
+        times = [g.get("start"), g.get("end")]
+        for key, v in zip(("start", "end"), times, strict=True):
+            if not _int(v):
+                probs.append((f"{sp}.{key}", "missing or not an integer"))
+        pl = _parse_placement(g.get("placement"), sp, probs)
+        group = _parse_group(g.get("group"), sp, probs)
+        if all(_int(v) for v in times):
+            out.append(Segment(g["start"], g["end"], pl, group))
+    return tuple(out)
 
 
 def schedule_from_dict(d: Any) -> Schedule:
@@ -119,30 +214,11 @@ def schedule_from_dict(d: Any) -> Schedule:
         for key in ("start", "end"):
             if not _int(j.get(key)):
                 probs.append((f"{path}.{key}", "missing or not an integer"))
-        pl: list[Placement] = []
-        raw_pl = j.get("placement") or []
-        if not isinstance(raw_pl, list):
-            probs.append((f"{path}.placement", "not a list"))
-            raw_pl = []
-        for k, p in enumerate(raw_pl):
-            ok = (
-                isinstance(p, dict)
-                and isinstance(p.get("node"), str)
-                and isinstance(p.get("gpus"), list)
-                and all(_int(x) for x in p["gpus"])
-            )
-            if not ok:
-                probs.append(
-                    (f"{path}.placement[{k}]", "needs a node name and a list of GPU indices")
-                )
-                continue
-            pl.append(Placement(p["node"], tuple(p["gpus"])))
-        group = j.get("group")
-        if group is not None and not isinstance(group, str):
-            probs.append((f"{path}.group", "not a string or null"))
-            group = None
+        pl = _parse_placement(j.get("placement"), path, probs)
+        group = _parse_group(j.get("group"), path, probs)
+        segs = _parse_segments(j.get("segments"), path, probs)
         if _int(j.get("start")) and _int(j.get("end")):
-            jobs.append(Assignment(j["id"], j["start"], j["end"], tuple(pl), group))
+            jobs.append(Assignment(j["id"], j["start"], j["end"], pl, group, segs))
     groups: list[Group] = []
     raw_groups = d.get("groups") or []
     if not isinstance(raw_groups, list):

@@ -39,6 +39,7 @@ from planner.instance import (
     Interleaving,
     Job,
     NodeGroup,
+    Preemption,
     Profile,
     Reservation,
 )
@@ -75,7 +76,8 @@ NODE_FIELDS = (
     "gpu_busy_w",
 )
 INTERLEAVING_FIELDS = ("enabled", "max_group", "overhead")
-POLICY_FIELDS = ("priority",)
+POLICY_FIELDS = ("priority", "preemption")
+PREEMPTION_FIELDS = ("enabled", "restart")
 JOB_FIELDS = (
     "id",
     "model",
@@ -109,6 +111,7 @@ class Parsed:
     pools: dict[str, float] = field(default_factory=dict)
     interleaving: Interleaving = field(default_factory=Interleaving)
     priority_policy: str = "strict"
+    preemption: Preemption = field(default_factory=Preemption)
     objective: tuple[str, ...] = ("total_weighted_jct",)
     profiles: dict[str, Profile] = field(default_factory=dict)
     jobs: list[tuple[str, Job]] = field(default_factory=list)
@@ -216,6 +219,20 @@ def _interleaving(v: Any, ck: Checker) -> Interleaving:
                 if val is not None:
                     overhead[int(k)] = val
     return Interleaving(enabled=bool(enabled), max_group=max_group or 4, overhead=overhead)
+
+
+def _preemption(v: Any, ck: Checker) -> Preemption:
+    """`policy.preemption` (contract §8); absent `enabled` means disabled, as the contract's
+    default shows."""
+    d = ck.obj(v, "policy.preemption", PREEMPTION_FIELDS)
+    if d is None:
+        return Preemption()
+    enabled = d.get("enabled", False)
+    if not isinstance(enabled, bool):
+        ck.add("policy.preemption.enabled", f"expected true or false, got {kind(enabled)}")
+        enabled = False
+    restart = ck.integer(d, "restart", "policy.preemption", default=0)
+    return Preemption(enabled=enabled, restart=restart or 0)
 
 
 def _objective(v: Any, ck: Checker) -> tuple[str, ...] | None:
@@ -413,6 +430,8 @@ def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
                 ck.string(pol, "priority", "policy", default="strict", choices=("strict", "none"))
                 or "strict"
             )
+            if "preemption" in pol:
+                out.preemption = _preemption(pol["preemption"], ck)
     if "objective" in top:
         out.objective = _objective(top["objective"], ck) or out.objective
     if "profiles" in top:

@@ -1,9 +1,10 @@
 """The independent checker of contract §5 (what `plan check` runs).
 
-`verify(instance, schedule)` lists every violation of rules R1-R10. It shares no code
+`verify(instance, schedule)` lists every violation of rules R1-R11. It shares no code
 with the planners: from the package it uses only the problem data (`instance`), the
-schedule type (`schedule`) and the duration formulas (`durations`), so a planner bug
-cannot hide itself by being repeated here.
+schedule type (`schedule`), the duration formulas (`durations`) and the §8 progress
+arithmetic built on them (`progress`), so a planner bug cannot hide itself by being
+repeated here.
 
 Semantics (contract §5 plus the team brief):
 - Intervals are half-open `[start, end)`; zero-length jobs occupy nothing.
@@ -11,8 +12,11 @@ Semantics (contract §5 plus the team brief):
   that claims nothing (no jobs) and has status `infeasible` or `unknown` verifies to `[]`.
   Callers decide whether to verify partial `unknown` schedules (they will show R1
   "missing" violations).
-- Group membership is taken from each job's `group` field; the `groups` list must agree
-  with it (R1).
+- Group membership is taken from each segment's `group` field (a job without `segments`
+  is one segment); the `groups` list must name exactly the jobs carrying each label (R1).
+- Preemption (contract §8): R2, R4 and R9 use a job's first start and last end; R5-R8 and
+  R10 apply to every segment; R3 runs the rate-based progress of §8, which for one
+  segment per job and static groups gives the §4 durations; R11 checks the segments.
 - R3 checks group admissibility (2..max_group profiled members, equal GPU counts, cycle
   shorter than the sum of solo times, interleaving enabled). The GPU-memory part of
   admissibility is reported once, under R7 (per-GPU memory), not twice.
@@ -29,24 +33,27 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 from planner.durations import (
+    ceil_units,
     group_gpu_mem,
-    group_member_durations,
     inadmissible_reason,
-    solo_duration,
+    restart_units,
+    solo_iteration_ms,
+    stage_tuple,
 )
 from planner.instance import Instance, Job, Node, Reservation
-from planner.schedule import Assignment, Schedule
+from planner.progress import Runner, run_together
+from planner.schedule import Assignment, Schedule, Segment
 
 _TOL = 1e-9  # float slack on capacities
 
 
 @dataclass(frozen=True)
 class Violation:
-    rule: str  # "R1".."R10"
+    rule: str  # "R1".."R11"
     message: str
     job: str | None = None
     node: str | None = None
@@ -85,18 +92,21 @@ def verify(instance: Instance, schedule: Schedule) -> list[Violation]:
         return []
     out: list[Violation] = []
     ok = _check_r1(instance, schedule, out)  # id -> assignment of the checkable jobs
-    members = _members(ok)
+    sound = _check_r11(instance, ok, out)  # ids whose segments are in order
+    ok = {jid: _span(a) if jid in sound else a for jid, a in ok.items()}
+    pieces = [p for jid, a in ok.items() if jid in sound for p in _pieces(a)]
+    members = _members(pieces)
     _check_r2(instance, ok, out)
-    placed = _check_r5(instance, ok, out)  # ids with a valid placement
-    _check_r3(instance, ok, members, placed, out)
+    placed = _check_r5(instance, pieces, out)  # keys of the pieces with a valid placement
+    _check_r3(instance, pieces, members, placed, out)
     _check_r4(instance, ok, out)
-    holders = _holders(instance, ok, members)
-    _check_r6(ok, members, holders, out)
-    _check_r7(instance, ok, holders, out)
-    _check_r8(instance, ok, out)
+    holders = _holders(instance, pieces, members)
+    _check_r6(members, holders, out)
+    _check_r7(instance, pieces, holders, out)
+    _check_r8(instance, pieces, out)
     if instance.priority_policy == "strict":
         _check_r9(instance, ok, out)
-    _check_r10(instance, ok, out)
+    _check_r10(instance, pieces, out)
     return out
 
 
@@ -141,7 +151,7 @@ def _check_r1(inst: Instance, s: Schedule, out: list[Violation]) -> dict[str, As
         for m in g.jobs:
             if m not in inst.job_by_id:
                 out.append(Violation("R1", f"group {g.id} lists unknown job {m}", m))
-            elif m in seen and seen[m].group != g.id:
+            elif m in seen and g.id not in seen[m].labels():
                 out.append(
                     Violation(
                         "R1", f"group {g.id} lists the job, whose group is {seen[m].group}", m
@@ -150,12 +160,11 @@ def _check_r1(inst: Instance, s: Schedule, out: list[Violation]) -> dict[str, As
         if len(set(g.jobs)) != len(g.jobs):
             out.append(Violation("R1", f"group {g.id} lists a job more than once"))
     for jid, a in seen.items():
-        if a.group is None:
-            continue
-        if a.group not in listed:
-            out.append(Violation("R1", f"group {a.group} is not in the schedule's groups", jid))
-        elif jid not in listed[a.group]:
-            out.append(Violation("R1", f"group {a.group} does not list the job", jid))
+        for label in sorted(a.labels()):
+            if label not in listed:
+                out.append(Violation("R1", f"group {label} is not in the schedule's groups", jid))
+            elif jid not in listed[label]:
+                out.append(Violation("R1", f"group {label} does not list the job", jid))
     return ok
 
 
@@ -169,14 +178,83 @@ def _zero_length(inst: Instance, job: Job) -> bool:
     return not job.iterations
 
 
-def _members(ok: dict[str, Assignment]) -> dict[str, list[str]]:
-    """Group id -> member ids, from the jobs' `group` fields, in a fixed order."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for jid in sorted(ok):
-        g = ok[jid].group
-        if g is not None:
-            out[g].append(jid)
+def _members(pieces: list[Assignment]) -> dict[str, list[Assignment]]:
+    """Group label -> its members' segments, from the segments' `group`, in job-id order."""
+    out: dict[str, list[Assignment]] = defaultdict(list)
+    for p in sorted(pieces, key=lambda p: p.id):
+        if p.group is not None:
+            out[p.group].append(p)
     return dict(out)
+
+
+def _pieces(a: Assignment) -> list[Assignment]:
+    """A job's segments as one-segment assignments, so per-segment rules read them alike."""
+    return [Assignment(a.id, g.start, g.end, g.placement, g.group) for g in a.pieces()]
+
+
+def _span(a: Assignment) -> Assignment:
+    """The job from its first segment's start to its last segment's end (contract §8)."""
+    segs = a.pieces()
+    return replace(a, start=segs[0].start, end=segs[-1].end)
+
+
+Key = tuple[str, int]  # a segment: (job id, its start)
+
+
+def _key(p: Assignment) -> Key:
+    return (p.id, p.start)
+
+
+# --- R11: segments (contract §8) -----------------------------------------------------
+
+
+def _check_r11(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -> set[str]:
+    """Segments only with preemption, in order, each `start < end`, matching the job's own
+    fields, at most one segment per group label. Returns the jobs whose segments are in
+    order (the others are left out of the per-segment rules)."""
+    sound: set[str] = set()
+    for jid, a in ok.items():
+        segs = a.pieces()
+        if len(segs) > 1 and not inst.preemption.enabled:
+            msg = f"{len(segs)} segments, but preemption is disabled"
+            out.append(Violation("R11", msg, jid, time=a.start))
+        if _segments_in_order(inst, jid, segs, out):
+            sound.add(jid)
+        if a.segments:
+            _segments_agree(a, out)
+    return sound
+
+
+def _segments_in_order(
+    inst: Instance, jid: str, segs: tuple[Segment, ...], out: list[Violation]
+) -> bool:
+    n0 = len(out)
+    empty_ok = len(segs) == 1 and _zero_length(inst, inst.job_by_id[jid])
+    for k, g in enumerate(segs):
+        if g.start >= g.end and not empty_ok:
+            msg = f"segment {k} [{g.start}, {g.end}) does not have start < end"
+            out.append(Violation("R11", msg, jid, time=g.start))
+        if k and g.start < segs[k - 1].end:
+            msg = (
+                f"segment {k} starts at {g.start}, before segment {k - 1} ends at {segs[k - 1].end}"
+            )
+            out.append(Violation("R11", msg, jid, time=g.start))
+    return len(out) == n0
+
+
+def _segments_agree(a: Assignment, out: list[Violation]) -> None:
+    """The job's own start/end/placement/group against its segments (contract §8)."""
+    first, end = a.segments[0], a.segments[-1].end
+    if (a.start, a.end) != (first.start, end):
+        msg = f"start {a.start} and end {a.end} differ from the segments' {first.start} and {end}"
+        out.append(Violation("R11", msg, a.id, time=a.start))
+    if (a.placement, a.group) != (first.placement, first.group):
+        msg = "placement and group differ from the first segment's"
+        out.append(Violation("R11", msg, a.id, time=a.start))
+    labels = [g.group for g in a.segments if g.group is not None]
+    for label in sorted({x for x in labels if labels.count(x) > 1}):
+        msg = f"group {label} is on more than one of its segments"
+        out.append(Violation("R11", msg, a.id))
 
 
 # --- R2: release, deadline, horizon -------------------------------------------------
@@ -206,13 +284,13 @@ def _check_r2(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
 # --- R5: placement ------------------------------------------------------------------
 
 
-def _check_r5(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -> set[str]:
-    placed: set[str] = set()
-    for jid, a in ok.items():
+def _check_r5(inst: Instance, pieces: list[Assignment], out: list[Violation]) -> set[Key]:
+    placed: set[Key] = set()
+    for a in pieces:
         n0 = len(out)
-        _placement(inst, inst.job_by_id[jid], a, out)
+        _placement(inst, inst.job_by_id[a.id], a, out)
         if len(out) == n0:
-            placed.add(jid)
+            placed.add(_key(a))
     return placed
 
 
@@ -291,48 +369,85 @@ def _duration_ok(j: Job, actual: int, expected: int) -> bool:
 
 def _check_r3(
     inst: Instance,
-    ok: dict[str, Assignment],
-    members: dict[str, list[str]],
-    placed: set[str],
+    pieces: list[Assignment],
+    members: dict[str, list[Assignment]],
+    placed: set[Key],
     out: list[Violation],
 ) -> None:
-    for jid, a in ok.items():
-        if a.group is not None:
-            continue
-        j = inst.job_by_id[jid]
-        if j.gpus and jid not in placed:
-            continue  # no node speed to judge by; R5 reported the placement
-        want = solo_duration(inst, j, _speed(inst, a))
-        if not _duration_ok(j, a.end - a.start, want):
-            out.append(
-                Violation(
-                    "R3", f"lasts {a.end - a.start}, the duration is {want}", jid, time=a.start
-                )
-            )
-    for gid, ids in members.items():
-        jobs = [inst.job_by_id[m] for m in ids]
-        first = ok[ids[0]]
-        name = f"group {gid} ({', '.join(ids)})"
-        why = _inadmissible(inst, jobs, _speed(inst, first))
+    """Durations by the progress rule of contract §8 (for one segment per job and static
+    groups, the §4 durations). Sets of segments that start together (a group, or one solo
+    segment) are run in order of their start, each member from the work its job had left."""
+    by_job: dict[str, list[Assignment]] = defaultdict(list)
+    for p in pieces:
+        by_job[p.id].append(p)
+    skip = {p.id for p in pieces if inst.job_by_id[p.id].gpus and _key(p) not in placed}
+    units: list[tuple[int, str, list[Assignment]]] = []
+    for gid, segs in members.items():
+        jobs = [inst.job_by_id[p.id] for p in segs]
+        why = _inadmissible(inst, jobs, _speed(inst, segs[0]))
         if why is not None:
+            name = f"group {gid} ({', '.join(p.id for p in segs)})"
             out.append(
-                Violation("R3", f"{name} is not admissible: {why}", ids[0], time=first.start)
+                Violation("R3", f"{name} is not admissible: {why}", segs[0].id, time=segs[0].start)
             )
+            skip.update(p.id for p in segs)
+        units.append((segs[0].start, gid, segs))
+    units += [(p.start, "", [p]) for p in pieces if p.group is None]
+    left = {jid: _work(inst.job_by_id[jid]) for jid in by_job}
+    for _, gid, segs in sorted(units, key=lambda u: (u[0], u[1], u[2][0].id)):
+        if any(p.id in skip for p in segs):
+            skip.update(p.id for p in segs)  # co-runners' progress is unknown too
             continue
-        if ids[0] not in placed:
-            continue
-        wants = group_member_durations(inst, jobs, _speed(inst, first))
-        for m, want in zip(ids, wants, strict=True):
-            a = ok[m]
-            if not _duration_ok(inst.job_by_id[m], a.end - a.start, want):
-                out.append(
-                    Violation(
-                        "R3",
-                        f"lasts {a.end - a.start} in {name}, the duration is {want}",
-                        m,
-                        time=a.start,
-                    )
-                )
+        _run_unit(inst, gid, segs, by_job, left, out)
+
+
+def _work(j: Job) -> float:
+    return float(j.duration if j.duration is not None else j.iterations or 0)
+
+
+def _runner(inst: Instance, p: Assignment, index: int, last: bool, work: float) -> Runner:
+    j = inst.job_by_id[p.id]
+    restart = restart_units(inst, j) * inst.unit_ms if index else 0.0
+    stop = None if last else (p.end - p.start) * inst.unit_ms
+    if not j.profiled:  # one "iteration" per time unit
+        return Runner(work, (0.0, 0.0, 0.0), inst.unit_ms, restart, stop)
+    gp, speed = inst.gpu_profile(j), _speed(inst, p)
+    return Runner(work, stage_tuple(gp, speed), solo_iteration_ms(gp, speed), restart, stop)
+
+
+def _run_unit(
+    inst: Instance,
+    gid: str,
+    segs: list[Assignment],
+    by_job: dict[str, list[Assignment]],
+    left: dict[str, float],
+    out: list[Violation],
+) -> None:
+    """Run one set of segments that start together and check each member's end."""
+    index = [by_job[p.id].index(p) for p in segs]
+    last = [k == len(by_job[p.id]) - 1 for p, k in zip(segs, index, strict=True)]
+    runners = [
+        _runner(inst, p, k, z, left[p.id]) for p, k, z in zip(segs, index, last, strict=True)
+    ]
+    leaves = run_together(runners, inst.interleaving.overhead)
+    where = f" in group {gid} ({', '.join(p.id for p in segs)})" if gid else ""
+    for p, k, z, leave in zip(segs, index, last, leaves, strict=True):
+        j = inst.job_by_id[p.id]
+        left[p.id] = max(0.0, left[p.id] - leave.done)
+        want = ceil_units(leave.at_ms, inst.unit_ms)
+        if len(by_job[p.id]) == 1:
+            if not _duration_ok(j, p.end - p.start, want):
+                msg = f"lasts {p.end - p.start}{where}, the duration is {want}"
+                out.append(Violation("R3", msg, p.id, time=p.start))
+        elif z and not _duration_ok(j, p.end, p.start + want):
+            msg = f"segment {k} [{p.start}, {p.end}){where} should end at {p.start + want}"
+            out.append(Violation("R3", msg, p.id, time=p.start))
+        elif not z and leave.finished and p.end > p.start + want + (1 if j.profiled else 0):
+            msg = (
+                f"segment {k} [{p.start}, {p.end}){where}: the work is done at "
+                f"{p.start + want}, yet later segments follow"
+            )
+            out.append(Violation("R3", msg, p.id, time=p.start))
 
 
 def _inadmissible(inst: Instance, jobs: Sequence[Job], speed: float) -> str | None:
@@ -374,37 +489,36 @@ def _valid_gpus(inst: Instance, a: Assignment) -> dict[str, set[int]]:
 
 
 def _holders(
-    inst: Instance, ok: dict[str, Assignment], members: dict[str, list[str]]
+    inst: Instance, pieces: list[Assignment], members: dict[str, list[Assignment]]
 ) -> list[_Holder]:
     out: list[_Holder] = []
-    for jid, a in ok.items():
+    for a in pieces:
         if a.group is None and a.placement:
             gp = _valid_gpus(inst, a)
             out.append(
                 _Holder(
-                    f"job {jid}",
-                    jid,
+                    f"job {a.id}",
+                    a.id,
                     a.start,
                     a.end,
                     {n: frozenset(g) for n, g in gp.items()},
-                    (jid,),
+                    (a.id,),
                 )
             )
-    for gid, ids in members.items():
+    for gid, segs in members.items():
         union: dict[str, set[int]] = defaultdict(set)
-        for m in ids:
-            for n, g in _valid_gpus(inst, ok[m]).items():
+        for p in segs:
+            for n, g in _valid_gpus(inst, p).items():
                 union[n] |= g
         if not union:
             continue
-        start = min(ok[m].start for m in ids)
-        end = max(ok[m].end for m in ids)
+        ids = [p.id for p in segs]
         out.append(
             _Holder(
                 f"group {gid} ({', '.join(ids)})",
                 ids[0],
-                start,
-                end,
+                min(p.start for p in segs),
+                max(p.end for p in segs),
                 {n: frozenset(g) for n, g in union.items()},
                 tuple(ids),
             )
@@ -416,28 +530,27 @@ def _holders(
 
 
 def _check_r6(
-    ok: dict[str, Assignment],
-    members: dict[str, list[str]],
-    holders: list[_Holder],
-    out: list[Violation],
+    members: dict[str, list[Assignment]], holders: list[_Holder], out: list[Violation]
 ) -> None:
-    for gid, ids in members.items():
-        ref = ok[ids[0]]
+    for gid, segs in members.items():
+        ref = segs[0]
         ref_pl = _pl_key(ref)
-        for m in ids[1:]:
-            a = ok[m]
+        for a in segs[1:]:
             if _pl_key(a) != ref_pl:
                 out.append(
                     Violation(
-                        "R6", f"placement differs from {ids[0]}'s in group {gid}", m, time=a.start
+                        "R6",
+                        f"placement differs from {ref.id}'s in group {gid}",
+                        a.id,
+                        time=a.start,
                     )
                 )
             if a.start != ref.start:
                 out.append(
                     Violation(
                         "R6",
-                        f"starts at {a.start}, {ids[0]} of group {gid} at {ref.start}",
-                        m,
+                        f"starts at {a.start}, {ref.id} of group {gid} at {ref.start}",
+                        a.id,
                         time=a.start,
                     )
                 )
@@ -486,7 +599,7 @@ def _pl_key(a: Assignment) -> frozenset[tuple[str, frozenset[int]]]:
 
 
 def _check_r7(
-    inst: Instance, ok: dict[str, Assignment], holders: list[_Holder], out: list[Violation]
+    inst: Instance, pieces: list[Assignment], holders: list[_Holder], out: list[Violation]
 ) -> None:
     # Per-GPU memory: a holder sits alone on its GPUs (R6), so this is static.
     for h in holders:
@@ -508,13 +621,13 @@ def _check_r7(
                 )
     # CPU and memory over time, each job (group member) while it runs.
     events: dict[str, list[tuple[int, int, str, int]]] = defaultdict(list)
-    for jid, a in ok.items():
+    for a in pieces:
         if a.end <= a.start:
             continue
         for n, gs in _valid_gpus(inst, a).items():
             if gs:
-                events[n].append((a.start, 1, jid, len(gs)))
-                events[n].append((a.end, 0, jid, len(gs)))  # ends sort before starts
+                events[n].append((a.start, 1, a.id, len(gs)))
+                events[n].append((a.end, 0, a.id, len(gs)))  # ends sort before starts
     for n in sorted(events):
         ng = inst.node_by_name[n].group
         caps = [("CPUs", ng.cpus, "cpus_per_gpu"), ("GB of memory", ng.mem_gb, "mem_gb_per_gpu")]
@@ -558,10 +671,10 @@ def _check_r7(
 # --- R8: pools with reservations ----------------------------------------------------
 
 
-def _check_r8(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -> None:
+def _check_r8(inst: Instance, pieces: list[Assignment], out: list[Violation]) -> None:
     for pool, cap in inst.pools.items():
         res = [r for r in inst.reservations if r.pool == pool]
-        users = [(jid, a, inst.job_by_id[jid].demand.get(pool, 0.0)) for jid, a in ok.items()]
+        users = [(a.id, a, inst.job_by_id[a.id].demand.get(pool, 0.0)) for a in pieces]
         users = [u for u in users if u[2] > 0 and u[1].end > u[1].start]
         if not users:
             continue
@@ -705,12 +818,12 @@ def _check_r9(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
 # --- R10: GPU reservations ----------------------------------------------------------
 
 
-def _check_r10(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -> None:
-    by_node: dict[str, list[tuple[str, set[int]]]] = defaultdict(list)
-    for jid, a in ok.items():
+def _check_r10(inst: Instance, pieces: list[Assignment], out: list[Violation]) -> None:
+    by_node: dict[str, list[tuple[Assignment, set[int]]]] = defaultdict(list)
+    for a in pieces:
         if a.end > a.start:
             for n, gs in _valid_gpus(inst, a).items():
-                by_node[n].append((jid, gs))
+                by_node[n].append((a, gs))
     for r in inst.reservations:
         if r.pool is not None or r.end <= r.start:
             continue
@@ -719,8 +832,8 @@ def _check_r10(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) 
             if node is None:
                 continue
             reserved = set(r.gpus) if r.gpus is not None else set(range(node.gpus))
-            for jid, gs in by_node.get(n, []):
-                a = ok[jid]
+            for a, gs in by_node.get(n, []):
+                jid = a.id
                 hit = gs & reserved
                 if not hit or a.end <= r.start or a.start >= r.end:
                     continue

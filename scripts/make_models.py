@@ -5,7 +5,9 @@ Usage: python scripts/make_models.py [DATASETS_MURI_DIR] [-o models/]
 Every row of every CSV carries the measured solo iteration time and the three stage times of
 its (model, GPU count). They agree across rows except resnet18 at 32 GPUs, which has two
 variants; we keep the most frequent row for each (model, GPU count). GPU memory is not in the
-data: the per-model estimates below are explained in models/README.md.
+data: the per-model estimates below are explained in models/README.md. Restart costs are
+not in the CSVs either: they are the stop-and-restart times Muri measured on its testbed
+(its simulator's table, credited in models/README.md).
 """
 
 from __future__ import annotations
@@ -26,6 +28,71 @@ GPU_MEM_GB = {
     "gpt2": 12.0,
     "a2c": 1.5,
     "dqn": 2.0,
+}
+
+# Measured cost of stopping and restarting a job (seconds), per GPU count and model, from
+# the Muri artifact's simulator (contract §8: the catalogue carries them as restart_ms).
+RESTART_S = {
+    1: {
+        "vgg16": 7,
+        "vgg19": 7,
+        "resnet18": 4,
+        "shufflenet_v2_x1_0": 4,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 38,
+        "dqn": 5,
+    },
+    2: {
+        "vgg16": 7,
+        "vgg19": 7,
+        "resnet18": 5,
+        "shufflenet_v2_x1_0": 4,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 39,
+        "dqn": 5,
+    },
+    4: {
+        "vgg16": 8,
+        "vgg19": 8,
+        "resnet18": 5,
+        "shufflenet_v2_x1_0": 5,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 39,
+        "dqn": 6,
+    },
+    8: {
+        "vgg16": 9,
+        "vgg19": 9,
+        "resnet18": 7,
+        "shufflenet_v2_x1_0": 5,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 46,
+        "dqn": 6,
+    },
+    16: {
+        "vgg16": 9,
+        "vgg19": 10,
+        "resnet18": 7,
+        "shufflenet_v2_x1_0": 7,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 46,
+        "dqn": 8,
+    },
+    32: {
+        "vgg16": 10,
+        "vgg19": 10,
+        "resnet18": 7,
+        "shufflenet_v2_x1_0": 8,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 46,
+        "dqn": 8,
+    },
 }
 
 
@@ -66,6 +133,9 @@ def collect(folder: Path) -> dict[str, dict]:
             "iteration_ms": _num(it),
             "stages_ms": {"data": _num(data), "gpu": _num(gpu), "net": _num(net)},
         }
+        restart = RESTART_S.get(gpus, {}).get(model)
+        if restart is not None:
+            prof["by_gpus"][str(gpus)]["restart_ms"] = restart * 1000
     return out
 
 

@@ -77,6 +77,7 @@ def test_solve_writes_verified_schedule_and_gantt(tmp_path: Path, solver: str) -
         "priority",
         "tenant",
         "model",
+        "segment",  # contract 1.1 §8
     ]
     assert sorted(r[0] for r in rows[1:]) == ["a", "b", "c"]
     assert "makespan" in stdout

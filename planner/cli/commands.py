@@ -56,7 +56,7 @@ def validate(instance: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
 def check(instance: str, schedule: str, as_json: bool) -> None:
-    """Verify a schedule against the rules R1-R10; exit 1 on violations."""
+    """Verify a schedule against the rules R1-R11; exit 1 on violations."""
     from planner.read import read_instance
     from planner.verify import verify
 

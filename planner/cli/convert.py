@@ -63,6 +63,11 @@ def _write_instance(doc: dict[str, Any], output: str, source: str) -> None:
     help="muri: enforce the trace's priority classes strictly (default: none).",
 )
 @click.option(
+    "--preemption",
+    is_flag=True,
+    help="muri: allow preemption; restart costs come from the model catalogue (contract §8).",
+)
+@click.option(
     "--time-unit",
     type=click.Choice(["ms", "s", "min"]),
     default="s",
@@ -81,6 +86,7 @@ def import_(
     offset: int,
     all_at_zero: bool,
     strict_priority: bool,
+    preemption: bool,
     time_unit: str,
 ) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
@@ -108,6 +114,7 @@ def import_(
             all_at_zero=all_at_zero,
             time_unit=time_unit,
             strict_priority=strict_priority,
+            preemption=preemption,
         )
     _write_instance(doc, output, file)
 
@@ -120,9 +127,13 @@ def import_(
 @click.option("--nodes", type=click.IntRange(min=1), required=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option("--preemption", is_flag=True, help="Allow preemption (contract §8).")
 @handle_errors
-def generate(family: str, n_jobs: int, nodes: int, seed: int, output: str) -> None:
+def generate(
+    family: str, n_jobs: int, nodes: int, seed: int, output: str, preemption: bool
+) -> None:
     """Write a seeded synthetic instance."""
     from planner.generate import generate as make
 
-    _write_instance(make(family, n_jobs, nodes, seed), output, f"<generated {family}>")
+    doc = make(family, n_jobs, nodes, seed, preemption=preemption)
+    _write_instance(doc, output, f"<generated {family}>")

@@ -19,6 +19,8 @@ Choices:
   `gpu_mem_gb` per GPU and nominal V100 power figures (60 W idle, 300 W busy = SXM2 TDP);
   cpus and mem_gb are left unset (unlimited) because the trace has no CPU or memory demand.
 - Interleaving enabled with groups of up to `max_group` jobs; objective total weighted JCT.
+- `preemption=True` enables `policy.preemption` (contract §8) with `restart` 0: every job
+  names a catalogue model, whose profile carries Muri's measured restart cost per GPU count.
 - A job that cannot fit the cluster (more GPUs than it has, or a multi-node GPU count that is
   not a whole number of nodes) is refused: InputError naming `rows[i].num_gpu`, with i the
   0-based data row of the file.
@@ -69,6 +71,7 @@ def muri_to_instance(
     gpu_idle_w: float = 60.0,
     gpu_busy_w: float = 300.0,
     strict_priority: bool = False,
+    preemption: bool = False,
     max_group: int = 4,
     file: str | None = None,
 ) -> dict[str, Any]:
@@ -149,10 +152,17 @@ def muri_to_instance(
         "time_unit": time_unit,
         "cluster": {"nodes": [group]},
         "interleaving": {"enabled": True, "max_group": max_group},
-        "policy": {"priority": "strict" if strict_priority else "none"},
+        "policy": _policy(strict_priority, preemption),
         "objective": ["total_weighted_jct"],
         "jobs": jobs,
     }
+
+
+def _policy(strict_priority: bool, preemption: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"priority": "strict" if strict_priority else "none"}
+    if preemption:
+        out["preemption"] = {"enabled": True, "restart": 0}
+    return out
 
 
 def _misfit(gpus: int, nodes: int, per_node: int) -> str | None:
