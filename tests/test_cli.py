@@ -296,3 +296,30 @@ def test_every_kind_of_bad_instance_exit_2(tmp_path: Path, mutate: Any, path: st
     assert f"{src}: {path}:" in stderr.replace("\n", " ") or f"{path}:" in stderr
     assert str(src) in stderr and "Traceback" not in stderr
     assert not out.exists() and not gantt.exists()
+
+
+def _boom(*args: object, **kwargs: object) -> None:
+    raise RuntimeError("injected fault")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_internal_error_one_line_exit_3_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, debug: bool
+) -> None:
+    """A bug inside a solver is not "no feasible schedule" (exit 1): one line, exit 3, no
+    file; the traceback only with the global `--debug`."""
+    monkeypatch.setattr("planner.solvers.greedy.solve_greedy", _boom)
+    inst = small_instance(tmp_path)
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    flags = ["--debug"] if debug else []
+    code, stdout, stderr = run(
+        *flags, "solve", inst, "--solver", "greedy", "-o", out, "--gantt", gantt
+    )
+    assert code == 3
+    assert not out.exists() and not gantt.exists()
+    line = "internal error: RuntimeError: injected fault, rerun with --debug for the traceback"
+    assert line in stderr.replace("\n", " ")
+    if debug:
+        assert "Traceback" in stderr and "_boom" in stderr
+    else:
+        assert "Traceback" not in stderr and stderr.strip().count("\n") == 0

@@ -46,6 +46,18 @@ def print_error(message: str) -> None:
     err.print(Text("error: ", style="bold red") + Text(message))
 
 
+def print_internal_error(message: str) -> None:
+    err.print(
+        Text("internal error: ", style="bold red")
+        + Text(f"{message}, rerun with --debug for the traceback")
+    )
+
+
+def print_traceback(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
 def print_note(message: str) -> None:
     err.print(Text(message, style="dim"))
 
