@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import terminal
+import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
 from planner.errors import UsageError
 

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from planner.cli import terminal
+import planner.cli.terminal as terminal
 from planner.errors import InputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])

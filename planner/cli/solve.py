@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import click
 
-from planner.cli import terminal
+import planner.cli.terminal as terminal
 from planner.cli.common import (
     EXIT_INFEASIBLE,
     EXIT_INTERRUPTED,
