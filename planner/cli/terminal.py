@@ -248,7 +248,7 @@ def _ratio(v: Any) -> str:
 
 
 def print_bench_summary(summary: Mapping[str, Any]) -> None:
-    """The per-solver table of `plan bench` (see planner.bench.summary)."""
+    """The per-solver table of `plan bench` (see planner.batch.summary)."""
     from rich import box
 
     base = summary.get("baseline") or "-"
