@@ -9,7 +9,8 @@ An item (job, reservation, node group) with a structural problem is left out of 
 pass, but its id still counts as known so that one typo does not cascade into many
 "unknown job" problems.
 
-Semantics chosen where the contract is silent (see also the team brief):
+Semantics chosen where the contract is silent (see also the README section "What we
+chose where the contract is silent"):
 - `name` defaults to the file's stem (`"instance"` for a dict); `version`, when given, is 1.
 - Integer fields reject floats, including 3.0; booleans are never numbers.
 - `interleaving` absent: disabled; present without `enabled`: enabled.
