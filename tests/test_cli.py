@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cases import BAD, base
 from click.testing import CliRunner
 
 from planner.cli import main
@@ -274,18 +275,10 @@ def test_ctrl_c_writes_best_schedule_and_exits_130(tmp_path: Path, solver: str) 
     assert verify(read_instance(inst), schedule_from_dict(doc)) == []
 
 
-def _bad_cases() -> list[Any]:
-    from tests.test_read import BAD
-
-    return [pytest.param(b[1], b[2], id=b[0]) for b in BAD]
-
-
-@pytest.mark.parametrize(("mutate", "path"), _bad_cases())
+@pytest.mark.parametrize(("mutate", "path"), [pytest.param(b[1], b[2], id=b[0]) for b in BAD])
 def test_every_kind_of_bad_instance_exit_2(tmp_path: Path, mutate: Any, path: str) -> None:
     """Each bad input of the reader's tests, through `plan solve`: exit 2, the file and
     the JSON path in the message, no traceback, no output file."""
-    from tests.test_read import base
-
     d = base()
     mutate(d)
     src = tmp_path / "bad.json"
