@@ -15,10 +15,10 @@ import pytest
 
 from planner.instance import Instance
 from planner.schedule import Schedule
-from planner.solvers import SolveOptions, solve
+from planner.solvers import GREEDY_RULES, SolveOptions, solve
 from planner.verify import verify
 
-GREEDY = tuple(f"greedy:{rule}" for rule in ("fifo", "sjf", "srsf", "priority", "interleave"))
+GREEDY = tuple(f"greedy:{rule}" for rule in GREEDY_RULES)
 EXACT = ("cpsat", "milp:cbc", "milp:highs")
 SOLVERS = GREEDY + EXACT
 # Solvers that report a proved "infeasible". The MILP returns "unknown" when its model is

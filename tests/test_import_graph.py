@@ -111,3 +111,10 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import(
 def test_planner_has_no_import_cycle() -> None:
     found = cycles(import_graph())
     assert not found, "import cycles in planner/:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_verifier_imports_only_the_data_it_checks() -> None:
+    """`verify` stays independent of the planners: a planner bug cannot hide itself by
+    being repeated in the checker (docs/ARCHITECTURE.md)."""
+    allowed = {"planner.instance", "planner.schedule", "planner.durations"}
+    assert import_graph()["planner.verify"] <= allowed
