@@ -44,8 +44,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def _parametrizes_solver_itself(metafunc: pytest.Metafunc) -> bool:
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if "solver" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return True
+    return False
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "solver" in metafunc.fixturenames:
+    """Tests taking `solver` run over `--solvers`, unless they list their own solvers."""
+    if "solver" in metafunc.fixturenames and not _parametrizes_solver_itself(metafunc):
         chosen = [s.strip() for s in metafunc.config.getoption("solvers").split(",")]
         unknown = [s for s in chosen if s not in SOLVERS]
         if unknown:

@@ -316,3 +316,16 @@ def test_internal_error_one_line_exit_3_nothing_written(
         assert "Traceback" in stderr and "_boom" in stderr
     else:
         assert "Traceback" not in stderr and stderr.strip().count("\n") == 0
+
+
+def test_internal_error_while_exporting_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Gantt CSV fails after the schedule was made: the schedule JSON is not left
+    behind either."""
+    monkeypatch.setattr("planner.export.gantt_rows", _boom)
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    args = ["solve", small_instance(tmp_path), "--solver", "greedy", "-o", out, "--gantt", gantt]
+    code, _, stderr = run(*args)
+    assert code == 3 and "internal error: RuntimeError: injected fault" in stderr
+    assert not out.exists() and not gantt.exists()
