@@ -25,7 +25,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check planner tests bench scripts
+	$(BIN)/ruff check planner tests experiments scripts
+	$(BIN)/ruff format --check planner tests experiments scripts
 	$(BIN)/mypy planner
 
 bench: $(STAMP)

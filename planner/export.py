@@ -50,8 +50,12 @@ def write_atomic(path: str | Path, text: str) -> None:
         raise
 
 
+def json_text(data: Any) -> str:
+    return json.dumps(data, indent=1) + "\n"
+
+
 def write_json(path: str | Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=1) + "\n")
+    write_atomic(path, json_text(data))
 
 
 def schedule_document(

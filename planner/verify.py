@@ -6,7 +6,8 @@ schedule type (`schedule`), the duration formulas (`durations`) and the §8 prog
 arithmetic built on them (`progress`), so a planner bug cannot hide itself by being
 repeated here.
 
-Semantics (contract §5 plus the team brief):
+Semantics (contract §5 plus the README section "What we chose where the contract is
+silent"):
 - Intervals are half-open `[start, end)`; zero-length jobs occupy nothing.
 - The schedule is checked as it is, whatever its status, with one exception: a schedule
   that claims nothing (no jobs) and has status `infeasible` or `unknown` verifies to `[]`.

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from planner.bench.batch import collect_instances, make_tasks, run_bench
-from planner.bench.executors import run_local
-from planner.bench.results import COLUMNS, read_results, write_results
-from planner.bench.run import Task, run_task
-from planner.bench.summary import summarize
+from planner.batch.executors import run_local
+from planner.batch.results import COLUMNS, read_results, write_results
+from planner.batch.run import Task, run_task
+from planner.batch.suite import collect_instances, make_tasks, run_bench
+from planner.batch.summary import summarize
 from planner.cli import main
 
 DATA = Path(__file__).parent / "data" / "bench"

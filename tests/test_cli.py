@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cases import BAD, base
 from click.testing import CliRunner
 
 from planner.cli import main
@@ -275,18 +276,10 @@ def test_ctrl_c_writes_best_schedule_and_exits_130(tmp_path: Path, solver: str) 
     assert verify(read_instance(inst), schedule_from_dict(doc)) == []
 
 
-def _bad_cases() -> list[Any]:
-    from tests.test_read import BAD
-
-    return [pytest.param(b[1], b[2], id=b[0]) for b in BAD]
-
-
-@pytest.mark.parametrize(("mutate", "path"), _bad_cases())
+@pytest.mark.parametrize(("mutate", "path"), [pytest.param(b[1], b[2], id=b[0]) for b in BAD])
 def test_every_kind_of_bad_instance_exit_2(tmp_path: Path, mutate: Any, path: str) -> None:
     """Each bad input of the reader's tests, through `plan solve`: exit 2, the file and
     the JSON path in the message, no traceback, no output file."""
-    from tests.test_read import base
-
     d = base()
     mutate(d)
     src = tmp_path / "bad.json"
@@ -296,4 +289,44 @@ def test_every_kind_of_bad_instance_exit_2(tmp_path: Path, mutate: Any, path: st
     assert code == 2
     assert f"{src}: {path}:" in stderr.replace("\n", " ") or f"{path}:" in stderr
     assert str(src) in stderr and "Traceback" not in stderr
+    assert not out.exists() and not gantt.exists()
+
+
+def _boom(*args: object, **kwargs: object) -> None:
+    raise RuntimeError("injected fault")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_internal_error_one_line_exit_3_nothing_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, debug: bool
+) -> None:
+    """A bug inside a solver is not "no feasible schedule" (exit 1): one line, exit 3, no
+    file; the traceback only with the global `--debug`."""
+    monkeypatch.setattr("planner.solvers.greedy.solve_greedy", _boom)
+    inst = small_instance(tmp_path)
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    flags = ["--debug"] if debug else []
+    code, stdout, stderr = run(
+        *flags, "solve", inst, "--solver", "greedy", "-o", out, "--gantt", gantt
+    )
+    assert code == 3
+    assert not out.exists() and not gantt.exists()
+    line = "internal error: RuntimeError: injected fault, rerun with --debug for the traceback"
+    assert line in stderr.replace("\n", " ")
+    if debug:
+        assert "Traceback" in stderr and "_boom" in stderr
+    else:
+        assert "Traceback" not in stderr and stderr.strip().count("\n") == 0
+
+
+def test_internal_error_while_exporting_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Gantt CSV fails after the schedule was made: the schedule JSON is not left
+    behind either."""
+    monkeypatch.setattr("planner.export.gantt_rows", _boom)
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    args = ["solve", small_instance(tmp_path), "--solver", "greedy", "-o", out, "--gantt", gantt]
+    code, _, stderr = run(*args)
+    assert code == 3 and "internal error: RuntimeError: injected fault" in stderr
     assert not out.exists() and not gantt.exists()

@@ -1,26 +1,24 @@
-"""Greedy list-scheduling planner: every rule on random instances, and targeted cases."""
+"""Greedy list-scheduling planner: every rule on random instances, and targeted cases
+(the behavioural scenarios shared with the exact solvers are in test_conformance.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from conftest import run_verified
 
 from planner.generate import generate
 from planner.read import instance_from_dict
 from planner.solvers import SolveOptions, solve
 from planner.solvers.greedy import solve_greedy
-from planner.verify import verify
 
 RULES = ("fifo", "sjf", "srsf", "priority", "interleave")
 OPTS = SolveOptions()
 
 
 def plan(inst, rule):
-    s = solve_greedy(inst, rule, OPTS)
-    if s.status == "feasible":
-        assert verify(inst, s) == [], (inst.name, rule)
-    return s
+    return run_verified(inst, f"greedy:{rule}")
 
 
 def base(jobs: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -63,21 +61,17 @@ def test_dl_and_rcpsp_families_verify():
                 assert plan(inst, rule).status == "feasible"
 
 
-def test_strict_priority_respected():
+def test_srsf_backfills_the_short_job_without_strict_priority():
+    # Strict priority is checked for every rule in test_conformance.py; without it, srsf
+    # starts the smallest job first.
     d = base(
         [
             {"id": "lo1", "duration": 10, "gpus": 2, "release": 0, "priority": 0},
             {"id": "lo2", "duration": 1, "gpus": 1, "release": 0, "priority": 0},
             {"id": "hi", "duration": 50, "gpus": 2, "release": 0, "priority": 1},
-        ]
+        ],
+        policy={"priority": "none"},
     )
-    inst = instance_from_dict(d)
-    for rule in RULES:
-        s = by_id(plan(inst, rule))
-        assert s["hi"].start == 0
-        assert s["lo1"].start >= s["hi"].start and s["lo2"].start >= s["hi"].start
-    # Without strict priority srsf runs the short jobs first.
-    d["policy"] = {"priority": "none"}
     s = by_id(plan(instance_from_dict(d), "srsf"))
     assert s["lo2"].start == 0 and s["hi"].start > 0
 
@@ -94,87 +88,6 @@ def test_precedence_against_strict_priority_is_reported():
     s = solve_greedy(instance_from_dict(d), "fifo", OPTS)
     assert s.status == "unknown" and not s.jobs
     assert "strict priority" in s.info["reason"]
-
-
-def test_reservation_blocks_others_and_admits_tenant():
-    d = base(
-        [
-            {"id": "other", "duration": 5, "gpus": 1, "tenant": "vision"},
-            {"id": "mine", "duration": 5, "gpus": 2, "tenant": "nlp"},
-            {"id": "named", "duration": 5, "gpus": 1, "release": 10},
-        ],
-        reservations=[
-            {"id": "hold", "start": 0, "end": 100, "nodes": ["n-0"], "for": {"tenants": ["nlp"]}},
-            {
-                "id": "job",
-                "start": 100,
-                "end": 200,
-                "nodes": ["n-0"],
-                "gpus": [0],
-                "for": {"jobs": ["named"]},
-            },
-        ],
-    )
-    inst = instance_from_dict(d)
-    for rule in RULES:
-        s = by_id(plan(inst, rule))
-        assert s["mine"].start == 0
-        assert s["other"].start >= 100  # not admitted by the hold
-        if s["other"].start < 200:
-            assert s["other"].placement[0].gpus == (1,)  # GPU 0 is reserved for "named"
-        assert s["named"].start >= 10
-
-
-def test_pool_capacity_and_pool_reservation():
-    d = base(
-        [
-            {"id": "a", "duration": 10, "gpus": 0, "demand": {"p": 6}},
-            {"id": "b", "duration": 10, "gpus": 0, "demand": {"p": 6}},
-            {"id": "c", "duration": 10, "gpus": 0, "demand": {"p": 4}, "tenant": "t"},
-            {"id": "d", "duration": 10, "gpus": 0, "demand": {"p": 4}},
-        ],
-        reservations=[
-            {"id": "r", "start": 0, "end": 30, "pool": "p", "amount": 4, "for": {"tenants": ["t"]}},
-        ],
-    )
-    d["cluster"]["pools"] = {"p": 10}
-    inst = instance_from_dict(d)
-    for rule in RULES:
-        s = by_id(plan(inst, rule))
-        assert s["a"].start != s["b"].start  # 6 + 6 > 10
-        assert s["c"].start < 30  # the tenant may use the reserved amount
-        # "d" is not admitted: during [0, 30) only 6 units are open to it, and a/b take 6.
-        assert not placement_overlaps(s["d"], s["a"]) or s["d"].start >= 30
-
-
-def placement_overlaps(x, y) -> bool:
-    return x.start < y.end and y.start < x.end
-
-
-def test_multi_node_placement():
-    d = base(
-        [
-            {"id": "big", "duration": 10, "gpus": 4},
-            {"id": "small", "duration": 5, "gpus": 1},
-        ]
-    )
-    d["cluster"]["nodes"] = [{"name": "n", "count": 3, "gpus": 2}]
-    inst = instance_from_dict(d)
-    for rule in RULES:
-        s = by_id(plan(inst, rule))
-        pl = s["big"].placement
-        assert len(pl) == 2 and all(p.gpus == (0, 1) for p in pl)
-        assert len({p.node for p in pl}) == 2
-
-
-def test_node_speed_and_best_fit():
-    d = base([{"id": "j", "model": "vgg16", "gpus": 1, "iterations": 10000}])
-    d["cluster"]["nodes"] = [
-        {"name": "slow", "count": 1, "gpus": 4},
-        {"name": "fast", "count": 1, "gpus": 4, "speed": 2.0},
-    ]
-    s = by_id(plan(instance_from_dict(d), "fifo"))
-    assert s["j"].placement[0].node == "fast-0"  # ends earliest
 
 
 def test_infeasible_deadline_reported_with_reason():

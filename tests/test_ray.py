@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from planner.bench.batch import collect_instances, make_tasks
-from planner.bench.executors import run_local, run_ray
-from planner.bench.results import read_results
+from planner.batch.executors import run_local, run_ray
+from planner.batch.results import read_results
+from planner.batch.suite import collect_instances, make_tasks
 from planner.cli import main
 
 ray = pytest.importorskip("ray")

@@ -1,6 +1,6 @@
 """The event-driven greedy engine on generated instances of a few thousand jobs, every
 feature on: every schedule is verified against R1-R10. (Speed is measured by
-bench/scale_bench.py, not here.)"""
+experiments/scale_bench.py, not here.)"""
 
 from __future__ import annotations
 

@@ -285,7 +285,8 @@ def test_r8_pool_under_reservation():
 
 
 def _subset_case(c_demand: float):
-    """Two overlapping pool reservations admitting different tenants (team brief rule)."""
+    """Two overlapping pool reservations admitting different tenants (the subset rule of the
+    README section "What we chose where the contract is silent")."""
     jobs = [
         Job("ja", 0, duration=10, tenant="A", demand={"lic": 3}),
         Job("jb", 0, duration=10, tenant="B", demand={"lic": 3}),

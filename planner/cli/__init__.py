@@ -8,14 +8,18 @@ import click
 from planner import __version__
 from planner.cli.bench import bench
 from planner.cli.commands import check, export, models, validate
+from planner.cli.common import DEBUG_KEY
 from planner.cli.convert import generate, import_
 from planner.cli.solve import solve
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="plan")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="On an internal error, show the traceback.")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
     """Plan deep-learning training jobs on a GPU cluster."""
+    ctx.meta[DEBUG_KEY] = debug
 
 
 for command in (solve, validate, check, export, models, import_, generate, bench):

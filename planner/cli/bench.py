@@ -2,7 +2,7 @@
 
 Each solve gets `--solver-threads` (default 1) internal threads, so `--workers N` processes
 use about N cores. Rows already in the results file are skipped (resume); see
-`planner.bench.results` for how the file is written and `planner.bench.summary` for the
+`planner.batch.results` for how the file is written and `planner.batch.summary` for the
 ratios in the summary table.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from planner.cli import terminal
+import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
 from planner.errors import UsageError
 
@@ -116,9 +116,9 @@ def bench(
     Ray: --executor ray starts a local Ray instance, or joins --address; remote workers
     need the planner package installed (instance files are sent with the tasks).
     """
-    from planner.bench.batch import collect_instances, make_tasks, run_bench
-    from planner.bench.executors import check_executor
-    from planner.bench.summary import summarize
+    from planner.batch.executors import check_executor
+    from planner.batch.suite import collect_instances, make_tasks, run_bench
+    from planner.batch.summary import summarize
 
     specs = parse_solvers(solvers)
     if baseline and baseline not in specs:

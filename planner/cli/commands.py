@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from planner.cli import terminal
+import planner.cli.terminal as terminal
 from planner.cli.common import EXIT_INFEASIBLE, handle_errors
 from planner.errors import InputError, Problem
 from planner.schedule import Schedule, ScheduleFormatError, schedule_from_dict

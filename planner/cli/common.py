@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import functools
 import sys
+import traceback
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from planner.cli import terminal
+import click
+
+import planner.cli.terminal as terminal
 from planner.errors import InputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+# Where the global `--debug` flag is kept: click shares `meta` across all contexts of one run.
+DEBUG_KEY = "planner.debug"
+
+
+def _debug() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return bool(ctx and ctx.meta.get(DEBUG_KEY))
 
 
 def handle_errors(fn: F) -> F:
-    """Bad input and usage errors exit 2 with a message and no traceback; Ctrl-C exits 130."""
+    """Bad input and usage errors exit 2 with a message and no traceback; Ctrl-C exits 130;
+    any other exception is a bug of ours: one line and exit 3 (the traceback with `--debug`),
+    so that a crash never looks like exit 1, "no feasible schedule"."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -32,6 +45,13 @@ def handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             terminal.print_error("interrupted")
             sys.exit(EXIT_INTERRUPTED)
+        except click.ClickException:
+            raise
+        except Exception as e:
+            if _debug():
+                terminal.print_traceback(traceback.format_exc())
+            terminal.print_internal_error(f"{type(e).__name__}: {e}")
+            sys.exit(EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
 

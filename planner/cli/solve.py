@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import click
 
-from planner.cli import terminal
+import planner.cli.terminal as terminal
 from planner.cli.common import (
     EXIT_INFEASIBLE,
     EXIT_INTERRUPTED,
@@ -89,7 +89,7 @@ def solve(
     as_json: bool,
 ) -> None:
     """Plan INSTANCE and write the schedule."""
-    from planner.export import schedule_document, write_gantt, write_json
+    from planner.export import gantt_csv, gantt_rows, json_text, schedule_document, write_atomic
     from planner.read import read_instance
     from planner.solvers import solve as run_solver
     from planner.verify import verify
@@ -138,10 +138,12 @@ def solve(
             sys.exit(EXIT_INFEASIBLE)
     doc = schedule_document(inst, sched, objectives_of(inst, options))
     if sched.jobs:
-        if output:
-            write_json(output, doc)
-        if gantt:
-            write_gantt(gantt, sched, inst)
+        # Both texts are made before either file is written: a failure while making the
+        # second must not leave the first behind (exit 3 writes nothing).
+        texts = [(output, json_text(doc)), (gantt, gantt_csv(gantt_rows(sched, inst)))]
+        for path, text in texts:
+            if path:
+                write_atomic(path, text)
     if as_json:
         terminal.print_json(doc)
     else:

@@ -46,6 +46,18 @@ def print_error(message: str) -> None:
     err.print(Text("error: ", style="bold red") + Text(message))
 
 
+def print_internal_error(message: str) -> None:
+    err.print(
+        Text("internal error: ", style="bold red")
+        + Text(f"{message}, rerun with --debug for the traceback")
+    )
+
+
+def print_traceback(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
 def print_note(message: str) -> None:
     err.print(Text(message, style="dim"))
 
@@ -236,7 +248,7 @@ def _ratio(v: Any) -> str:
 
 
 def print_bench_summary(summary: Mapping[str, Any]) -> None:
-    """The per-solver table of `plan bench` (see planner.bench.summary)."""
+    """The per-solver table of `plan bench` (see planner.batch.summary)."""
     from rich import box
 
     base = summary.get("baseline") or "-"

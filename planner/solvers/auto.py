@@ -13,11 +13,11 @@ Model size = sum over jobs of the nodes (or node sets, for multi-node jobs) each
 plus, per candidate interleaving group, the nodes of its node group: the number of
 optional placements CP-SAT has to decide. The time limit is `--time-limit` (default
 DEFAULT_TIME_LIMIT s). MILP is never chosen: its time-indexed model grows with the
-horizon's slots, and in bench/milp_bench.py CP-SAT with 10 s beat it with 30 s (PSPLIB
+horizon's slots, and in experiments/milp_bench.py CP-SAT with 10 s beat it with 30 s (PSPLIB
 j30: 20/20 proved optimal vs 14/20 for HiGHS, 11/20 for CBC; muri-30: total weighted JCT
 4.19M vs 4.24M for CBC and 4.28M for HiGHS).
 
-Measured (bench/scale_bench.py --auto --time-limit 10, 2 workers; model options in
+Measured (experiments/scale_bench.py --auto --time-limit 10, 2 workers; model options in
 brackets; ratio = CP-SAT's total weighted JCT / greedy + improvement's):
 dl-30 [170] 0.866, dl-60 [707] 0.940, dl-120 [2,781] 1.001, dl-250 [11,581] 1.002,
 dl-500 [46,440] 1.000; mixed-30 [93] 0.874, mixed-60 [393] 0.971, mixed-120 [1,692] 1.004,

@@ -17,7 +17,7 @@ they run.
 GPUs per node are modelled per *GPU class*: the GPUs of a node covered by the same set of
 GPU reservations. Within a class the GPUs are interchangeable for the whole horizon, so a
 cumulative per class with the number of class GPUs each use takes is exact, and GPU
-indices can always be assigned afterwards by sweeping over time (see `gpus.py`). A use
+indices can always be assigned afterwards by sweeping over time (see `extract.assign_gpus`). A use
 that takes part of a node on a node with several classes gets one integer per class
 (summing to its GPU count). A reservation that admits nobody is a fixed interval holding
 its whole class; one that admits some jobs gets, per class, a cumulative of capacity
@@ -428,7 +428,8 @@ def _node_capacity(M: Model) -> None:
 def _pools(M: Model) -> None:
     """R8/R10 for pools: for every subset U of a pool's admitting reservations, the jobs
     admitted by none of U plus the amounts of U (and of every reservation admitting nobody)
-    fit the capacity (the team's Hall-condition rule). Subsets with the same job set as a
+    fit the capacity (the Hall-condition rule of the README section "What we chose where
+    the contract is silent"). Subsets with the same job set as a
     larger one are skipped. Over MAX_EXACT_POOL_RESERVATIONS admitting reservations, one
     conservative cumulative holds every job and every reservation (admitted jobs may then
     not use reserved amounts), and the model is marked inexact."""

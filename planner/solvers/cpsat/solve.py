@@ -183,7 +183,7 @@ def _parameters(
         # hint: both threads improve it by LNS (scheduling time/resource windows,
         # precedences, intervals) instead of one full search that never closes the gap.
         # PSPLIB j120 sample, 10 s: mean gap to the best known ~2.3% (with the RCPSP
-        # heuristic's start and no cliques) instead of ~3.5% (bench/cpsat_bench.py).
+        # heuristic's start and no cliques) instead of ~3.5% (experiments/cpsat_bench.py).
         p.use_lns_only = True
         p.ignore_subsolvers.extend(LNS_IGNORED)
     elif options.workers == 2 and proving:

@@ -20,7 +20,7 @@ known):
 - the candidate with the lowest cost is taken if its cost is below the solo alternative's.
   Cost: sum of w * end (total weighted JCT; makespan uses unit weights; weighted
   tardiness adds the tardiness term first).
-Measured over 26 windows of 100 Muri jobs (bench/greedy_windows.py), this averages 3.8%
+Measured over 26 windows of 100 Muri jobs (experiments/greedy_windows.py), this averages 3.8%
 lower JCT than srsf; comparing without the queue term made it 9% worse than srsf.
 """
 

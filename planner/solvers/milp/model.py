@@ -430,7 +430,8 @@ def _pool_rows(
     units: Sequence[Unit],
     unit_starts: Mapping[int, list[tuple[pulp.LpVariable, int]]],
 ) -> dict[str, Any]:
-    """Pool capacity per slot, with the brief's subset rule for pool reservations."""
+    """Pool capacity per slot, with the subset rule for pool reservations (README, "What we
+    chose where the contract is silent")."""
     notes: dict[str, Any] = {}
     for pool_no, (pool, cap) in enumerate(instance.pools.items()):
         res = [r for r in instance.reservations if r.pool == pool]

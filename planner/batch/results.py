@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.bench.run import METRICS
+from planner.batch.run import METRICS
 from planner.errors import UsageError
 
 COLUMNS: tuple[str, ...] = (

@@ -1,11 +1,13 @@
 """Average JCT of srsf, sjf, fifo and interleave over windows of the Muri traces.
 
-Usage: .venv/bin/python bench/greedy_windows.py  (reads /work/shared/datasets/muri; the
-windows are 100 consecutive jobs of each trace on 8 x 8 GPUs, as submitted and all at 0)
+Usage: .venv/bin/python experiments/greedy_windows.py MURI_DIR
+MURI_DIR holds the Muri trace files (cluster_trace.csv, trace1.csv, trace2.csv, trace4.csv);
+the windows are 100 consecutive jobs of each trace on 8 x 8 GPUs, as submitted and all at 0.
 """
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from planner.importers.muri import muri_to_instance
@@ -13,19 +15,21 @@ from planner.read import instance_from_dict
 from planner.solvers import SolveOptions
 from planner.solvers.greedy import solve_greedy
 
-DATA = Path("/work/shared/datasets/muri")
 WINDOWS = [("cluster_trace.csv", o) for o in (0, 100, 200, 300)] + [
     (f, o) for f in ("trace1.csv", "trace2.csv", "trace4.csv") for o in (0, 500, 1000)
 ]
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("muri_dir", type=Path, help="folder with the Muri trace files")
+    data = ap.parse_args().muri_dir
     rules = ("fifo", "sjf", "srsf", "interleave")
     tot = {r: 0.0 for r in rules}
     for f, off in WINDOWS:
         for zero in (False, True):
             d = muri_to_instance(
-                DATA / f,
+                data / f,
                 name=f"{f}-{off}",
                 nodes=8,
                 gpus_per_node=8,

@@ -1,6 +1,6 @@
 """Average JCT and makespan of every greedy rule on one instance.
 
-Usage: .venv/bin/python bench/greedy_rules.py [instance.json]   (default:
+Usage: .venv/bin/python experiments/greedy_rules.py [instance.json]   (default:
 instances/muri-testbed-100.json, the first 100 jobs of Muri's 64-GPU testbed trace)
 """
 

@@ -1,6 +1,6 @@
 """CP-SAT planner benchmark: PSPLIB j30/j120, classic job-shop, the Muri testbed.
 
-    .venv/bin/python bench/cpsat_bench.py [--time-limit 10] [--workers 2] [--pyjobshop]
+    .venv/bin/python experiments/cpsat_bench.py [--time-limit 10] [--workers 2] [--pyjobshop]
                                           [--only psplib,jobshop,muri] [--sets j30,j120]
                                           [-o out/cpsat_bench.csv]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.bench.executors import check_executor, run_tasks
-from planner.bench.results import Key, ResultsFile
-from planner.bench.run import ERROR, TIMEOUT, Task
+from planner.batch.executors import check_executor, run_tasks
+from planner.batch.results import Key, ResultsFile
+from planner.batch.run import ERROR, TIMEOUT, Task
 from planner.errors import UsageError
 
 RETRY_STATUSES = (ERROR, TIMEOUT)

@@ -1,8 +1,8 @@
 """Scale benchmark of the greedy planner and the improvement search.
 
-    .venv/bin/python bench/scale_bench.py [--sizes 1000,10000,100000] [--rules all|srsf,...]
+    .venv/bin/python experiments/scale_bench.py [--sizes 1000,10000,100000] [--rules all|srsf,...]
         [--improve 10,30] [--quality-max 10000] [--seed 1] [-o out/scale_bench.csv]
-    .venv/bin/python bench/scale_bench.py --auto [--time-limit 10]   (CP-SAT vs improvement)
+    .venv/bin/python experiments/scale_bench.py --auto [--time-limit 10]   (CP-SAT vs improvement)
 
 Instances: the generated `dl` family (planner.generate, Muri-shaped, load ~1.2) with
 1,000 jobs on 16 nodes, 10,000 on 128 and 100,000 on 1,024 (8 GPUs each). Every run is

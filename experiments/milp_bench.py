@@ -9,8 +9,8 @@
 
 Prints a table and writes one CSV row per (instance, solver) to --out.
 
-    .venv/bin/python bench/milp_bench.py                      # the full run (~30 min)
-    .venv/bin/python bench/milp_bench.py --limit 2 --time-limit 5 --cpsat-limit 2  # smoke
+    .venv/bin/python experiments/milp_bench.py                      # the full run (~30 min)
+    .venv/bin/python experiments/milp_bench.py --limit 2 --time-limit 5 --cpsat-limit 2  # smoke
 """
 
 from __future__ import annotations

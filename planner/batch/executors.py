@@ -5,7 +5,7 @@
   spawned (not forked) so they never inherit the parent's threads;
 - Ray: the same `run_task` as a Ray remote function; the instance file's text travels with
   the task, so workers on other hosts need the `planner` package but not the files.
-Each job also guards itself with a hard wall-clock timeout (see `planner.bench.run`).
+Each job also guards itself with a hard wall-clock timeout (see `planner.batch.run`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from planner.bench.run import Task, error_row, run_task, with_text
+from planner.batch.run import Task, error_row, run_task, with_text
 from planner.errors import UsageError
 
 EXECUTORS = ("local", "ray")
