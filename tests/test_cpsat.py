@@ -10,11 +10,11 @@ from builders import admits, make_instance, profile, reservation
 
 from planner.importers.psplib import parse_sm
 from planner.instance import Instance, Interleaving, Job, NodeGroup
+from planner.metrics import objective_values as values_of
 from planner.read import instance_from_dict
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions
 from planner.solvers.cpsat import solve_cpsat
-from planner.solvers.cpsat.objective import values_of
 from planner.verify import verify
 
 ROOT = Path(__file__).resolve().parent.parent

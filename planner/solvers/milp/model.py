@@ -35,6 +35,7 @@ import pulp
 from planner.durations import solo_duration
 from planner.instance import Instance, Job, Node, NodeGroup, Reservation
 from planner.solvers.milp.grid import Grid
+from planner.solvers.options import MAX_EXACT_POOL_RESERVATIONS
 
 # Above these the grid is coarsened (solve.py): a model this size already takes CBC most
 # of a 30 s budget to read and to solve its root LP.
@@ -43,9 +44,6 @@ MAX_NONZEROS = 1_200_000
 # Disaggregated precedence adds ~3 * slots rows per job in an arc; above this it is dropped
 # for the aggregated one-row form.
 MAX_CUMULATIVE_ROWS = 60_000
-# Pool reservations active in one slot beyond which the subset rule (2^k rows) is replaced
-# by the conservative "nobody is admitted" row.
-MAX_POOL_SUBSET = 4
 
 
 @dataclass(frozen=True)
@@ -468,7 +466,7 @@ def _pool_rows(
             if not at_slot[s]:
                 continue
             active = [r for r in res if _active(r, grid, s)]
-            if len(active) > MAX_POOL_SUBSET:
+            if len(active) > MAX_EXACT_POOL_RESERVATIONS:
                 # conservative: nobody admitted; may cut off schedules (noted, no "optimal")
                 subsets: list[tuple[Reservation, ...]] = [tuple(active)]
                 notes["pool_conservative"] = True
