@@ -53,7 +53,7 @@ class Member:
 
 
 @dataclass(frozen=True)
-class Unit:
+class StartUnit:
     index: int
     members: tuple[Member, ...]
     node_group: NodeGroup | None  # None: no placement
@@ -71,18 +71,18 @@ class Unit:
         return tuple(m.job.id for m in self.members)
 
 
-def build_units(instance: Instance, candidates: Iterable[Any]) -> list[Unit]:
+def build_units(instance: Instance, candidates: Iterable[Any]) -> list[StartUnit]:
     """Solo options of every job, then the candidate groups (planner.groups)."""
-    units: list[Unit] = []
+    units: list[StartUnit] = []
     for j in instance.jobs:
         if j.gpus == 0:
             member = Member(j, solo_duration(instance, j))
-            units.append(Unit(len(units), (member,), None, 0, 0, False))
+            units.append(StartUnit(len(units), (member,), None, 0, 0, False))
             continue
         for ng in instance.eligible_groups(j):
             k = j.gpus // ng.gpus if j.gpus > ng.gpus else 1
             units.append(
-                Unit(
+                StartUnit(
                     len(units),
                     (Member(j, solo_duration(instance, j, ng.speed)),),
                     ng,
@@ -100,7 +100,7 @@ def build_units(instance: Instance, candidates: Iterable[Any]) -> list[Unit]:
             continue  # a member must follow another: they cannot start together
         k = cg.gpus // ng.gpus if cg.gpus > ng.gpus else 1
         members = tuple(Member(j, d) for j, d in zip(jobs, cg.durations, strict=True))
-        units.append(Unit(len(units), members, ng, k, min(cg.gpus, ng.gpus), True))
+        units.append(StartUnit(len(units), members, ng, k, min(cg.gpus, ng.gpus), True))
     return units
 
 
@@ -126,7 +126,7 @@ def gpu_reserved_nodes(instance: Instance) -> set[str]:
     return {n for r in instance.reservations if r.pool is None for n in r.nodes}
 
 
-def symmetry_limits(instance: Instance, units: Sequence[Unit]) -> dict[tuple[int, str], int]:
+def symmetry_limits(instance: Instance, units: Sequence[StartUnit]) -> dict[tuple[int, str], int]:
     """(unit, node group) -> how many of the group's identical nodes the unit may use.
 
     Identical nodes are a group's nodes named by no GPU reservation, in instance order.
@@ -158,7 +158,7 @@ def symmetry_limits(instance: Instance, units: Sequence[Unit]) -> dict[tuple[int
 
 
 def unit_nodes(
-    instance: Instance, u: Unit, limits: Mapping[tuple[int, str], int], reserved: set[str]
+    instance: Instance, u: StartUnit, limits: Mapping[tuple[int, str], int], reserved: set[str]
 ) -> list[Node]:
     """Nodes the unit may use after symmetry breaking among identical nodes."""
     assert u.node_group is not None
@@ -169,7 +169,7 @@ def unit_nodes(
 
 
 def start_range(
-    u: Unit,
+    u: StartUnit,
     grid: Grid,
     instance: Instance,
     caps: Mapping[str, int],
@@ -194,7 +194,7 @@ def start_range(
 
 def size_estimate(
     instance: Instance,
-    units: Sequence[Unit],
+    units: Sequence[StartUnit],
     grid: Grid,
     caps: Mapping[str, int],
     earliest: Mapping[str, int] | None = None,
@@ -221,7 +221,7 @@ def size_estimate(
 class Built:
     prob: pulp.LpProblem
     grid: Grid
-    units: list[Unit]
+    units: list[StartUnit]
     # start variables: (unit, node index or -1, slot) -> var; node -1 for z variables
     starts: dict[tuple[int, int, int], pulp.LpVariable]
     # multi-node node choice: (unit, node index, slot) -> var
@@ -249,7 +249,7 @@ def _active(r: Reservation, grid: Grid, s: int) -> bool:
 
 def build(
     instance: Instance,
-    units: list[Unit],
+    units: list[StartUnit],
     grid: Grid,
     objectives: Sequence[str],
     caps: Mapping[str, int],
@@ -273,7 +273,7 @@ def build(
     starts: dict[tuple[int, int, int], pulp.LpVariable] = {}
     picks: dict[tuple[int, int, int], pulp.LpVariable] = {}
     # per node index: list of (var, unit, start slot) of what runs on it
-    on_node: dict[int, list[tuple[pulp.LpVariable, Unit, int]]] = defaultdict(list)
+    on_node: dict[int, list[tuple[pulp.LpVariable, StartUnit, int]]] = defaultdict(list)
     # per job: start var -> (start slot, exact duration)
     job_vars: dict[str, dict[pulp.LpVariable, tuple[int, int]]] = defaultdict(dict)
     # per unit: list of (var, slot) whose sum is "unit starts at slot" (for pools)
@@ -381,7 +381,7 @@ def _node_rows(
     instance: Instance,
     grid: Grid,
     prob: pulp.LpProblem,
-    on_node: Mapping[int, list[tuple[pulp.LpVariable, Unit, int]]],
+    on_node: Mapping[int, list[tuple[pulp.LpVariable, StartUnit, int]]],
 ) -> None:
     """GPU (with reservations as Hall conditions), CPU and memory capacity per node, slot."""
     res_by_node: dict[str, list[Reservation]] = defaultdict(list)
@@ -392,7 +392,7 @@ def _node_rows(
     for ni, entries in on_node.items():
         node = instance.nodes[ni]
         # which entries run in each slot, for the reservation-aware rows
-        at_slot: list[list[tuple[pulp.LpVariable, Unit]]] = [[] for _ in range(grid.slots)]
+        at_slot: list[list[tuple[pulp.LpVariable, StartUnit]]] = [[] for _ in range(grid.slots)]
         for v, u, t in entries:
             for s in range(t, min(t + grid.span(u.hold), grid.slots)):
                 at_slot[s].append((v, u))
@@ -442,7 +442,7 @@ def _pool_rows(
     instance: Instance,
     grid: Grid,
     prob: pulp.LpProblem,
-    units: Sequence[Unit],
+    units: Sequence[StartUnit],
     unit_starts: Mapping[int, list[tuple[pulp.LpVariable, int]]],
 ) -> dict[str, Any]:
     """Pool capacity per slot, with the brief's subset rule for pool reservations."""
