@@ -1,8 +1,8 @@
 """A solver spec string (`greedy:sjf`, `cpsat`, `milp`, `auto`) to a schedule.
 
-The back ends are imported when first used, so that OR-Tools or PuLP load only for the
-solver that needs them (every `plan` command imports this module; OR-Tools alone takes
-about half a second to load).
+CP-SAT, MILP and auto are imported when first used, so that OR-Tools or PuLP load only
+for the solver that needs them (every `plan` command imports this module; OR-Tools alone
+takes about half a second to load).
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from planner.errors import UsageError
 from planner.instance import Instance
 from planner.schedule import Schedule
-from planner.solvers.greedy.order import RULES as GREEDY_RULES
+from planner.solvers.greedy import RULES as GREEDY_RULES
+from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import SolveOptions
 
 
@@ -33,8 +34,6 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
     options = options or SolveOptions()
     name, rule = parse_spec(spec)
     if name == "greedy":
-        from planner.solvers.greedy import solve_greedy
-
         return solve_greedy(instance, rule, options)
     if name == "cpsat":
         from planner.solvers.cpsat import solve_cpsat
