@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 import pulp
 
@@ -247,27 +247,27 @@ def _active(r: Reservation, grid: Grid, s: int) -> bool:
     return r.start < grid.time(s + 1) and r.end > grid.time(s)
 
 
-def build(
+class _StartVars(NamedTuple):
+    starts: dict[tuple[int, int, int], pulp.LpVariable]  # (unit, node or -1, slot)
+    picks: dict[tuple[int, int, int], pulp.LpVariable]  # (unit, node, slot) of node sets
+    # per node index: list of (var, unit, start slot) of what runs on it
+    on_node: dict[int, list[tuple[pulp.LpVariable, StartUnit, int]]]
+    # per job: start var -> (start slot, exact duration)
+    job_vars: dict[str, dict[pulp.LpVariable, tuple[int, int]]]
+    # per unit: list of (var, slot) whose sum is "unit starts at slot" (for pools)
+    unit_starts: dict[int, list[tuple[pulp.LpVariable, int]]]
+
+
+def _start_variables(
+    prob: pulp.LpProblem,
     instance: Instance,
     units: list[StartUnit],
     grid: Grid,
-    objectives: Sequence[str],
     caps: Mapping[str, int],
-    precedence: str = "auto",
-    earliest: Mapping[str, int] | None = None,
-    cmax_floor: float = 0.0,
-) -> Built:
-    """The MILP on `grid`. `caps`: job -> latest allowed end (valid objective cuts);
-    `earliest`: job -> earliest start; `cmax_floor`: a valid makespan lower bound, given to
-    Cmax as its lower bound (the time-indexed LP alone often stays below the energy bound).
-
-    precedence: "aggregated" (one row per arc: start_b >= end_a), "disaggregated"
-    (per slot: started_b(t) <= finished_a(t), via cumulative variables; a much tighter LP
-    whose rows grow with slots) or "auto" (disaggregated while it adds at most
-    MAX_CUMULATIVE_ROWS rows).
-    """
-    prob = pulp.LpProblem("plan", pulp.LpMinimize)
-    L = grid.length
+    earliest: Mapping[str, int] | None,
+) -> _StartVars:
+    """The binaries: a unit starting on a node at a slot (x), or a unit starting at a slot
+    (z) with the nodes it picks (y) for multi-node units."""
     limits = symmetry_limits(instance, units)
     reserved = gpu_reserved_nodes(instance)
     starts: dict[tuple[int, int, int], pulp.LpVariable] = {}
@@ -279,7 +279,6 @@ def build(
     # per unit: list of (var, slot) whose sum is "unit starts at slot" (for pools)
     unit_starts: dict[int, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
 
-    notes_empty: list[str] = []
     for u in units:
         rng = start_range(u, grid, instance, caps, earliest)
         if len(rng) == 0:
@@ -312,6 +311,33 @@ def build(
                     for m in u.members:
                         job_vars[m.job.id][x] = (t, m.duration)
 
+    return _StartVars(starts, picks, on_node, job_vars, unit_starts)
+
+
+def build(
+    instance: Instance,
+    units: list[StartUnit],
+    grid: Grid,
+    objectives: Sequence[str],
+    caps: Mapping[str, int],
+    precedence: str = "auto",
+    earliest: Mapping[str, int] | None = None,
+    cmax_floor: float = 0.0,
+) -> Built:
+    """The MILP on `grid`. `caps`: job -> latest allowed end (valid objective cuts);
+    `earliest`: job -> earliest start; `cmax_floor`: a valid makespan lower bound, given to
+    Cmax as its lower bound (the time-indexed LP alone often stays below the energy bound).
+
+    precedence: "aggregated" (one row per arc: start_b >= end_a), "disaggregated"
+    (per slot: started_b(t) <= finished_a(t), via cumulative variables; a much tighter LP
+    whose rows grow with slots) or "auto" (disaggregated while it adds at most
+    MAX_CUMULATIVE_ROWS rows).
+    """
+    prob = pulp.LpProblem("plan", pulp.LpMinimize)
+    L = grid.length
+    sv = _start_variables(prob, instance, units, grid, caps, earliest)
+    starts, picks, on_node, job_vars, unit_starts = sv
+    notes_empty: list[str] = []
     # exactly one start per job (names use job positions: ids may hold any characters)
     for i, j in enumerate(instance.jobs):
         _add(prob, {v: 1 for v in job_vars[j.id]}, pulp.LpConstraintEQ, 1, f"one_{i}")
@@ -327,6 +353,25 @@ def build(
     notes["precedence"] = _order_rows(instance, grid, prob, job_vars, precedence, cumulative)
 
     ends = {jid: {v: float(t * L + d) for v, (t, d) in vs.items()} for jid, vs in job_vars.items()}
+    objs, cmax = _objectives(instance, prob, ends, objectives, cmax_floor)
+
+    sizes = {
+        "binaries": len(starts) + len(picks),
+        "variables": prob.numVariables(),
+        "rows": prob.numConstraints(),
+    }
+    return Built(prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes)
+
+
+def _objectives(
+    instance: Instance,
+    prob: pulp.LpProblem,
+    ends: Mapping[str, Mapping[pulp.LpVariable, float]],
+    objectives: Sequence[str],
+    cmax_floor: float,
+) -> tuple[dict[str, pulp.LpAffineExpression], pulp.LpVariable | None]:
+    """Each objective as a linear expression over the start variables (`ends`: job ->
+    start var -> end time); makespan through a Cmax variable bounded below by `cmax_floor`."""
     objs: dict[str, pulp.LpAffineExpression] = {}
     cmax = None
     for name in objectives:
@@ -357,13 +402,7 @@ def build(
             objs[name] = pulp.LpAffineExpression({v: c for v, c in acc.items() if c})
         else:
             raise ValueError(f"unknown objective {name!r}")
-
-    sizes = {
-        "binaries": len(starts) + len(picks),
-        "variables": prob.numVariables(),
-        "rows": prob.numConstraints(),
-    }
-    return Built(prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes)
+    return objs, cmax
 
 
 def _running(
