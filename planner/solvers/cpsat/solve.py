@@ -1,18 +1,17 @@
-"""The CP-SAT solve loop: greedy start, bounds, lexicographic stages, status, fallback.
+"""The CP-SAT solve loop: best start, horizon, lexicographic stages, status, fallback.
 
-Anytime and never worse than greedy: the best start (greedy rules and, on plain RCPSP,
-`planner.solvers.rcpsp_heuristic`) is the hint, bounds the horizon,
-and is returned whenever CP-SAT finds nothing better (compared lexicographically on the
-objective values computed from both schedules).
+Anytime and never worse than the start: planner.solvers.exact's best start (every greedy
+rule and, on plain RCPSP, `planner.solvers.rcpsp_heuristic`) is the hint, bounds the
+horizon, and is returned whenever CP-SAT finds nothing better (exact.finish compares the
+objective values of both schedules lexicographically).
 
-Horizon. Any schedule can be left-shifted (each job started at its release, a reservation
-end, another job's or group's end, or a higher-priority job's start) without making a
-regular objective worse, so every job ends by `T0 + sum of each job's longest option`
-(T0 = last release or reservation end): a safe bound for every objective. It is tightened
-by the instance horizon and deadlines, and, for the first objective, by the greedy value:
-makespan <= greedy makespan; for weighted JCT `w_j (end_j - r_j) <= greedy value`; for
-weighted tardiness `w_j (end_j - due_j) <= greedy value`. None of these cuts off a
-schedule at least as good as greedy, so "optimal" and the bound stay proofs.
+Horizon (`horizon_and_end_caps`). Some optimal schedule is semi-active, so every job ends
+by exact.semi_active_horizon (plus the time group holds may outlast their members): a
+safe bound for every objective. It is tightened by the instance horizon and deadlines,
+and, for the first objective, by the start's value: makespan <= the start's makespan;
+for the sum objectives exact.end_caps (a job's own term may use at most the start's
+value less the other jobs' lower bounds). None of these cuts off a schedule at least as
+good as the start, so "optimal" and the bound stay proofs.
 """
 
 from __future__ import annotations
