@@ -90,6 +90,7 @@ import numpy as np
 from planner.durations import StageTuple, solo_iteration_ms, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Job, NodeGroup
 from planner.precedence import heads_tails
+from planner.schedule import Schedule
 
 # Float sums of phase times may differ from the exact arithmetic by a few ulps; shaving a
 # relative 1e-9 keeps every bound on the safe side of a ceiling.
@@ -125,6 +126,15 @@ def lower_bounds(instance: Instance, objectives: Sequence[str] | None = None) ->
         else:
             out[name] = b.weighted_tardiness()
     return out
+
+
+def with_bounds(instance: Instance, s: Schedule, names: Sequence[str]) -> Schedule:
+    """`s` with these lower bounds merged in (the larger value per objective)."""
+    lb = dict(lower_bounds(instance, list(names)))
+    for k, v in (s.lower_bound or {}).items():
+        if v is not None:
+            lb[k] = max(lb.get(k, v), v)
+    return s.with_(lower_bound=lb)
 
 
 def _loads(k: int, data: float, gpu: float, net: float) -> float:

@@ -8,10 +8,70 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal, TypedDict, get_args
 
 FORMAT = "planner-schedule/1"
-STATUSES = ("optimal", "feasible", "infeasible", "unknown")
+Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+STATUSES: tuple[Status, ...] = get_args(Status)
+
+
+class SolveInfo(TypedDict, total=False):
+    """Every key a planner may put in `Schedule.info`, declared once (all optional).
+
+    The CLI shows `reason` and `auto`; `plan bench` records `reason`; the rest is reported
+    in the schedule file as it is.
+    """
+
+    # every planner
+    reason: str  # why no schedule, or why the model's schedule was not returned
+    interrupted: bool  # stopped by Ctrl-C (options.stop)
+    instance_file: str  # set by `plan solve`
+    # greedy
+    rule: str
+    groups: int
+    job: str  # the job that could not be placed
+    engine: str
+    grouping: str
+    grouped_objective: float
+    solo_objective: float
+    # improve / auto
+    improve: dict[str, Any]
+    auto: dict[str, Any]  # {"chose", "why", "model_options"}
+    # exact solvers (CP-SAT and MILP; planner.solvers.exact.finish)
+    greedy_solver: str  # the solver of the best start (a greedy rule or the RCPSP heuristic)
+    greedy_objective: dict[str, float]  # the start's objective values
+    model_objective: dict[str, float]  # the model's schedule's objective values
+    returned: str  # "cpsat" / "milp" (the model's schedule), "greedy" (the start), "none"
+    invalid: list[str]  # the model's schedule broke these rules (a planner bug)
+    optimal_by_bound: bool  # "optimal" because the schedule meets a valid lower bound
+    horizon: int
+    # CP-SAT
+    options: int
+    candidate_groups: int
+    groups_complete: bool
+    cpsat_status: list[str]
+    hint_vars: int
+    model_bound: dict[str, float]
+    relaxation_bound: dict[str, float]
+    relaxation_bound_error: str
+    notes: list[str]
+    error: str
+    # MILP
+    backend: str
+    coarsened: dict[str, Any]
+    slot: int
+    slots: int
+    binaries: int
+    variables: int
+    rows: int
+    precedence: str
+    no_start: list[str]
+    pool_conservative: bool
+    exact_grid: bool
+    warm_start: str
+    stages: list[dict[str, Any]]
+    extract: str
+    optimal_on_grid: bool
 
 
 @dataclass(frozen=True)
@@ -67,12 +127,12 @@ class Group:
 class Schedule:
     instance: str
     solver: str
-    status: str
+    status: Status
     jobs: tuple[Assignment, ...] = ()
     groups: tuple[Group, ...] = ()
     lower_bound: Mapping[str, float] | None = None
     wall_s: float = 0.0
-    # Free-form facts about the run: why `auto` chose a solver, the greedy start, gaps...
+    # Facts about the run (why `auto` chose a solver, the start, gaps): keys of SolveInfo.
     info: Mapping[str, Any] = field(default_factory=dict)
 
     def with_(self, **changes: Any) -> Schedule:

@@ -8,7 +8,9 @@ and their hand-computed optima are in test_conformance.py, run over every solver
 from __future__ import annotations
 
 import importlib.util
+import json
 import threading
+from pathlib import Path
 
 import pytest
 from builders import make_instance, small_instance
@@ -154,5 +156,25 @@ def test_model_too_large_for_any_grid_returns_greedy_with_reason() -> None:
     )
     s = solve_milp(inst, SolveOptions(time_limit=5))
     assert s.status == "feasible" and s.info["returned"] == "greedy"
-    assert "stays over the limits" in s.info["why"]
+    assert "stays over the limits" in s.info["reason"]
     assert verify(inst, s) == []
+
+
+def test_milp_reason_reaches_plan_solve_output(tmp_path: Path) -> None:
+    """The MILP states why it returned its start under `reason`, the key `plan solve`
+    shows (it used to be `why`, which no reader looked at)."""
+    from click.testing import CliRunner
+
+    from planner.cli import main
+    from planner.read import read_instance
+    from planner.schedule import schedule_from_dict
+
+    path = Path(__file__).resolve().parent.parent / "instances" / "muri-testbed-100.json"
+    out = tmp_path / "s.json"
+    args = ["solve", str(path), "--solver", "milp", "--time-limit", "5", "-o", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "stays over the limits" in " ".join(r.stdout.split())
+    s = schedule_from_dict(json.loads(out.read_text()))
+    assert s.info["returned"] == "greedy"
+    assert verify(read_instance(path), s) == []

@@ -31,13 +31,17 @@ solver proved) and `info["auto"] = {"chose": ..., "why": ..., "model_options": .
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
+from planner.bounds import with_bounds
+from planner.groups import candidate_groups
 from planner.instance import Instance
 from planner.schedule import Schedule
-from planner.solvers import SolveOptions, objectives_of
+from planner.solvers.greedy import solve_greedy
+from planner.solvers.improve import improve
+from planner.solvers.options import DEFAULT_TIME_LIMIT, SolveOptions, objectives_of
 
-DEFAULT_TIME_LIMIT = 30.0
 OPTIONS_PER_SECOND = 100
 MIN_CPSAT_OPTIONS = 300
 # Above this many jobs the candidate groups are not enumerated for the estimate: the
@@ -61,14 +65,13 @@ def model_size(instance: Instance) -> int:
     """Solo options plus, per candidate interleaving group, the nodes it may use."""
     size = cpsat_size(instance)
     if instance.interleaving.enabled and len(instance.jobs) <= _GROUP_ESTIMATE_MAX_JOBS:
-        from planner.groups import candidate_groups
-
         count = {g.name: g.count for g in instance.node_groups}
         size += sum(count[cg.node_group] for cg in candidate_groups(instance))
     return size
 
 
 def cpsat_limit(time_limit: float) -> int:
+    """The largest model (placement options) given to CP-SAT for this time limit."""
     return max(MIN_CPSAT_OPTIONS, int(OPTIONS_PER_SECOND * time_limit))
 
 
@@ -97,27 +100,22 @@ def choose(instance: Instance, time_limit: float | None = None) -> tuple[str, st
 
 
 def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
-    from planner.solvers import solve
-    from planner.solvers.greedy import solve_greedy, with_bounds
-
+    """Plan with CP-SAT when its model fits the time limit, else greedy plus improvement."""
     t0 = time.perf_counter()
     names = list(objectives_of(instance, options))
     name, why, size = choose(instance, options.time_limit)
     sched: Schedule | None = None
     if name == "cpsat":
         try:
-            sched = solve(instance, "cpsat", options)
+            from planner.solvers.cpsat import solve_cpsat  # OR-Tools loads only when chosen
+
+            sched = solve_cpsat(instance, options)
         except ImportError as e:  # a back end that is not installed
             name, why = "greedy+improve", f"cpsat unavailable ({e}); greedy and improvement"
     if sched is None:
         sched = solve_greedy(instance, None, options)
-        limit = DEFAULT_TIME_LIMIT if options.time_limit is None else options.time_limit
-        left = limit - (time.perf_counter() - t0)
+        left = options.limit - (time.perf_counter() - t0)
         if left > 0 and sched.status == "feasible" and not options.stop.is_set():
-            from dataclasses import replace
-
-            from planner.solvers.improve import improve
-
             sched = improve(instance, replace(options, time_limit=left), start=sched)
         else:
             name = "greedy"

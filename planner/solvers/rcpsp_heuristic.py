@@ -20,8 +20,9 @@ Then a schedule is just start times, and the classic RCPSP heuristics apply:
   planner's schedules, so the result is never worse than list scheduling.
 
 Pure: `schedule(instance, time_limit, seed)` returns job id -> start time (or None when
-the instance is not of this kind). Used by the CP-SAT planner as hint and horizon; it can
-serve any planner's start on such instances.
+the instance is not of this kind). `rcpsp_start` wraps it as a Schedule for
+planner.solvers.exact.best_start: the CP-SAT hint and the MILP warm start, and both
+solvers' horizon, on such instances.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ import numpy as np
 from planner.instance import Instance
 from planner.precedence import topological_order
 from planner.schedule import Assignment, Schedule
+from planner.solvers.greedy import solve_greedy
+from planner.solvers.options import SolveOptions
 
 EPS = 1e-9
 
@@ -186,17 +189,15 @@ def rule_keys(p: Project) -> dict[str, np.ndarray]:
     return {"lft": lf + tie, "lst": (lf - p.dur) + tie, "mts": -mts + tie, "grpw": -grpw + tie}
 
 
-GREEDY_RULES = (None, "fifo", "sjf")
+# The greedy rules whose schedules seed the justification (the default rule, FIFO, SJF).
+SEED_RULES = (None, "fifo", "sjf")
 
 
 def _greedy_starts(instance: Instance, p: Project) -> list[np.ndarray]:
     """Starts of the greedy planner's schedules (parallel and serial list scheduling),
     which justification can only improve."""
-    from planner.solvers import SolveOptions
-    from planner.solvers.greedy import solve_greedy
-
     out = []
-    for rule in GREEDY_RULES:
+    for rule in SEED_RULES:
         s = solve_greedy(instance, rule, SolveOptions())
         if s.status == "feasible" and len(s.jobs) == p.n:
             by_id = {a.id: a.start for a in s.jobs}

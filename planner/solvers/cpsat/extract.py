@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.schedule import Assignment, Group, Placement, Schedule
-from planner.solvers.cpsat.model import Model
+from planner.solvers.cpsat.model import CpsatModel
 
 Value = Callable[[Any], int]
 
@@ -45,10 +45,10 @@ def _sweep(
     return out
 
 
-def assign_gpus(M: Model, value: Value) -> dict[int, list[int]]:
-    """Index of a present GPU use in M.uses -> its GPU indices on its node."""
+def assign_gpus(cm: CpsatModel, value: Value) -> dict[int, list[int]]:
+    """Index of a present GPU use in cm.uses -> its GPU indices on its node."""
     per: dict[tuple[str, int], list[tuple[int, int, int, int]]] = defaultdict(list)
-    for i, u in enumerate(M.uses):
+    for i, u in enumerate(cm.uses):
         if not u.gpus or not value(u.lit):
             continue
         s, e = value(u.start), value(u.end)
@@ -58,17 +58,17 @@ def assign_gpus(M: Model, value: Value) -> dict[int, list[int]]:
                 per[(u.node.name, k)].append((s, e, cnt, i))
     out: dict[int, list[int]] = defaultdict(list)
     for (node, k), items in per.items():
-        for i, got in _sweep(items, M.classes[node][k]).items():
+        for i, got in _sweep(items, cm.classes[node][k]).items():
             out[i].extend(got)
     return out
 
 
-def extract(M: Model, value: Value, solver_name: str = "cpsat") -> Schedule:
-    gpus = assign_gpus(M, value)
+def extract(cm: CpsatModel, value: Value, solver_name: str = "cpsat") -> Schedule:
+    gpus = assign_gpus(cm, value)
     placements: dict[str, list[Placement]] = defaultdict(list)
     group_of: dict[str, int] = {}
     used_groups: list[int] = []
-    for i, u in enumerate(M.uses):
+    for i, u in enumerate(cm.uses):
         if i not in gpus:
             continue
         place = Placement(u.node.name, tuple(sorted(gpus[i])))
@@ -79,17 +79,17 @@ def extract(M: Model, value: Value, solver_name: str = "cpsat") -> Schedule:
                 used_groups.append(u.group)
             for jid in u.jobs:
                 group_of[jid] = u.group
-    starts = {j: value(jv.start) for j, jv in M.jobs.items()}
-    used_groups.sort(key=lambda g: (value(M.groups[g].start), M.groups[g].cand.jobs))
+    starts = {j: value(jv.start) for j, jv in cm.jobs.items()}
+    used_groups.sort(key=lambda g: (value(cm.groups[g].start), cm.groups[g].cand.jobs))
     gid = {g: f"g{n + 1}" for n, g in enumerate(used_groups)}
-    node_pos = {n.name: n.index for n in M.instance.nodes}
+    node_pos = {n.name: n.index for n in cm.instance.nodes}
     jobs = []
-    for j in M.instance.jobs:
-        jv = M.jobs[j.id]
+    for j in cm.instance.jobs:
+        jv = cm.jobs[j.id]
         pl = tuple(sorted(placements.get(j.id, []), key=lambda p: node_pos[p.node]))
         g = group_of.get(j.id)
         jobs.append(
             Assignment(j.id, starts[j.id], value(jv.end), pl, gid[g] if g is not None else None)
         )
-    groups = tuple(Group(gid[g], M.groups[g].cand.jobs) for g in used_groups)
-    return Schedule(M.instance.name, solver_name, "feasible", tuple(jobs), groups)
+    groups = tuple(Group(gid[g], cm.groups[g].cand.jobs) for g in used_groups)
+    return Schedule(cm.instance.name, solver_name, "feasible", tuple(jobs), groups)

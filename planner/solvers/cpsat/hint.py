@@ -13,18 +13,18 @@ from collections import defaultdict
 from ortools.sat.python import cp_model
 
 from planner.schedule import Schedule
-from planner.solvers.cpsat.model import Model, job_rank, symmetric_classes
+from planner.solvers.cpsat.model import CpsatModel, job_rank, symmetric_classes
 from planner.solvers.cpsat.objective import Objective
 
 
-def relabel(M: Model, sched: Schedule) -> dict[str, str]:
-    rank = job_rank(M.instance)
+def relabel(cm: CpsatModel, sched: Schedule) -> dict[str, str]:
+    rank = job_rank(cm.instance)
     low: dict[str, int] = defaultdict(lambda: len(rank))
     for a in sched.jobs:
         for p in a.placement:
             low[p.node] = min(low[p.node], rank[a.id])
     out: dict[str, str] = {}
-    for cls in symmetric_classes(M.instance):
+    for cls in symmetric_classes(cm.instance):
         names = [n.name for n in cls]
         order = sorted(range(len(names)), key=lambda i: (low[names[i]], i))
         for new, old in enumerate(order):
@@ -46,15 +46,15 @@ class Values:
         return None if got is None else got[1]
 
 
-def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
-    ren = relabel(M, sched)
+def hint_values(cm: CpsatModel, objs: list[Objective], sched: Schedule) -> Values:
+    ren = relabel(cm, sched)
     vals = Values()
     by_id = {a.id: a for a in sched.jobs}
     members = {g.id: tuple(sorted(g.jobs)) for g in sched.groups}
-    cand = {(gv.cand.jobs, gv.node_group.name): i for i, gv in enumerate(M.groups)}
+    cand = {(gv.cand.jobs, gv.node_group.name): i for i, gv in enumerate(cm.groups)}
     chosen_groups: dict[int, set[str]] = {}
     node_gpus: dict[tuple[str, str], tuple[int, ...]] = {}  # (job, node) -> indices
-    for jid, jv in M.jobs.items():
+    for jid, jv in cm.jobs.items():
         a = by_id.get(jid)
         if a is None:
             continue
@@ -64,7 +64,7 @@ def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
             node_gpus[(jid, n)] = g
         if not jv.options:
             continue
-        ng = M.instance.node_by_name[next(iter(nodes))].group.name if nodes else None
+        ng = cm.instance.node_by_name[next(iter(nodes))].group.name if nodes else None
         gi = cand.get((members[a.group], ng or "")) if a.group in members else None
         if a.group is not None and gi is None:
             continue  # a group the model does not know
@@ -81,17 +81,17 @@ def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
                     vals[y] = int(on and n in nodes)
         if gi is not None:
             chosen_groups[gi] = set(nodes)
-            vals[M.groups[gi].start] = a.start
-    for i, gv in enumerate(M.groups):
+            vals[cm.groups[gi].start] = a.start
+    for i, gv in enumerate(cm.groups):
         placed = chosen_groups.get(i)
         vals[gv.lit] = int(placed is not None)
         for n, y in gv.nodes.items():
             vals[y] = int(placed is not None and n in placed)
-    for u in M.uses:  # GPUs per class, from the greedy indices
+    for u in cm.uses:  # GPUs per class, from the greedy indices
         if not u.gpus or len(u.per_class) < 2:
             continue
         got = node_gpus.get((u.jobs[0], u.node.name), ())
-        classes = M.classes[u.node.name]
+        classes = cm.classes[u.node.name]
         counts = [len(set(got) & set(c)) for c in classes] if got else None
         left = u.gpus
         for k, var in u.per_class.items():
@@ -100,8 +100,8 @@ def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
             want = counts[k] if counts else min(left, len(classes[k]))
             vals[var] = want
             left -= want
-    starts = {jid: vals.get(jv.start) for jid, jv in M.jobs.items()}
-    for x, jobs in M.priority_vars:
+    starts = {jid: vals.get(jv.start) for jid, jv in cm.jobs.items()}
+    for x, jobs in cm.priority_vars:
         ss = [v for v in (starts[j] for j in jobs) if v is not None]
         if len(ss) == len(jobs):
             vals[x] = max(ss)
@@ -110,13 +110,13 @@ def hint_values(M: Model, objs: list[Objective], sched: Schedule) -> Values:
             if key == "makespan":
                 vals[var] = max((a.end for a in sched.jobs), default=0)
             else:
-                due = M.instance.job_by_id[key].due or 0
+                due = cm.instance.job_by_id[key].due or 0
                 vals[var] = max(0, by_id[key].end - due) if key in by_id else 0
     return vals
 
 
-def add_hint(M: Model, objs: list[Objective], sched: Schedule) -> int:
-    vals = hint_values(M, objs, sched)
+def add_hint(cm: CpsatModel, objs: list[Objective], sched: Schedule) -> int:
+    vals = hint_values(cm, objs, sched)
     for var, v in vals.by_index.values():
-        M.model.add_hint(var, v)
+        cm.model.add_hint(var, v)
     return len(vals.by_index)

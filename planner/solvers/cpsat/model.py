@@ -39,9 +39,7 @@ from planner.durations import solo_duration
 from planner.groups import CandidateGroup
 from planner.instance import Instance, Job, Node, NodeGroup, Reservation
 from planner.precedence import descendants
-
-# Pools with more admitting reservations than this use a conservative model (see _pools).
-MAX_EXACT_POOL_RESERVATIONS = 4
+from planner.solvers.options import MAX_EXACT_POOL_RESERVATIONS
 
 
 @dataclass
@@ -60,7 +58,7 @@ class Use:
     end: cp_model.LinearExprT
     # GPU class index -> number of GPUs of that class (constant or variable); filled later
     per_class: dict[int, int | cp_model.IntVar] = field(default_factory=dict)
-    group: int | None = None  # index into Model.groups for group holds / members
+    group: int | None = None  # index into CpsatModel.groups for group holds / members
 
 
 @dataclass
@@ -72,7 +70,7 @@ class Option:
     duration: int
     node_group: NodeGroup
     nodes: dict[str, cp_model.IntVar]  # node name -> literal "runs on this node"
-    group: int | None = None  # index into Model.groups
+    group: int | None = None  # index into CpsatModel.groups
 
 
 @dataclass
@@ -98,7 +96,7 @@ class GroupVars:
 
 
 @dataclass
-class Model:
+class CpsatModel:
     model: cp_model.CpModel
     instance: Instance
     horizon: int
@@ -161,38 +159,38 @@ def build(
     job_ub: dict[str, int],
     horizon: int,
     makespan: bool = False,
-) -> Model:
+) -> CpsatModel:
     """The model without objective; `job_ub[j]` bounds the end of job j. With `makespan`,
     also the makespan variable (>= every end) and its tail interval."""
     m = cp_model.CpModel()
-    M = Model(m, instance, horizon, {}, [], [], {}, [])
-    _job_vars(M, groups, job_ub)
+    cm = CpsatModel(m, instance, horizon, {}, [], [], {}, [])
+    _job_vars(cm, groups, job_ub)
     if makespan:
-        lo = max((jv.earliest_end for jv in M.jobs.values()), default=0)
+        lo = max((jv.earliest_end for jv in cm.jobs.values()), default=0)
         ms = m.new_int_var(lo, max(lo, horizon), "makespan")
-        for jv in M.jobs.values():
+        for jv in cm.jobs.values():
             m.add(ms >= jv.end)
-        M.makespan = ms
+        cm.makespan = ms
         if lo <= horizon:
-            M.tail = m.new_interval_var(ms, horizon - ms, horizon, "tail")
-    _group_vars(M, groups)
-    for jv in M.jobs.values():
+            cm.tail = m.new_interval_var(ms, horizon - ms, horizon, "tail")
+    _group_vars(cm, groups)
+    for jv in cm.jobs.values():
         if jv.job.gpus == 0:
             continue
         lits = [o.lit for o in jv.options]
         m.add_exactly_one(lits)
         m.add(jv.size == sum(o.duration * o.lit for o in jv.options))
-    _symmetry(M)
-    _gpu_classes(M)
-    _node_capacity(M)
-    _pools(M)
-    _disjunctive_cliques(M)
-    _precedence_and_priority(M)
-    return M
+    _symmetry(cm)
+    _gpu_classes(cm)
+    _node_capacity(cm)
+    _pools(cm)
+    _disjunctive_cliques(cm)
+    _precedence_and_priority(cm)
+    return cm
 
 
-def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]) -> None:
-    m, inst = M.model, M.instance
+def _job_vars(cm: CpsatModel, groups: Sequence[CandidateGroup], job_ub: dict[str, int]) -> None:
+    m, inst = cm.model, cm.instance
     for job in inst.jobs:
         durs = option_durations(inst, job, groups)
         lo, hi = job.release + min(durs), max(job.release + min(durs), job_ub[job.id])
@@ -205,7 +203,7 @@ def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]
         )
         itv = m.new_interval_var(start, size, end, f"i_{job.id}")
         jv = JobVars(job, start, end, size, itv, job.release, lo, hi)
-        M.jobs[job.id] = jv
+        cm.jobs[job.id] = jv
         if job.gpus == 0:
             continue
         for ng in inst.eligible_groups(job):
@@ -220,7 +218,7 @@ def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]
                     )
                     m.add(end == start + d).only_enforce_if(lit)
                     jv.options.append(Option("solo", lit, d, ng, {node.name: lit}))
-                    M.uses.append(Use(node, iv, lit, per_node, cpus, mem, (job.id,), start, end))
+                    cm.uses.append(Use(node, iv, lit, per_node, cpus, mem, (job.id,), start, end))
             else:
                 k = job.gpus // ng.gpus
                 lit = m.new_bool_var(f"x_{job.id}_{ng.name}")
@@ -233,17 +231,17 @@ def _job_vars(M: Model, groups: Sequence[CandidateGroup], job_ub: dict[str, int]
                         start, d, y, f"o_{job.id}_{node.name}"
                     )
                     lits[node.name] = y
-                    M.uses.append(Use(node, iv, y, per_node, cpus, mem, (job.id,), start, end))
+                    cm.uses.append(Use(node, iv, y, per_node, cpus, mem, (job.id,), start, end))
                 m.add(sum(lits.values()) == k * lit)
                 jv.options.append(Option("multi", lit, d, ng, lits))
 
 
-def _group_vars(M: Model, groups: Sequence[CandidateGroup]) -> None:
-    m, inst = M.model, M.instance
+def _group_vars(cm: CpsatModel, groups: Sequence[CandidateGroup]) -> None:
+    m, inst = cm.model, cm.instance
     need_members = any(g.cpus is not None or g.mem_gb is not None for g in inst.node_groups)
     for gi, c in enumerate(groups):
         ng = inst.group_by_name[c.node_group]
-        members = [M.jobs[j] for j in c.jobs]
+        members = [cm.jobs[j] for j in c.jobs]
         # (var.Proto() is unsafe in OR-Tools 9.15: bounds are kept in JobVars)
         lo = max(jv.earliest_start for jv in members)
         hi = min(jv.latest_end - d for jv, d in zip(members, c.durations, strict=True))
@@ -259,7 +257,7 @@ def _group_vars(M: Model, groups: Sequence[CandidateGroup]) -> None:
             m.add_implication(y, lit)
             lits[node.name] = y
             hold = m.new_optional_fixed_size_interval_var(start, c.span, y, f"zh_{gi}_{node.name}")
-            M.uses.append(
+            cm.uses.append(
                 Use(node, hold, y, per_node, 0.0, 0.0, c.jobs, start, start + c.span, group=gi)
             )
             if need_members:
@@ -267,7 +265,7 @@ def _group_vars(M: Model, groups: Sequence[CandidateGroup]) -> None:
                     iv = m.new_optional_fixed_size_interval_var(
                         start, d, y, f"zm_{gi}_{jv.job.id}_{node.name}"
                     )
-                    M.uses.append(
+                    cm.uses.append(
                         Use(
                             node,
                             iv,
@@ -286,7 +284,7 @@ def _group_vars(M: Model, groups: Sequence[CandidateGroup]) -> None:
             m.add(jv.start == start).only_enforce_if(lit)
             m.add(jv.end == start + d).only_enforce_if(lit)
             jv.options.append(Option("member", lit, d, ng, lits, gi))
-        M.groups.append(GroupVars(c, lit, start, lits, ng))
+        cm.groups.append(GroupVars(c, lit, start, lits, ng))
 
 
 def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -315,21 +313,21 @@ def job_rank(instance: Instance) -> dict[str, int]:
     return {j.id: i for i, j in enumerate(instance.jobs)}
 
 
-def _symmetry(M: Model) -> None:
+def _symmetry(cm: CpsatModel) -> None:
     """Relabel interchangeable nodes by the smallest rank (instance order) of the jobs
     they run, ties by position. The node at position p then has p nodes before it whose
     smallest ranks are <= its own, and jobs of rank <= r occupy at most
     K(r) = sum of their node counts nodes, so a job of rank r only uses positions
     < K(r) (K counts 1 per single-node job, k for a k-node job or group)."""
-    rank = job_rank(M.instance)
-    for cls in symmetric_classes(M.instance):
+    rank = job_rank(cm.instance)
+    for cls in symmetric_classes(cm.instance):
         names = [n.name for n in cls]
         width: dict[str, int] = {}
-        for jid, jv in M.jobs.items():
+        for jid, jv in cm.jobs.items():
             for o in jv.options:
                 k = sum(1 for n in names if n in o.nodes)
                 if k:
-                    need = max(1, M.instance.job_by_id[jid].gpus // o.node_group.gpus)
+                    need = max(1, cm.instance.job_by_id[jid].gpus // o.node_group.gpus)
                     width[jid] = max(width.get(jid, 1), need)
         users = sorted(width, key=lambda j: rank[j])
         limit, total = {}, 0
@@ -337,18 +335,18 @@ def _symmetry(M: Model) -> None:
             total += width[jid]
             limit[jid] = total  # positions < limit are allowed
         for jid in users:
-            for o in M.jobs[jid].options:
-                members = M.groups[o.group].cand.jobs if o.group is not None else (jid,)
+            for o in cm.jobs[jid].options:
+                members = cm.groups[o.group].cand.jobs if o.group is not None else (jid,)
                 lim = min(limit.get(j, len(names)) for j in members)
                 for p, name in enumerate(names):
                     if p >= lim and name in o.nodes:
-                        M.model.add(o.nodes[name] == 0)
+                        cm.model.add(o.nodes[name] == 0)
 
 
-def _gpu_classes(M: Model) -> None:
-    m, inst = M.model, M.instance
+def _gpu_classes(cm: CpsatModel) -> None:
+    m, inst = cm.model, cm.instance
     by_node: dict[str, list[Use]] = defaultdict(list)
-    for u in M.uses:
+    for u in cm.uses:
         if u.gpus:
             by_node[u.node.name].append(u)
     res_on: dict[str, list[tuple[Reservation, tuple[int, ...]]]] = defaultdict(list)
@@ -363,7 +361,7 @@ def _gpu_classes(M: Model) -> None:
         }
         keys = sorted(set(cover.values()), key=lambda s: sorted(s))
         classes = [tuple(g for g in range(node.gpus) if cover[g] == k) for k in keys]
-        M.classes[node.name] = classes
+        cm.classes[node.name] = classes
         uses = by_node.get(node.name, [])
         for u in uses:
             if len(classes) == 1:
@@ -389,7 +387,7 @@ def _gpu_classes(M: Model) -> None:
                 ivs.append(m.new_interval_var(a, b - a, b, f"r_{node.name}_{k}_{a}"))
                 dem.append(len(c))
             if uses:
-                M.cumulative(ivs, dem, len(c), fixed=len(ivs) > len(uses))
+                cm.cumulative(ivs, dem, len(c), fixed=len(ivs) > len(uses))
             for r, idx in res_on[node.name]:
                 if c[0] not in idx or not (r.admits.tenants or r.admits.jobs):
                     continue
@@ -405,12 +403,12 @@ def _gpu_classes(M: Model) -> None:
                     )
 
 
-def _node_capacity(M: Model) -> None:
+def _node_capacity(cm: CpsatModel) -> None:
     """R7: CPUs and memory per node (scaled to integers, demands rounded up)."""
     by_node: dict[str, list[Use]] = defaultdict(list)
-    for u in M.uses:
+    for u in cm.uses:
         by_node[u.node.name].append(u)
-    for node in M.instance.nodes:
+    for node in cm.instance.nodes:
         for cap, attr in ((node.group.cpus, "cpus"), (node.group.mem_gb, "mem")):
             if cap is None:
                 continue
@@ -418,14 +416,14 @@ def _node_capacity(M: Model) -> None:
             if not uses or sum(getattr(u, attr) for u in uses) <= cap + 1e-9:
                 continue
             s = scale_for([cap] + [getattr(u, attr) for u in uses])
-            M.cumulative(
+            cm.cumulative(
                 [u.interval for u in uses],
                 [math.ceil(getattr(u, attr) * s - 1e-9) for u in uses],
                 math.floor(cap * s + 1e-9),
             )
 
 
-def _pools(M: Model) -> None:
+def _pools(cm: CpsatModel) -> None:
     """R8/R10 for pools: for every subset U of a pool's admitting reservations, the jobs
     admitted by none of U plus the amounts of U (and of every reservation admitting nobody)
     fit the capacity (the Hall-condition rule of the README section "What we chose where
@@ -433,9 +431,9 @@ def _pools(M: Model) -> None:
     larger one are skipped. Over MAX_EXACT_POOL_RESERVATIONS admitting reservations, one
     conservative cumulative holds every job and every reservation (admitted jobs may then
     not use reserved amounts), and the model is marked inexact."""
-    m, inst = M.model, M.instance
+    m, inst = cm.model, cm.instance
     for pool, cap in inst.pools.items():
-        users = [jv for jv in M.jobs.values() if jv.job.demand.get(pool, 0) > 0]
+        users = [jv for jv in cm.jobs.values() if jv.job.demand.get(pool, 0) > 0]
         if not users:
             continue
         res = [r for r in inst.reservations if r.pool == pool]
@@ -456,8 +454,8 @@ def _pools(M: Model) -> None:
             return ivs, ds
 
         if len(open_) > MAX_EXACT_POOL_RESERVATIONS:
-            M.exact = False
-            M.notes.append(f"pool {pool}: {len(open_)} admitting reservations, conservative model")
+            cm.exact = False
+            cm.notes.append(f"pool {pool}: {len(open_)} admitting reservations, conservative model")
             subsets: list[tuple[Reservation, ...]] = [tuple(open_)]
             member_sets = [users]
         else:
@@ -476,11 +474,11 @@ def _pools(M: Model) -> None:
                 continue
             if not ivs and all(2 * dem(jv) > cap_i for jv in js):
                 # pairwise exclusive (a machine of a job shop): a disjunctive resource
-                tail = [M.tail] if M.tail is not None else []
+                tail = [cm.tail] if cm.tail is not None else []
                 m.add_no_overlap([jv.interval for jv in js] + tail)
                 if all(dem(jv) <= cap_i for jv in js):
                     continue
-            M.cumulative(
+            cm.cumulative(
                 ivs + [jv.interval for jv in js],
                 ds + [dem(jv) for jv in js],
                 cap_i,
@@ -495,13 +493,13 @@ def _pools(M: Model) -> None:
 MAX_CLIQUE_JOBS = 100
 
 
-def _disjunctive_cliques(M: Model) -> None:
+def _disjunctive_cliques(cm: CpsatModel) -> None:
     """Redundant no-overlaps: two jobs whose demands on some pool exceed its capacity, or
     that precedence orders (transitively), never run at the same time. Greedy maximal
     cliques of that graph (size >= 3) become no-overlap constraints, whose edge finding
     is stronger than the cumulative's (a known help on RCPSP). Up to MAX_CLIQUE_JOBS jobs
     with pool demand; the makespan tail interval joins every clique."""
-    inst = M.instance
+    inst = cm.instance
     js = [j for j in inst.jobs if any(q > 0 for q in j.demand.values())]
     if len(js) < 3 or len(js) > MAX_CLIQUE_JOBS:
         return
@@ -525,15 +523,15 @@ def _disjunctive_cliques(M: Model) -> None:
         if len(clique) < 3 or key in seen:
             continue
         seen.add(key)
-        ivs = [M.jobs[i].interval for i in clique]
-        M.model.add_no_overlap(ivs + ([M.tail] if M.tail is not None else []))
+        ivs = [cm.jobs[i].interval for i in clique]
+        cm.model.add_no_overlap(ivs + ([cm.tail] if cm.tail is not None else []))
 
 
-def _precedence_and_priority(M: Model) -> None:
-    m, inst = M.model, M.instance
-    for jv in M.jobs.values():
+def _precedence_and_priority(cm: CpsatModel) -> None:
+    m, inst = cm.model, cm.instance
+    for jv in cm.jobs.values():
         for a in jv.job.after:
-            m.add(jv.start >= M.jobs[a].end)
+            m.add(jv.start >= cm.jobs[a].end)
     if inst.priority_policy != "strict":
         return
     # R9 with one chain per priority level: X[q][i] >= start of every level-q job released
@@ -549,13 +547,13 @@ def _precedence_and_priority(M: Model) -> None:
         chain: list[tuple[int, cp_model.IntVar]] = []
         prev = None
         for rel in rels:
-            x = m.new_int_var(0, M.horizon, f"prio_{q}_{rel}")
+            x = m.new_int_var(0, cm.horizon, f"prio_{q}_{rel}")
             ids = [j.id for j in js if j.release == rel]
             for jid in ids:
-                m.add(x >= M.jobs[jid].start)
+                m.add(x >= cm.jobs[jid].start)
             if prev is not None:
                 m.add(x >= prev)
-            M.priority_vars.append((x, [j.id for j in js if j.release <= rel]))
+            cm.priority_vars.append((x, [j.id for j in js if j.release <= rel]))
             chain.append((rel, x))
             prev = x
         chains[q] = chain
@@ -568,4 +566,4 @@ def _precedence_and_priority(M: Model) -> None:
                 if rel <= j.release:
                     best = x
             if best is not None:
-                m.add(best <= M.jobs[j.id].start)
+                m.add(best <= cm.jobs[j.id].start)

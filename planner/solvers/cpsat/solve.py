@@ -1,18 +1,17 @@
-"""The CP-SAT solve loop: greedy start, bounds, lexicographic stages, status, fallback.
+"""The CP-SAT solve loop: best start, horizon, lexicographic stages, status, fallback.
 
-Anytime and never worse than greedy: the best start (greedy rules and, on plain RCPSP,
-`planner.solvers.rcpsp_heuristic`) is the hint, bounds the horizon,
-and is returned whenever CP-SAT finds nothing better (compared lexicographically on the
-objective values computed from both schedules).
+Anytime and never worse than the start: planner.solvers.exact's best start (every greedy
+rule and, on plain RCPSP, `planner.solvers.rcpsp_heuristic`) is the hint, bounds the
+horizon, and is returned whenever CP-SAT finds nothing better (exact.finish compares the
+objective values of both schedules lexicographically).
 
-Horizon. Any schedule can be left-shifted (each job started at its release, a reservation
-end, another job's or group's end, or a higher-priority job's start) without making a
-regular objective worse, so every job ends by `T0 + sum of each job's longest option`
-(T0 = last release or reservation end): a safe bound for every objective. It is tightened
-by the instance horizon and deadlines, and, for the first objective, by the greedy value:
-makespan <= greedy makespan; for weighted JCT `w_j (end_j - r_j) <= greedy value`; for
-weighted tardiness `w_j (end_j - due_j) <= greedy value`. None of these cuts off a
-schedule at least as good as greedy, so "optimal" and the bound stay proofs.
+Horizon (`horizon_and_end_caps`). Some optimal schedule is semi-active, so every job ends
+by exact.semi_active_horizon (plus the time group holds may outlast their members): a
+safe bound for every objective. It is tightened by the instance horizon and deadlines,
+and, for the first objective, by the start's value: makespan <= the start's makespan;
+for the sum objectives exact.end_caps (a job's own term may use at most the start's
+value less the other jobs' lower bounds). None of these cuts off a schedule at least as
+good as the start, so "optimal" and the bound stay proofs.
 """
 
 from __future__ import annotations
@@ -22,28 +21,25 @@ import threading
 import time
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
 
 from ortools.sat.python import cp_model
 
+from planner.bounds import lower_bounds
 from planner.durations import group_admissible
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
-from planner.schedule import Schedule
-from planner.solvers import Progress, SolveOptions, objectives_of
+from planner.metrics import objective_values
+from planner.schedule import Schedule, SolveInfo
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint
-from planner.solvers.cpsat.model import Model, build, option_durations
+from planner.solvers.cpsat.model import CpsatModel, build, option_durations
 from planner.solvers.cpsat.objective import (
     Objective,
     add_objective,
-    scaled_value,
-    values_of,
-    weights,
 )
-from planner.solvers.rcpsp_heuristic import rcpsp_start
+from planner.solvers.exact import best_start, end_caps, finish, semi_active_horizon, values
+from planner.solvers.options import Progress, SolveOptions, objectives_of
 
-DEFAULT_TIME_LIMIT = 30.0
 PROVING_MAX_JOBS = 100  # see _parameters
 
 
@@ -76,58 +72,29 @@ def groups_complete(instance: Instance, groups: list[CandidateGroup], limit: int
     return True
 
 
-def greedy_start(
-    instance: Instance, options: SolveOptions, limit: float = DEFAULT_TIME_LIMIT
-) -> Schedule | None:
-    """The best valid start (lexicographic on the objectives) over a few greedy rules
-    and, on plain RCPSP instances, the RCPSP heuristic."""
-    from planner.solvers.greedy import solve_greedy
-    from planner.verify import verify
-
-    names = objectives_of(instance, options)
-    rules: list[str | None] = [None, "priority", "sjf", "fifo"]
-    cands = [
-        solve_greedy(instance, rule, SolveOptions(objective=options.objective)) for rule in rules
-    ]
-    h = rcpsp_start(instance, names, limit, options.seed)
-    if h is not None:
-        cands.append(h)
-    best, best_val = None, None
-    for s in cands:
-        if s.status not in ("feasible", "optimal") or verify(instance, s):
-            continue
-        val = tuple(values_of(instance, s, names).values())
-        if best_val is None or val < best_val:
-            best, best_val = s, val
-    return best
-
-
-def bounds(
+def horizon_and_end_caps(
     instance: Instance,
     names: tuple[str, ...],
-    greedy: Schedule | None,
+    start: Schedule | None,
     groups: list[CandidateGroup],
 ) -> tuple[int, dict[str, int]]:
-    t0 = max([j.release for j in instance.jobs] + [r.end for r in instance.reservations] + [0])
-    total = sum(max(option_durations(instance, j, groups)) for j in instance.jobs)
+    """The model's horizon and each job's latest end (planner.solvers.exact's rules, with
+    the instance horizon and deadlines, and the start's makespan for makespan first)."""
+    durations = {j.id: option_durations(instance, j, groups) for j in instance.jobs}
+    longest = {jid: max(d) for jid, d in durations.items()}
     spans = sum(c.span for c in groups)  # a group's hold may outlast its members
-    horizon = t0 + total + spans
+    horizon = semi_active_horizon(instance, longest, spans)
     if instance.horizon is not None:
         horizon = min(horizon, instance.horizon)
     first = names[0]
-    if greedy is not None and first == "makespan":
-        horizon = min(horizon, max((a.end for a in greedy.jobs), default=0))
+    if start is not None and first == "makespan":
+        horizon = min(horizon, max((a.end for a in start.jobs), default=0))
     ub = {j.id: horizon if j.deadline is None else min(horizon, j.deadline) for j in instance.jobs}
-    if greedy is not None and first != "makespan":
-        g = scaled_value(instance, greedy, first)
-        w, _, _ = weights(instance)
-        for j in instance.jobs:
-            if w[j.id] <= 0:
-                continue
-            if first == "total_weighted_jct":
-                ub[j.id] = min(ub[j.id], j.release + g // w[j.id])
-            elif j.due is not None:
-                ub[j.id] = min(ub[j.id], j.due + g // w[j.id])
+    if start is not None and first != "makespan":
+        pmin = {jid: min(d) for jid, d in durations.items()}
+        value = values(instance, start, (first,))[0]
+        for jid, cap in end_caps(instance, pmin, first, value).items():
+            ub[jid] = min(ub[jid], cap)
     return horizon, ub
 
 
@@ -207,7 +174,7 @@ class Outcome:
 
 
 def _run_stages(
-    M: Model,
+    cm: CpsatModel,
     objs: list[Objective],
     options: SolveOptions,
     t0: float,
@@ -219,14 +186,14 @@ def _run_stages(
         left = limit - (time.monotonic() - t0)
         if left <= 0.05 or options.stop.is_set():
             break
-        M.model.minimize(obj.expr)
+        cm.model.minimize(obj.expr)
         solver = cp_model.CpSolver()
         _parameters(
             solver,
             options,
             left,
-            proving=not M.uses and len(M.jobs) <= PROVING_MAX_JOBS,
-            lns_only=not M.uses and (hinted or i > 0),
+            proving=not cm.uses and len(cm.jobs) <= PROVING_MAX_JOBS,
+            lns_only=not cm.uses and (hinted or i > 0),
         )
         cb = _Callback(obj, options, t0)
         done = threading.Event()
@@ -241,7 +208,7 @@ def _run_stages(
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         try:
-            status = solver.solve(M.model, cb)
+            status = solver.solve(cm.model, cb)
         finally:
             done.set()
             watcher.join()
@@ -250,112 +217,89 @@ def _run_stages(
         if options.stop.is_set():
             out.interrupted = True
         if status == cp_model.MODEL_INVALID:
-            out.error = M.model.validate() or "model invalid"
+            out.error = cm.model.validate() or "model invalid"
             break
         if i == 0 and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             out.bound = solver.best_objective_bound / obj.scale
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
-        out.schedule = extract(M, solver.value)
+        out.schedule = extract(cm, solver.value)
         if status != cp_model.OPTIMAL or out.interrupted or i == len(objs) - 1:
             break
         # Fix this objective at its optimum and hint the next stage with this solution.
-        M.model.add(obj.expr <= round(solver.objective_value))
-        M.model.clear_hints()
+        cm.model.add(obj.expr <= round(solver.objective_value))
+        cm.model.clear_hints()
         sol = solver.response_proto.solution
         for k, v in enumerate(sol):
-            M.model.add_hint(M.model.get_int_var_from_proto_index(k), v)
+            cm.model.add_hint(cm.model.get_int_var_from_proto_index(k), v)
     return out
 
 
 def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
+    """Plan `instance` with CP-SAT from the best start; never worse than that start."""
     t0 = time.monotonic()
     names = objectives_of(instance, options)
-    limit = options.time_limit if options.time_limit is not None else DEFAULT_TIME_LIMIT
-    greedy = greedy_start(instance, options, limit)
+    start = best_start(instance, options)
     groups = candidate_groups(instance, max_per_job=max_per_job(instance))
-    horizon, ub = bounds(instance, names, greedy, groups)
-    M = build(instance, groups, ub, horizon, makespan="makespan" in names)
-    objs = [add_objective(M, n) for n in names]
-    hinted = add_hint(M, objs, greedy) if greedy is not None else 0
-    out = _run_stages(M, objs, options, t0, limit, hinted=hinted > 0)
+    horizon, ub = horizon_and_end_caps(instance, names, start, groups)
+    cm = build(instance, groups, ub, horizon, makespan="makespan" in names)
+    objs = [add_objective(cm, n) for n in names]
+    hinted = add_hint(cm, objs, start) if start is not None else 0
+    out = _run_stages(cm, objs, options, t0, options.limit, hinted=hinted > 0)
 
     # "optimal", "infeasible" and bounds are proofs only for a complete, exact model:
     # candidate groups may be a pruned subset of all admissible groups.
     complete = groups_complete(instance, groups)
-    proof = M.exact and complete and all(o.exact for o in objs)
-    info: dict[str, Any] = {
-        "options": sum(len(jv.options) for jv in M.jobs.values()),
+    proof = cm.exact and complete and all(o.exact for o in objs)
+    info: SolveInfo = {
+        "options": sum(len(jv.options) for jv in cm.jobs.values()),
         "candidate_groups": len(groups),
         "groups_complete": complete,
         "cpsat_status": out.statuses,
         "hint_vars": hinted,
         "horizon": horizon,
     }
-    if greedy is not None:
-        info["greedy_solver"] = greedy.solver
-        info["greedy_objective"] = dict(values_of(instance, greedy, names))
+    if start is not None:
+        info["greedy_solver"] = start.solver
+        info["greedy_objective"] = objective_values(instance, start, names)
     if out.bound is not None:
         info["model_bound"] = {names[0]: out.bound}
-    if M.notes:
-        info["notes"] = list(M.notes)
+    if cm.notes:
+        info["notes"] = list(cm.notes)
     if out.error:
         info["error"] = out.error
     if out.interrupted or options.stop.is_set():
         info["interrupted"] = True
     lower = _lower_bound(instance, names[0], out.bound if proof else None, info)
-
-    chosen = out.schedule
-    if chosen is not None:
-        from planner.verify import verify
-
-        bad = verify(instance, chosen)
-        if bad:
-            info["cpsat_invalid"] = [str(v) for v in bad[:5]]
-            chosen = None
-    if (
-        chosen is not None
-        and greedy is not None
-        and (
-            tuple(values_of(instance, greedy, names).values())
-            < tuple(values_of(instance, chosen, names).values())
-        )
-    ):
-        chosen = None
-        info["kept_greedy"] = True
-    wall = time.monotonic() - t0
-    if chosen is None and greedy is None:
-        infeasible = bool(out.statuses) and out.statuses[0] == "INFEASIBLE"
-        status = "infeasible" if infeasible and proof else "unknown"
-        return Schedule(instance.name, "cpsat", status, lower_bound=None, wall_s=wall, info=info)
-    if chosen is None:
-        assert greedy is not None
-        final = greedy.with_(solver="cpsat")
-    else:
-        final = chosen
-    optimal = chosen is not None and (
+    proved = (
         len(out.statuses) == len(names)
         and all(s == "OPTIMAL" for s in out.statuses)
         and proof
         and not out.interrupted
     )
-    if len(names) == 1 and lower is not None:
-        # a schedule meeting a valid bound is optimal whatever the model proved
-        optimal = optimal or values_of(instance, final, names)[names[0]] <= lower[names[0]] + 1e-9
-    return final.with_(
-        status="optimal" if optimal else "feasible", lower_bound=lower, wall_s=wall, info=info
+    first_status = out.statuses[0] if out.statuses else "not run"
+    return finish(
+        instance,
+        "cpsat",
+        names,
+        out.schedule,
+        start,
+        proved=proved,
+        lower=lower,
+        info=info,
+        t0=t0,
+        why_none=out.error or f"CP-SAT found no schedule ({first_status})",
+        infeasible=first_status == "INFEASIBLE" and proof,
     )
 
 
 def _lower_bound(
-    instance: Instance, name: str, model_bound: float | None, info: dict[str, Any]
+    instance: Instance, name: str, model_bound: float | None, info: SolveInfo
 ) -> dict[str, float] | None:
     """The best valid bound on the first objective: CP-SAT's (when the model is exact and
     complete) or planner.bounds' relaxation bound (always valid)."""
     vals = [] if model_bound is None else [model_bound]
     try:
-        from planner.bounds import lower_bounds
-
         static = lower_bounds(instance, [name])[name]
         info["relaxation_bound"] = {name: static}
         vals.append(static)

@@ -82,6 +82,77 @@ def _num(s: str | None) -> float | None:
     return v if abs(v) < 1e30 else None
 
 
+def _watch_cbc(
+    proc: subprocess.Popen[bytes],
+    logf: str,
+    t0: float,
+    time_limit: float,
+    stop: threading.Event,
+    progress: ProgressFn | None,
+) -> bool:
+    """Wait for CBC, asking it to stop on Ctrl-C or overrun, and feed `progress` from its
+    log; whether Ctrl-C interrupted it."""
+    interrupted = False
+    overran = False
+    first_ask = 0.0
+    seen = 0
+    inc: float | None = None
+    bnd: float | None = None
+    asked = 0.0
+    while proc.poll() is None:
+        time.sleep(0.2)
+        now = time.monotonic()
+        if not overran and now - t0 > time_limit + 3:
+            # CBC checks its clock only between nodes and cut passes; a long root
+            # overruns the limit, so then we ask it to stop as on Ctrl-C
+            overran = True
+        if (stop.is_set() or overran) and now - asked >= 1.0:
+            # CBC acts on SIGINT only inside branch and bound (its handler flags the
+            # tree search), so repeat it; after STOP_GRACE s give up and kill it.
+            if not asked:
+                first_ask = now
+            interrupted = interrupted or stop.is_set()
+            asked = now
+            if now - first_ask > STOP_GRACE:
+                proc.kill()
+            else:
+                proc.send_signal(signal.SIGINT)
+        if progress is not None:
+            with open(logf) as f:
+                f.seek(seen)
+                chunk = f.read()
+            seen += len(chunk.encode())
+            changed = False
+            for m in _INCUMBENT.finditer(chunk):
+                inc = _num(m.group(1) or m.group(2))
+                changed = True
+            for m in _BOUND.finditer(chunk):
+                bnd = _num(m.group(1))
+                changed = True
+            if changed:
+                progress(inc, bnd)
+    return interrupted
+
+
+def _cbc_result(text: str, head: str, sol_status: int, interrupted: bool, t0: float) -> RunResult:
+    """Status, objective and bound from CBC's log and its solution file's first line."""
+    result = _RESULT.search(text)
+    detail = result.group(1).strip() if result else head
+    obj = _num(_OBJ.findall(text)[-1]) if _OBJ.search(text) else None
+    lb = _num(_LB.findall(text)[-1]) if _LB.search(text) else None
+    elapsed = time.monotonic() - t0
+    if head.startswith("Optimal"):
+        return RunResult("optimal", obj, obj, interrupted, elapsed, detail)
+    if head.startswith("Infeasible") or head.startswith("Integer infeasible"):
+        return RunResult("infeasible", None, None, interrupted, elapsed, detail)
+    if sol_status == pulp.LpSolutionIntegerFeasible:
+        if lb is None:
+            found = _BOUND.findall(text)
+            lb = _num(found[-1]) if found else None
+        return RunResult("feasible", obj, lb, interrupted, elapsed, detail)
+    return RunResult("none", None, None, interrupted, elapsed, detail or head)
+
+
 def _run_cbc(
     prob: pulp.LpProblem,
     time_limit: float,
@@ -118,7 +189,6 @@ def _run_cbc(
         sol,
     ]
     interrupted = False
-    overran = False
     text = ""
     proc: subprocess.Popen[bytes] | None = None
     try:
@@ -130,42 +200,7 @@ def _run_cbc(
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-            seen = 0
-            inc: float | None = None
-            bnd: float | None = None
-            asked = 0.0
-            while proc.poll() is None:
-                time.sleep(0.2)
-                now = time.monotonic()
-                if not overran and now - t0 > time_limit + 3:
-                    # CBC checks its clock only between nodes and cut passes; a long root
-                    # overruns the limit, so then we ask it to stop as on Ctrl-C
-                    overran = True
-                if (stop.is_set() or overran) and now - asked >= 1.0:
-                    # CBC acts on SIGINT only inside branch and bound (its handler flags the
-                    # tree search), so repeat it; after STOP_GRACE s give up and kill it.
-                    if not asked:
-                        first_ask = now
-                    interrupted = interrupted or stop.is_set()
-                    asked = now
-                    if now - first_ask > STOP_GRACE:
-                        proc.kill()
-                    else:
-                        proc.send_signal(signal.SIGINT)
-                if progress is not None:
-                    with open(logf) as f:
-                        f.seek(seen)
-                        chunk = f.read()
-                    seen += len(chunk.encode())
-                    changed = False
-                    for m in _INCUMBENT.finditer(chunk):
-                        inc = _num(m.group(1) or m.group(2))
-                        changed = True
-                    for m in _BOUND.finditer(chunk):
-                        bnd = _num(m.group(1))
-                        changed = True
-                    if changed:
-                        progress(inc, bnd)
+            interrupted = _watch_cbc(proc, logf, t0, time_limit, stop, progress)
         with open(logf) as f:
             text = f.read()
         if not os.path.exists(sol):
@@ -181,21 +216,7 @@ def _run_cbc(
             proc.wait()
         solver.delete_tmp_files(mps, sol, mst, logf)
     prob.assignVarsVals(values)
-    result = _RESULT.search(text)
-    detail = result.group(1).strip() if result else head
-    obj = _num(_OBJ.findall(text)[-1]) if _OBJ.search(text) else None
-    lb = _num(_LB.findall(text)[-1]) if _LB.search(text) else None
-    elapsed = time.monotonic() - t0
-    if head.startswith("Optimal"):
-        return RunResult("optimal", obj, obj, interrupted, elapsed, detail)
-    if head.startswith("Infeasible") or head.startswith("Integer infeasible"):
-        return RunResult("infeasible", None, None, interrupted, elapsed, detail)
-    if sol_status == pulp.LpSolutionIntegerFeasible:
-        if lb is None:
-            found = _BOUND.findall(text)
-            lb = _num(found[-1]) if found else None
-        return RunResult("feasible", obj, lb, interrupted, elapsed, detail)
-    return RunResult("none", None, None, interrupted, elapsed, detail or head)
+    return _cbc_result(text, head, sol_status, interrupted, t0)
 
 
 def _tail(text: str) -> str:

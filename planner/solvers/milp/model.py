@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 import pulp
 
@@ -36,6 +36,7 @@ from planner import precedence
 from planner.durations import solo_duration
 from planner.instance import Instance, Job, Node, NodeGroup, Reservation
 from planner.solvers.milp.grid import Grid
+from planner.solvers.options import MAX_EXACT_POOL_RESERVATIONS
 
 # Above these the grid is coarsened (solve.py): a model this size already takes CBC most
 # of a 30 s budget to read and to solve its root LP.
@@ -44,9 +45,6 @@ MAX_NONZEROS = 1_200_000
 # Disaggregated precedence adds ~3 * slots rows per job in an arc; above this it is dropped
 # for the aggregated one-row form.
 MAX_CUMULATIVE_ROWS = 60_000
-# Pool reservations active in one slot beyond which the subset rule (2^k rows) is replaced
-# by the conservative "nobody is admitted" row.
-MAX_POOL_SUBSET = 4
 
 
 @dataclass(frozen=True)
@@ -56,7 +54,7 @@ class Member:
 
 
 @dataclass(frozen=True)
-class Unit:
+class StartUnit:
     index: int
     members: tuple[Member, ...]
     node_group: NodeGroup | None  # None: no placement
@@ -74,18 +72,18 @@ class Unit:
         return tuple(m.job.id for m in self.members)
 
 
-def build_units(instance: Instance, candidates: Iterable[Any]) -> list[Unit]:
+def build_units(instance: Instance, candidates: Iterable[Any]) -> list[StartUnit]:
     """Solo options of every job, then the candidate groups (planner.groups)."""
-    units: list[Unit] = []
+    units: list[StartUnit] = []
     for j in instance.jobs:
         if j.gpus == 0:
             member = Member(j, solo_duration(instance, j))
-            units.append(Unit(len(units), (member,), None, 0, 0, False))
+            units.append(StartUnit(len(units), (member,), None, 0, 0, False))
             continue
         for ng in instance.eligible_groups(j):
             k = j.gpus // ng.gpus if j.gpus > ng.gpus else 1
             units.append(
-                Unit(
+                StartUnit(
                     len(units),
                     (Member(j, solo_duration(instance, j, ng.speed)),),
                     ng,
@@ -103,7 +101,7 @@ def build_units(instance: Instance, candidates: Iterable[Any]) -> list[Unit]:
             continue  # a member must follow another: they cannot start together
         k = cg.gpus // ng.gpus if cg.gpus > ng.gpus else 1
         members = tuple(Member(j, d) for j, d in zip(jobs, cg.durations, strict=True))
-        units.append(Unit(len(units), members, ng, k, min(cg.gpus, ng.gpus), True))
+        units.append(StartUnit(len(units), members, ng, k, min(cg.gpus, ng.gpus), True))
     return units
 
 
@@ -111,7 +109,7 @@ def gpu_reserved_nodes(instance: Instance) -> set[str]:
     return {n for r in instance.reservations if r.pool is None for n in r.nodes}
 
 
-def symmetry_limits(instance: Instance, units: Sequence[Unit]) -> dict[tuple[int, str], int]:
+def symmetry_limits(instance: Instance, units: Sequence[StartUnit]) -> dict[tuple[int, str], int]:
     """(unit, node group) -> how many of the group's identical nodes the unit may use.
 
     Identical nodes are a group's nodes named by no GPU reservation, in instance order.
@@ -143,7 +141,7 @@ def symmetry_limits(instance: Instance, units: Sequence[Unit]) -> dict[tuple[int
 
 
 def unit_nodes(
-    instance: Instance, u: Unit, limits: Mapping[tuple[int, str], int], reserved: set[str]
+    instance: Instance, u: StartUnit, limits: Mapping[tuple[int, str], int], reserved: set[str]
 ) -> list[Node]:
     """Nodes the unit may use after symmetry breaking among identical nodes."""
     assert u.node_group is not None
@@ -154,7 +152,7 @@ def unit_nodes(
 
 
 def start_range(
-    u: Unit,
+    u: StartUnit,
     grid: Grid,
     instance: Instance,
     caps: Mapping[str, int],
@@ -179,7 +177,7 @@ def start_range(
 
 def size_estimate(
     instance: Instance,
-    units: Sequence[Unit],
+    units: Sequence[StartUnit],
     grid: Grid,
     caps: Mapping[str, int],
     earliest: Mapping[str, int] | None = None,
@@ -206,7 +204,7 @@ def size_estimate(
 class Built:
     prob: pulp.LpProblem
     grid: Grid
-    units: list[Unit]
+    units: list[StartUnit]
     # start variables: (unit, node index or -1, slot) -> var; node -1 for z variables
     starts: dict[tuple[int, int, int], pulp.LpVariable]
     # multi-node node choice: (unit, node index, slot) -> var
@@ -232,39 +230,38 @@ def _active(r: Reservation, grid: Grid, s: int) -> bool:
     return r.start < grid.time(s + 1) and r.end > grid.time(s)
 
 
-def build(
-    instance: Instance,
-    units: list[Unit],
-    grid: Grid,
-    objectives: Sequence[str],
-    caps: Mapping[str, int],
-    precedence: str = "auto",
-    earliest: Mapping[str, int] | None = None,
-    cmax_floor: float = 0.0,
-) -> Built:
-    """The MILP on `grid`. `caps`: job -> latest allowed end (valid objective cuts);
-    `earliest`: job -> earliest start; `cmax_floor`: a valid makespan lower bound, given to
-    Cmax as its lower bound (the time-indexed LP alone often stays below the energy bound).
+class _StartVars(NamedTuple):
+    starts: dict[tuple[int, int, int], pulp.LpVariable]  # (unit, node or -1, slot)
+    picks: dict[tuple[int, int, int], pulp.LpVariable]  # (unit, node, slot) of node sets
+    # per node index: list of (var, unit, start slot) of what runs on it
+    on_node: dict[int, list[tuple[pulp.LpVariable, StartUnit, int]]]
+    # per job: start var -> (start slot, exact duration)
+    job_vars: dict[str, dict[pulp.LpVariable, tuple[int, int]]]
+    # per unit: list of (var, slot) whose sum is "unit starts at slot" (for pools)
+    unit_starts: dict[int, list[tuple[pulp.LpVariable, int]]]
 
-    precedence: "aggregated" (one row per arc: start_b >= end_a), "disaggregated"
-    (per slot: started_b(t) <= finished_a(t), via cumulative variables; a much tighter LP
-    whose rows grow with slots) or "auto" (disaggregated while it adds at most
-    MAX_CUMULATIVE_ROWS rows).
-    """
-    prob = pulp.LpProblem("plan", pulp.LpMinimize)
-    L = grid.length
+
+def _start_variables(
+    prob: pulp.LpProblem,
+    instance: Instance,
+    units: list[StartUnit],
+    grid: Grid,
+    caps: Mapping[str, int],
+    earliest: Mapping[str, int] | None,
+) -> _StartVars:
+    """The binaries: a unit starting on a node at a slot (x), or a unit starting at a slot
+    (z) with the nodes it picks (y) for multi-node units."""
     limits = symmetry_limits(instance, units)
     reserved = gpu_reserved_nodes(instance)
     starts: dict[tuple[int, int, int], pulp.LpVariable] = {}
     picks: dict[tuple[int, int, int], pulp.LpVariable] = {}
     # per node index: list of (var, unit, start slot) of what runs on it
-    on_node: dict[int, list[tuple[pulp.LpVariable, Unit, int]]] = defaultdict(list)
+    on_node: dict[int, list[tuple[pulp.LpVariable, StartUnit, int]]] = defaultdict(list)
     # per job: start var -> (start slot, exact duration)
     job_vars: dict[str, dict[pulp.LpVariable, tuple[int, int]]] = defaultdict(dict)
     # per unit: list of (var, slot) whose sum is "unit starts at slot" (for pools)
     unit_starts: dict[int, list[tuple[pulp.LpVariable, int]]] = defaultdict(list)
 
-    notes_empty: list[str] = []
     for u in units:
         rng = start_range(u, grid, instance, caps, earliest)
         if len(rng) == 0:
@@ -297,6 +294,33 @@ def build(
                     for m in u.members:
                         job_vars[m.job.id][x] = (t, m.duration)
 
+    return _StartVars(starts, picks, on_node, job_vars, unit_starts)
+
+
+def build(
+    instance: Instance,
+    units: list[StartUnit],
+    grid: Grid,
+    objectives: Sequence[str],
+    caps: Mapping[str, int],
+    precedence: str = "auto",
+    earliest: Mapping[str, int] | None = None,
+    cmax_floor: float = 0.0,
+) -> Built:
+    """The MILP on `grid`. `caps`: job -> latest allowed end (valid objective cuts);
+    `earliest`: job -> earliest start; `cmax_floor`: a valid makespan lower bound, given to
+    Cmax as its lower bound (the time-indexed LP alone often stays below the energy bound).
+
+    precedence: "aggregated" (one row per arc: start_b >= end_a), "disaggregated"
+    (per slot: started_b(t) <= finished_a(t), via cumulative variables; a much tighter LP
+    whose rows grow with slots) or "auto" (disaggregated while it adds at most
+    MAX_CUMULATIVE_ROWS rows).
+    """
+    prob = pulp.LpProblem("plan", pulp.LpMinimize)
+    L = grid.length
+    sv = _start_variables(prob, instance, units, grid, caps, earliest)
+    starts, picks, on_node, job_vars, unit_starts = sv
+    notes_empty: list[str] = []
     # exactly one start per job (names use job positions: ids may hold any characters)
     for i, j in enumerate(instance.jobs):
         _add(prob, {v: 1 for v in job_vars[j.id]}, pulp.LpConstraintEQ, 1, f"one_{i}")
@@ -312,6 +336,25 @@ def build(
     notes["precedence"] = _order_rows(instance, grid, prob, job_vars, precedence, cumulative)
 
     ends = {jid: {v: float(t * L + d) for v, (t, d) in vs.items()} for jid, vs in job_vars.items()}
+    objs, cmax = _objectives(instance, prob, ends, objectives, cmax_floor)
+
+    sizes = {
+        "binaries": len(starts) + len(picks),
+        "variables": prob.numVariables(),
+        "rows": prob.numConstraints(),
+    }
+    return Built(prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes)
+
+
+def _objectives(
+    instance: Instance,
+    prob: pulp.LpProblem,
+    ends: Mapping[str, Mapping[pulp.LpVariable, float]],
+    objectives: Sequence[str],
+    cmax_floor: float,
+) -> tuple[dict[str, pulp.LpAffineExpression], pulp.LpVariable | None]:
+    """Each objective as a linear expression over the start variables (`ends`: job ->
+    start var -> end time); makespan through a Cmax variable bounded below by `cmax_floor`."""
     objs: dict[str, pulp.LpAffineExpression] = {}
     cmax = None
     for name in objectives:
@@ -342,13 +385,7 @@ def build(
             objs[name] = pulp.LpAffineExpression({v: c for v, c in acc.items() if c})
         else:
             raise ValueError(f"unknown objective {name!r}")
-
-    sizes = {
-        "binaries": len(starts) + len(picks),
-        "variables": prob.numVariables(),
-        "rows": prob.numConstraints(),
-    }
-    return Built(prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes)
+    return objs, cmax
 
 
 def _running(
@@ -366,7 +403,7 @@ def _node_rows(
     instance: Instance,
     grid: Grid,
     prob: pulp.LpProblem,
-    on_node: Mapping[int, list[tuple[pulp.LpVariable, Unit, int]]],
+    on_node: Mapping[int, list[tuple[pulp.LpVariable, StartUnit, int]]],
 ) -> None:
     """GPU (with reservations as Hall conditions), CPU and memory capacity per node, slot."""
     res_by_node: dict[str, list[Reservation]] = defaultdict(list)
@@ -377,7 +414,7 @@ def _node_rows(
     for ni, entries in on_node.items():
         node = instance.nodes[ni]
         # which entries run in each slot, for the reservation-aware rows
-        at_slot: list[list[tuple[pulp.LpVariable, Unit]]] = [[] for _ in range(grid.slots)]
+        at_slot: list[list[tuple[pulp.LpVariable, StartUnit]]] = [[] for _ in range(grid.slots)]
         for v, u, t in entries:
             for s in range(t, min(t + grid.span(u.hold), grid.slots)):
                 at_slot[s].append((v, u))
@@ -427,7 +464,7 @@ def _pool_rows(
     instance: Instance,
     grid: Grid,
     prob: pulp.LpProblem,
-    units: Sequence[Unit],
+    units: Sequence[StartUnit],
     unit_starts: Mapping[int, list[tuple[pulp.LpVariable, int]]],
 ) -> dict[str, Any]:
     """Pool capacity per slot, with the subset rule for pool reservations (README, "What we
@@ -452,7 +489,7 @@ def _pool_rows(
             if not at_slot[s]:
                 continue
             active = [r for r in res if _active(r, grid, s)]
-            if len(active) > MAX_POOL_SUBSET:
+            if len(active) > MAX_EXACT_POOL_RESERVATIONS:
                 # conservative: nobody admitted; may cut off schedules (noted, no "optimal")
                 subsets: list[tuple[Reservation, ...]] = [tuple(active)]
                 notes["pool_conservative"] = True

@@ -1,9 +1,10 @@
 """The MILP planner: greedy start, grid, model, lexicographic solves, extraction, bound.
 
 Status and bound:
-- The greedy schedule gives the horizon, the warm start and the fallback: the answer is
-  never worse than greedy (if the MILP finds nothing better, greedy's schedule is returned
-  with status "feasible" and info["returned"] = "greedy").
+- The best start (planner.solvers.exact.best_start: greedy rules, the RCPSP heuristic)
+  gives the horizon, the warm start and the fallback: the answer is never worse than it
+  (if the MILP finds nothing better, the start is returned with status "feasible",
+  info["returned"] = "greedy" and info["reason"] saying why).
 - "optimal" only if every lexicographic stage was proved optimal by the solver (its own
   status, or an integral objective whose bound rounds up to the incumbent) AND the grid is
   exact: slot length 1 (integer times and durations, so every exact schedule is on the
@@ -14,8 +15,8 @@ Status and bound:
   exact problem (starts on the grid and rounded-up durations restrict it). For makespan
   without reservations and deadlines we subtract a valid rounding allowance
   (objective.rounding_allowance: how much later than any exact schedule a grid schedule
-  may have to end); otherwise, and for the sum objectives, we report the simple valid bound
-  (objective.simple_bounds). The larger valid value is reported. A returned schedule that
+  may have to end); otherwise, and for the sum objectives, we report planner.bounds'
+  valid bound. The larger valid value is reported. A returned schedule that
   meets a valid bound is "optimal" whatever the grid (info["optimal_by_bound"]).
 
 Ctrl-C (options.stop): CBC gets SIGINT once a second; it stops at its next branch-and-bound
@@ -32,33 +33,37 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulp
 
+from planner.bounds import lower_bounds
+from planner.groups import candidate_groups
 from planner.instance import Instance
-from planner.schedule import Assignment, Group, Placement, Schedule
-from planner.solvers import Progress, SolveOptions, objectives_of
-from planner.solvers.milp import model as M
+from planner.metrics import objective_values
+from planner.schedule import Assignment, Group, Placement, Schedule, SolveInfo
+from planner.solvers.exact import (
+    best_start,
+    earliest_starts,
+    end_caps,
+    finish,
+    semi_active_horizon,
+)
+from planner.solvers.milp import model as milp_model
 from planner.solvers.milp.backends import RunResult, run
 from planner.solvers.milp.gpus import Holder, colour
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
 from planner.solvers.milp.objective import (
-    better,
-    earliest_starts,
-    end_caps,
+    max_durations,
     min_durations,
     rounding_allowance,
-    semi_active_horizon,
-    simple_bounds,
     tails,
     tighten,
-    values,
 )
+from planner.solvers.options import Progress, SolveOptions, objectives_of
 
-DEFAULT_TIME_LIMIT = 30.0
 # For sum objectives the valid end caps can reach far beyond the greedy makespan; the grid
 # stops at this multiple of it (and then cannot claim optimality).
 SUM_HORIZON_FACTOR = 2.0
@@ -66,156 +71,214 @@ SUM_HORIZON_FACTOR = 2.0
 MIN_SLOTS = 8
 
 
+@dataclass
+class _Run:
+    """One MILP solve's shared state: what every step reads and the `info` it fills."""
+
+    instance: Instance
+    options: SolveOptions
+    names: tuple[str, ...]
+    backend: str
+    t0: float = field(default_factory=time.monotonic)
+    info: SolveInfo = field(default_factory=lambda: SolveInfo())
+
+    @property
+    def solver(self) -> str:
+        return f"milp:{self.backend}"
+
+    def report(self, incumbent: float | None, bound: float | None, message: str = "") -> None:
+        if self.options.progress is not None:
+            elapsed = time.monotonic() - self.t0
+            self.options.progress(Progress(elapsed, incumbent, bound, message))
+
+
+@dataclass(frozen=True)
+class _Horizon:
+    length: int  # the horizon before gridding
+    exact: bool  # cuts off no optimal schedule
+    caps: dict[str, int]  # valid latest ends
+
+
+@dataclass
+class _Stages:
+    """The lexicographic solves: per-stage facts, and what they proved."""
+
+    stages: list[dict[str, Any]] = field(default_factory=list)
+    chosen: dict[str, float] | None = None  # variable values of the last solution
+    proved_all: bool = True
+    interrupted: bool = False
+    bounds: dict[str, float] = field(default_factory=dict)
+
+
 def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
-    t0 = time.monotonic()
-    names = objectives_of(instance, options)
-    limit = options.time_limit if options.time_limit is not None else DEFAULT_TIME_LIMIT
+    """Plan `instance` with the time-indexed MILP from the best start; never worse than it."""
     backend = options.milp_backend if options.milp_backend in ("cbc", "highs") else "cbc"
-    solver_name = f"milp:{backend}"
-    info: dict[str, Any] = {"backend": backend}
+    r = _Run(instance, options, objectives_of(instance, options), backend)
+    r.info["backend"] = backend
+    start = best_start(instance, options)
+    gvals = None if start is None else objective_values(instance, start, r.names)
+    if start is not None and gvals is not None:
+        r.info["greedy_solver"] = start.solver
+        r.info["greedy_objective"] = gvals
+    units = milp_model.build_units(instance, candidate_groups(instance, max_per_job=4))
+    simple = lower_bounds(instance, r.names)
+    first = r.names[0]
+    r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
 
-    def report(incumbent: float | None, bound: float | None, message: str = "") -> None:
-        if options.progress is not None:
-            options.progress(Progress(time.monotonic() - t0, incumbent, bound, message))
+    hz = _horizon(instance, units, first, start, gvals)
+    earliest = earliest_starts(instance, min_durations(instance, units))
+    gridded = _choose_grid(r, start, units, hz, earliest)
+    if isinstance(gridded, str):
+        return finish(
+            instance, r.solver, r.names, None, start, proved=False, lower=simple or None,
+            info=r.info, t0=r.t0, why_none=gridded,
+        )  # fmt: skip
+    grid, grid_caps, warm_slots = gridded
+    built = milp_model.build(
+        instance, units, grid, r.names, grid_caps, earliest=earliest,
+        cmax_floor=simple.get("makespan", 0.0),
+    )  # fmt: skip
+    r.info["slot"], r.info["slots"], r.info["horizon"] = grid.length, grid.slots, grid.horizon
+    r.info.update(built.sizes)  # type: ignore[typeddict-item]  # binaries, variables, rows
+    r.info.update(built.notes)  # type: ignore[typeddict-item]  # precedence, no_start, pool_conservative
+    exact_grid = grid.length == 1 and hz.exact and not built.notes.get("pool_conservative")
+    r.info["exact_grid"] = exact_grid
+    warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
+    r.info["warm_start"] = warm
 
-    greedy = _greedy(instance, options)
-    gvals = values(instance, greedy, names) if greedy is not None else None
-    info["greedy"] = greedy.solver if greedy is not None else None
-    if gvals is not None:
-        info["greedy_objective"] = dict(zip(names, gvals, strict=True))
+    st = _solve_stages(r, built, warm == "used")
+    r.info["stages"] = st.stages
+    if st.interrupted or options.stop.is_set():
+        r.info["interrupted"] = True
+    gfirst = None if gvals is None else gvals[first]
+    lower = _lower_bound(instance, units, r.names, grid, st.bounds, simple, exact_grid, gfirst)
+    schedule = _extract(instance, built) if st.chosen is not None else None
+    first_status = st.stages[0]["status"] if st.stages else "none"
+    why_none = f"no MILP schedule ({first_status})"
+    if st.chosen is not None and schedule is None:
+        r.info["extract"] = why_none = "GPU index colouring failed"
+    proved = (
+        st.proved_all
+        and exact_grid
+        and len(st.stages) == len(r.names)
+        and all(s["status"] == "optimal" or s.get("proved") for s in st.stages)
+    )
+    out = finish(
+        instance, r.solver, r.names, schedule, start, proved=proved, lower=lower or None,
+        info=r.info, t0=r.t0, why_none=why_none,
+        infeasible=first_status == "infeasible" and exact_grid and not hz.caps,
+    )  # fmt: skip
+    if out.info.get("returned") == "milp" and st.proved_all and not exact_grid:
+        out = out.with_(info={**out.info, "optimal_on_grid": True})
+    final = objective_values(instance, out, r.names)[first] if out.jobs else None
+    r.report(final, (lower or {}).get(first), "done")
+    return out
 
-    from planner.groups import candidate_groups
 
-    units = M.build_units(instance, candidate_groups(instance, max_per_job=4))
-    simple = simple_bounds(instance, units, names)
-    report(gvals[0] if gvals else None, simple.get(names[0]), "greedy start")
-
-    # horizon and valid end caps
-    exact_horizon = True
-    semi = semi_active_horizon(instance, units)
-    if gvals is not None and greedy is not None:
-        caps = end_caps(instance, units, names[0], gvals[0])
-        greedy_end = max((a.end for a in greedy.jobs), default=0)
-        if names[0] == "makespan":
-            horizon = greedy_end
+def _horizon(
+    instance: Instance,
+    units: Sequence[milp_model.StartUnit],
+    first: str,
+    start: Schedule | None,
+    gvals: dict[str, float] | None,
+) -> _Horizon:
+    """The horizon, whether it is exact, and the valid end caps (planner.solvers.exact);
+    on an exact horizon the caps also leave each job's successors room (tails)."""
+    semi = semi_active_horizon(instance, max_durations(units))
+    exact = True
+    caps: dict[str, int] = {}
+    horizon = semi  # valid for every regular objective (see semi_active_horizon)
+    if start is not None and gvals is not None:
+        caps = end_caps(instance, min_durations(instance, units), first, gvals[first])
+        start_end = max((a.end for a in start.jobs), default=0)
+        if first == "makespan":
+            horizon = start_end
         else:
             need = semi
             if len(caps) == len(instance.jobs):
                 need = min(need, max(caps.values(), default=0))
-            horizon = int(max(greedy_end, min(need, SUM_HORIZON_FACTOR * greedy_end)))
-            if need > horizon:
-                exact_horizon = False
-    else:
-        caps = {}
-        horizon = semi  # valid for every regular objective (see semi_active_horizon)
+            horizon = int(max(start_end, min(need, SUM_HORIZON_FACTOR * start_end)))
+            exact = need <= horizon
     if instance.horizon is not None:
         if horizon >= instance.horizon:
-            exact_horizon = True  # the instance's own horizon is the true limit
+            exact = True  # the instance's own horizon is the true limit
         horizon = min(horizon, instance.horizon)
     horizon = max(horizon, 1)
-    # Time windows: earliest starts from releases and precedence (valid on any grid); on
-    # the exact grid also latest ends, so each job's successors still fit (caps, tails).
-    earliest = earliest_starts(instance, min_durations(instance, units))
-    if exact_horizon:
+    if exact:
         caps = tighten(caps, horizon, tails(instance, units))
+    return _Horizon(horizon, exact, caps)
 
-    # grid: slot length from options, coarsened while the model would be too large
-    length = slot_length(horizon, options.slots, options.slot)
+
+def _choose_grid(
+    r: _Run,
+    start: Schedule | None,
+    units: Sequence[milp_model.StartUnit],
+    hz: _Horizon,
+    earliest: dict[str, int],
+) -> tuple[Grid, dict[str, int], dict[str, tuple[int, int]] | None] | str:
+    """(grid, its end caps, the start on it), the slot length coarsened while the model
+    would be too large; or why no grid fits."""
+    instance, options = r.instance, r.options
+    length = slot_length(hz.length, options.slots, options.slot)
     first_length = length
     prev_slots: int | None = None
     while True:
-        grid = make_grid(horizon, length, options.slot is None)
-        warm_slots = _grid_starts(instance, greedy, units, length) if greedy is not None else None
+        grid = make_grid(hz.length, length, options.slot is None)
+        warm_slots = None if start is None else _grid_starts(start, length)
         if warm_slots is not None:
             end = max((t * length + d for t, d in warm_slots.values()), default=0)
             if instance.horizon is None or end <= instance.horizon:
-                grid = make_grid(max(horizon, end), length, grid.auto)
+                grid = make_grid(max(hz.length, end), length, grid.auto)
         # The caps hold for exact schedules; on a coarser grid starts are rounded up (and
-        # greedy's shifted start may end later), so they would cut off every schedule.
-        grid_caps = caps if length == 1 else {}
-        binaries, nonzeros = M.size_estimate(instance, units, grid, grid_caps, earliest)
-        if binaries <= M.MAX_BINARIES and nonzeros <= M.MAX_NONZEROS:
+        # the start's shifted schedule may end later), so they would cut off every schedule.
+        grid_caps = hz.caps if length == 1 else {}
+        binaries, nonzeros = milp_model.size_estimate(instance, units, grid, grid_caps, earliest)
+        if binaries <= milp_model.MAX_BINARIES and nonzeros <= milp_model.MAX_NONZEROS:
             break
-        # Coarsening stops paying once the slot count no longer falls: greedy's start,
-        # shifted onto a coarser grid, ends later in proportion to the slot length.
+        # Coarsening stops paying once the slot count no longer falls: the start, shifted
+        # onto a coarser grid, ends later in proportion to the slot length.
         if grid.slots <= MIN_SLOTS or (prev_slots is not None and grid.slots >= prev_slots):
-            return _too_large(
-                instance,
-                greedy,
-                solver_name,
-                simple,
-                info,
-                t0,
+            return (
                 f"time-indexed model of {binaries:,} binaries and {nonzeros:,} "
-                f"nonzeros stays over the limits ({M.MAX_BINARIES:,}, "
-                f"{M.MAX_NONZEROS:,}) at slot {length}",
+                f"nonzeros stays over the limits ({milp_model.MAX_BINARIES:,}, "
+                f"{milp_model.MAX_NONZEROS:,}) at slot {length}"
             )
         prev_slots = grid.slots
         length *= 2
     if length != first_length:
-        info["coarsened"] = {
+        r.info["coarsened"] = {
             "from_slot": first_length,
             "to_slot": length,
-            "why": f"model over {M.MAX_BINARIES} binaries or {M.MAX_NONZEROS} nonzeros",
+            "reason": f"model over {milp_model.MAX_BINARIES} binaries or "
+            f"{milp_model.MAX_NONZEROS} nonzeros",
         }
-    built = M.build(
-        instance,
-        units,
-        grid,
-        names,
-        grid_caps,
-        earliest=earliest,
-        cmax_floor=simple.get("makespan", 0.0),
-    )
-    info.update(
-        {
-            "slot": grid.length,
-            "slots": grid.slots,
-            "horizon": grid.horizon,
-            **built.sizes,
-            **built.notes,
-        }
-    )
-    exact_grid = grid.length == 1 and exact_horizon and not built.notes.get("pool_conservative")
-    info["exact_grid"] = exact_grid
+    return grid, grid_caps, warm_slots
 
-    warm = _set_warm(instance, built, greedy, warm_slots) if greedy is not None else "no greedy"
-    info["warm_start"] = warm
 
-    stages: list[dict[str, Any]] = []
-    chosen: dict[str, float] | None = None
-    proved_all = True
-    interrupted = False
-    bounds: dict[str, float] = {}
+def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
+    """One solve per objective, each fixing the previous at its value; stops at the first
+    stage without a solution, on Ctrl-C, or when the time is up."""
+    st = _Stages()
+    names, options = r.names, r.options
     for k, name in enumerate(names):
         if built.notes.get("no_start"):
-            stages.append(
-                {
-                    "objective": name,
-                    "status": "none",
-                    "solver_says": "some jobs have no start slot on this grid",
-                }
-            )
-            proved_all = False
+            reason = "some jobs have no start slot on this grid"
+            st.stages.append({"objective": name, "status": "none", "solver_says": reason})
+            st.proved_all = False
             break
-        remaining = limit - (time.monotonic() - t0)
+        remaining = options.limit - (time.monotonic() - r.t0)
         if k > 0 and (remaining < 1.0 or options.stop.is_set()):
-            stages.append({"objective": name, "status": "skipped"})
-            proved_all = False
+            st.stages.append({"objective": name, "status": "skipped"})
+            st.proved_all = False
             break
         built.prob.setObjective(built.objectives[name])
         budget = max(1.0, remaining / (len(names) - k))
         res: RunResult = run(
-            built.prob,
-            backend,
-            budget,
-            options.workers,
-            options.seed,
-            warm == "used" or (k > 0 and chosen is not None),
-            options.stop,
-            report if k == 0 else None,
-        )
-        interrupted = interrupted or res.interrupted
+            built.prob, r.backend, budget, options.workers, options.seed,
+            warm or (k > 0 and st.chosen is not None), options.stop,
+            r.report if k == 0 else None,
+        )  # fmt: skip
+        st.interrupted = st.interrupted or res.interrupted
         stage = {
             "objective": name,
             "status": res.status,
@@ -224,175 +287,32 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
             "seconds": round(res.seconds, 2),
             "solver_says": res.detail,
         }
-        stages.append(stage)
-        if res.status in ("optimal", "feasible"):
-            chosen = _snapshot(built)
-            proved = res.status == "optimal" or _integral_proof(instance, name, res)
-            stage["proved"] = proved
-            if res.bound is not None and proved_all:
-                bounds[name] = res.bound
-            proved_all = proved_all and proved
-            if k + 1 < len(names):
-                _fix(built, name, res.objective)
-        else:
-            proved_all = False
-            if chosen is not None:
-                _restore(built, chosen)
+        st.stages.append(stage)
+        if res.status not in ("optimal", "feasible"):
+            st.proved_all = False
+            if st.chosen is not None:
+                _restore(built, st.chosen)
             break
+        st.chosen = _snapshot(built)
+        proved = res.status == "optimal" or _integral_proof(r.instance, name, res)
+        stage["proved"] = proved
+        if res.bound is not None and st.proved_all:
+            st.bounds[name] = res.bound
+        st.proved_all = st.proved_all and proved
+        if k + 1 < len(names):
+            _fix(built, name, res.objective)
         if options.stop.is_set():
             if k + 1 < len(names):
-                stages.append({"objective": names[k + 1], "status": "skipped"})
-                proved_all = False
+                st.stages.append({"objective": names[k + 1], "status": "skipped"})
+                st.proved_all = False
             break
-    info["stages"] = stages
-    if interrupted or options.stop.is_set():
-        info["interrupted"] = True
-
-    lower = _lower_bound(instance, units, names, grid, bounds, simple, exact_grid, gvals)
-    schedule = None
-    if chosen is not None:
-        schedule = _extract(instance, built)
-        if schedule is None:
-            info["extract"] = "GPU index colouring failed"
-    elapsed = time.monotonic() - t0
-    if schedule is not None:
-        problems = _violations(instance, schedule)
-        if problems:
-            info["milp_invalid"] = problems[:5]
-            schedule = None
-    milp_vals = values(instance, schedule, names) if schedule is not None else None
-    if milp_vals is not None:
-        info["milp_objective"] = dict(zip(names, milp_vals, strict=True))
-
-    first_status = stages[0]["status"] if stages else "none"
-    milp_ok = milp_vals is not None and (gvals is None or not better(gvals, milp_vals))
-    if schedule is not None and milp_ok:
-        status = (
-            "optimal"
-            if (
-                proved_all
-                and exact_grid
-                and len(stages) == len(names)
-                and all(s["status"] == "optimal" or s.get("proved") for s in stages)
-            )
-            else "feasible"
-        )
-        if status == "feasible" and proved_all and not exact_grid:
-            info["optimal_on_grid"] = True
-        info["returned"] = "milp"
-        out = schedule.with_(
-            solver=solver_name, status=status, lower_bound=lower or None, wall_s=elapsed, info=info
-        )
-    elif greedy is not None and gvals is not None:
-        info["returned"] = "greedy"
-        info["why"] = (
-            "the MILP schedule is worse than greedy"
-            if milp_vals is not None
-            else f"no MILP schedule ({first_status})"
-        )
-        out = greedy.with_(
-            solver=solver_name,
-            status="feasible",
-            lower_bound=lower or None,
-            wall_s=elapsed,
-            info=info,
-        )
-    else:
-        infeasible = first_status == "infeasible" and exact_grid and not caps
-        info["returned"] = "none"
-        out = Schedule(
-            instance=instance.name,
-            solver=solver_name,
-            status="infeasible" if infeasible else "unknown",
-            lower_bound=None,
-            wall_s=elapsed,
-            info=info,
-        )
-    if out.status == "feasible" and out.lower_bound and out.jobs:
-        got = values(instance, out, names)
-        if all(
-            n in out.lower_bound and v <= out.lower_bound[n] + 1e-6 * max(1.0, abs(v))
-            for n, v in zip(names, got, strict=True)
-        ):
-            out = out.with_(status="optimal")  # it meets a valid bound: nothing can be better
-            info["optimal_by_bound"] = True
-    final = values(instance, out, names)[0] if out.jobs else None
-    report(final, (lower or {}).get(names[0]), "done")
-    return out
-
-
-def _too_large(
-    instance: Instance,
-    greedy: Schedule | None,
-    solver_name: str,
-    bound: dict[str, float],
-    info: dict[str, Any],
-    t0: float,
-    why: str,
-) -> Schedule:
-    """No model fits: greedy's schedule (never worse than greedy), or nothing."""
-    info.update({"returned": "greedy" if greedy is not None else "none", "why": why})
-    elapsed = time.monotonic() - t0
-    if greedy is None:
-        return Schedule(
-            instance=instance.name, solver=solver_name, status="unknown", wall_s=elapsed, info=info
-        )
-    return greedy.with_(
-        solver=solver_name, status="feasible", lower_bound=bound or None, wall_s=elapsed, info=info
-    )
-
-
-# --- greedy start ------------------------------------------------------------------------
-
-
-def _greedy(instance: Instance, options: SolveOptions) -> Schedule | None:
-    from planner.solvers.greedy import solve_greedy
-
-    best: Schedule | None = None
-    names = objectives_of(instance, options)
-    best_vals: tuple[float, ...] | None = None
-    # every rule: each takes milliseconds, and the best one sets the horizon and warm start
-    from planner.solvers import GREEDY_RULES
-    from planner.solvers.rcpsp_heuristic import rcpsp_start
-
-    rules: list[str | None] = [
-        r for r in GREEDY_RULES if r != "interleave" or instance.interleaving.enabled
-    ]
-    limit = options.time_limit if options.time_limit is not None else DEFAULT_TIME_LIMIT
-    starts: list[Callable[[], Schedule | None]] = [
-        *(partial(solve_greedy, instance, rule, options) for rule in rules),
-        # plain RCPSP: sampling plus forward-backward improvement beats every list rule
-        partial(rcpsp_start, instance, names, limit, options.seed),
-    ]
-    for start in starts:
-        try:
-            s = start()
-        except Exception:  # a failing heuristic must not stop the exact solver
-            continue
-        if s is None:
-            continue
-        if s.status not in ("optimal", "feasible") or len(s.jobs) != len(instance.jobs):
-            continue
-        if _violations(instance, s):
-            continue
-        v = values(instance, s, names)
-        if best_vals is None or better(v, best_vals):
-            best, best_vals = s, v
-    return best
-
-
-def _violations(instance: Instance, schedule: Schedule) -> list[str]:
-    from planner.verify import verify
-
-    return [f"{v.rule}: {v.message}" for v in verify(instance, schedule)]
+    return st
 
 
 # --- warm start ----------------------------------------------------------------------------
 
 
-def _grid_starts(
-    instance: Instance, greedy: Schedule, units: Sequence[M.Unit], length: int
-) -> dict[str, tuple[int, int]]:
+def _grid_starts(greedy: Schedule, length: int) -> dict[str, tuple[int, int]]:
     """Greedy's schedule moved onto the grid: job -> (start slot, exact duration).
 
     s' = ceil_L(sigma), sigma_j = max(s_j, e_i + D_i + a_i for jobs i ending by s_j, sigma
@@ -428,7 +348,10 @@ def _grid_starts(
 
 
 def _set_warm(
-    instance: Instance, built: M.Built, greedy: Schedule, slots: dict[str, tuple[int, int]] | None
+    instance: Instance,
+    built: milp_model.Built,
+    greedy: Schedule,
+    slots: dict[str, tuple[int, int]] | None,
 ) -> str:
     """Give every variable its value in greedy's (grid-shifted) schedule; "used" or why not."""
     if slots is None:
@@ -438,7 +361,7 @@ def _set_warm(
     members: dict[str, tuple[str, ...]] = defaultdict(tuple)
     for g in greedy.groups:
         members[g.id] = tuple(sorted(g.jobs))
-    by_key: dict[tuple[tuple[str, ...], str | None, bool], M.Unit] = {}
+    by_key: dict[tuple[tuple[str, ...], str | None, bool], milp_model.StartUnit] = {}
     for u in built.units:
         ng = u.node_group.name if u.node_group else None
         by_key[(tuple(sorted(u.job_ids)), ng, u.group)] = u
@@ -477,7 +400,7 @@ def _set_warm(
     return "used"
 
 
-def _complete(built: M.Built) -> None:
+def _complete(built: milp_model.Built) -> None:
     """Values of the continuous variables implied by the binaries."""
     for c, prev, vs in built.cumulative:
         before = prev.varValue if prev is not None else 0.0
@@ -492,7 +415,7 @@ def _complete(built: M.Built) -> None:
 def _relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
     """Rename identical nodes so the schedule obeys the model's symmetry breaking: within
     each group's interchangeable nodes, the node first used by the earliest job comes first."""
-    reserved = M.gpu_reserved_nodes(instance)
+    reserved = milp_model.gpu_reserved_nodes(instance)
     pos = {j.id: i for i, j in enumerate(instance.jobs)}
     first: dict[str, int] = {}
     for a in schedule.jobs:
@@ -509,18 +432,18 @@ def _relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
 # --- stages ----------------------------------------------------------------------------
 
 
-def _snapshot(built: M.Built) -> dict[str, float]:
+def _snapshot(built: milp_model.Built) -> dict[str, float]:
     """Every variable's value in the current solution, so a failed later stage (whose
     solver may have overwritten the values) can restore it."""
     return {v.name: float(v.varValue or 0.0) for v in built.prob.variables()}
 
 
-def _restore(built: M.Built, saved: dict[str, float]) -> None:
+def _restore(built: milp_model.Built, saved: dict[str, float]) -> None:
     for v in built.prob.variables():
         v.varValue = saved.get(v.name, 0.0)
 
 
-def _fix(built: M.Built, name: str, value: float | None) -> None:
+def _fix(built: milp_model.Built, name: str, value: float | None) -> None:
     """Keep stage `name` at (or below) the value just found while the next one is solved."""
     if value is None:
         value = pulp.value(built.objectives[name]) or 0.0
@@ -540,14 +463,16 @@ def _integral_proof(instance: Instance, name: str, res: RunResult) -> bool:
 
 def _lower_bound(
     instance: Instance,
-    units: Sequence[M.Unit],
+    units: Sequence[milp_model.StartUnit],
     names: Sequence[str],
     grid: Grid,
     bounds: dict[str, float],
     simple: dict[str, float],
     exact_grid: bool,
-    gvals: tuple[float, ...] | None,
+    start_first: float | None,
 ) -> dict[str, float]:
+    """Valid bounds: planner.bounds' (`simple`), raised by the solver's on an exact grid,
+    or for makespan by the grid bound less the rounding allowance."""
     out: dict[str, float] = dict(simple)  # valid for every schedule, so for the optimum too
     first = names[0]
     if exact_grid:
@@ -557,7 +482,7 @@ def _lower_bound(
         no_windows = not instance.reservations and all(j.deadline is None for j in instance.jobs)
         if no_windows:
             upper = min(bounds[first], grid.horizon)
-            ub = gvals[0] if gvals is not None else grid.horizon
+            ub = start_first if start_first is not None else grid.horizon
             corrected = upper - rounding_allowance(units, grid.length, ub)
             out[first] = max(out[first], math.ceil(corrected - 1e-9))
     if first in out and first == "makespan":
@@ -568,7 +493,7 @@ def _lower_bound(
 # --- extraction ---------------------------------------------------------------------------
 
 
-def _extract(instance: Instance, built: M.Built) -> Schedule | None:
+def _extract(instance: Instance, built: milp_model.Built) -> Schedule | None:
     L = built.grid.length
     units = {u.index: u for u in built.units}
     picked: dict[tuple[int, int], list[int]] = defaultdict(list)
@@ -576,7 +501,7 @@ def _extract(instance: Instance, built: M.Built) -> Schedule | None:
         if (y.varValue or 0) > 0.5:
             picked[(ui, t)].append(ni)
     holders: list[Holder] = []
-    chosen: list[tuple[int, M.Unit, int, list[str]]] = []
+    chosen: list[tuple[int, milp_model.StartUnit, int, list[str]]] = []
     for (ui, ni, t), v in built.starts.items():
         if (v.varValue or 0) <= 0.5:
             continue

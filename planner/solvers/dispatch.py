@@ -1,0 +1,48 @@
+"""A solver spec string (`greedy:sjf`, `cpsat`, `milp`, `auto`) to a schedule.
+
+CP-SAT, MILP and auto are imported when first used, so that OR-Tools or PuLP load only
+for the solver that needs them (every `plan` command imports this module; OR-Tools alone
+takes about half a second to load).
+"""
+
+from __future__ import annotations
+
+from planner.errors import UsageError
+from planner.instance import Instance
+from planner.schedule import Schedule
+from planner.solvers.greedy import RULES as GREEDY_RULES
+from planner.solvers.greedy import solve_greedy
+from planner.solvers.options import SolveOptions
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """`greedy:sjf` -> ("greedy", "sjf"); checks the name and rule."""
+    name, _, rule = spec.partition(":")
+    if name not in ("auto", "greedy", "cpsat", "milp"):
+        raise UsageError(f"unknown solver {spec!r}: use auto, cpsat, milp or greedy[:RULE]")
+    if name == "greedy":
+        if rule and rule not in GREEDY_RULES:
+            raise UsageError(f"unknown greedy rule {rule!r}: use one of {', '.join(GREEDY_RULES)}")
+        return name, rule or None
+    if rule:
+        raise UsageError(f"solver {name!r} takes no rule")
+    return name, None
+
+
+def solve(instance: Instance, spec: str, options: SolveOptions | None = None) -> Schedule:
+    """Plan `instance` with the solver named by `spec`; the result is not yet verified."""
+    options = options or SolveOptions()
+    name, rule = parse_spec(spec)
+    if name == "greedy":
+        return solve_greedy(instance, rule, options)
+    if name == "cpsat":
+        from planner.solvers.cpsat import solve_cpsat
+
+        return solve_cpsat(instance, options)
+    if name == "milp":
+        from planner.solvers.milp import solve_milp
+
+        return solve_milp(instance, options)
+    from planner.solvers.auto import solve_auto
+
+    return solve_auto(instance, options)

@@ -1,0 +1,189 @@
+"""What the two exact solvers (CP-SAT and MILP) share: the start, the horizon, the finish.
+
+- `best_start`: the best valid schedule over every greedy rule and, on plain RCPSP
+  instances, the RCPSP heuristic; compared lexicographically by `better`. It is the
+  CP-SAT hint / MILP warm start, bounds the horizon, and is the fallback.
+- `semi_active_horizon` and `end_caps`: a horizon and per-job latest ends that cut off no
+  schedule at least as good as the start, so "optimal" and bounds stay proofs.
+- `finish`: verify the model's schedule, keep it only if no worse than the start, and say
+  "optimal" only when the solver proved it or the schedule meets a valid bound. The
+  `info` keys it writes are declared in `planner.schedule.SolveInfo`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+
+from planner.instance import Instance
+from planner.metrics import objective_values
+from planner.precedence import heads_tails
+from planner.schedule import Schedule, SolveInfo, Status
+from planner.solvers.greedy import RULES, solve_greedy
+from planner.solvers.options import SolveOptions, objectives_of
+from planner.solvers.rcpsp_heuristic import rcpsp_start
+from planner.verify import verify
+
+_TOL = 1e-6
+
+
+def values(instance: Instance, schedule: Schedule, names: Sequence[str]) -> tuple[float, ...]:
+    """The schedule's objective values, in the order of `names`."""
+    v = objective_values(instance, schedule, names)
+    return tuple(float(v[n]) for n in names)
+
+
+def better(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Lexicographically strictly smaller, with a small relative tolerance."""
+    for x, y in zip(a, b, strict=True):
+        if x < y - _TOL * max(1.0, abs(y)):
+            return True
+        if x > y + _TOL * max(1.0, abs(y)):
+            return False
+    return False
+
+
+def start_rules(instance: Instance) -> tuple[str, ...]:
+    """The greedy rules tried for the start: each takes milliseconds on exact-size models."""
+    return tuple(r for r in RULES if r != "interleave" or instance.interleaving.enabled)
+
+
+def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
+    """The best complete, valid schedule over `start_rules` and the RCPSP heuristic."""
+    names = objectives_of(instance, options)
+    quiet = SolveOptions(objective=options.objective, seed=options.seed)
+    best: Schedule | None = None
+    best_vals: tuple[float, ...] | None = None
+    for rule in (*start_rules(instance), "rcpsp"):
+        try:
+            if rule == "rcpsp":  # plain RCPSP: beats every list rule (PSPLIB j120)
+                s = rcpsp_start(instance, names, options.limit, options.seed)
+            else:
+                s = solve_greedy(instance, rule, quiet)
+        except Exception:  # a failing heuristic must not stop the exact solver
+            continue
+        if s is None or s.status not in ("optimal", "feasible"):
+            continue
+        if len(s.jobs) != len(instance.jobs) or verify(instance, s):
+            continue
+        v = values(instance, s, names)
+        if best_vals is None or better(v, best_vals):
+            best, best_vals = s, v
+    return best
+
+
+def earliest_starts(instance: Instance, pmin: Mapping[str, int]) -> dict[str, int]:
+    """Release and precedence only (a valid earliest start of every job)."""
+    return heads_tails(instance, pmin)[0]
+
+
+def semi_active_horizon(instance: Instance, longest: Mapping[str, int], slack: int = 0) -> int:
+    """A time by which every job ends in SOME optimal schedule, for any regular objective.
+
+    Left-shifting jobs one unit at a time never raises makespan, JCT or tardiness and keeps
+    every rule, so some optimal schedule is semi-active: each start is a release, the end
+    of a job, hold or reservation, or (R9) another job's start. Chaining those, no job ends
+    after the last release or reservation end plus the sum of every job's longest duration
+    (`longest`) plus `slack`, the time group holds may outlast their members.
+    """
+    origin = max([j.release for j in instance.jobs] + [r.end for r in instance.reservations] + [0])
+    return origin + sum(longest.values()) + slack
+
+
+def end_caps(
+    instance: Instance, pmin: Mapping[str, int], name: str, value: float
+) -> dict[str, int]:
+    """Latest end of each job in ANY schedule whose `name` objective is <= `value` (the
+    start's). So the caps cut off no optimal schedule; jobs absent are not capped.
+    `pmin`: each job's shortest duration.
+
+    makespan: end <= value. Weighted JCT: w_j (end_j - r_j) <= value - sum over the other
+    jobs of their lower bounds. Weighted tardiness: the same with tardiness terms.
+    """
+    if name == "makespan":
+        return {j.id: math.floor(value + 1e-9) for j in instance.jobs}
+    es = earliest_starts(instance, pmin)
+    if name == "total_weighted_jct":
+        origin = {j.id: j.release for j in instance.jobs}
+    elif name == "total_weighted_tardiness":
+        origin = {j.id: j.due for j in instance.jobs if j.due is not None}
+    else:
+        return {}
+    lbs = {
+        j.id: j.weight * max(0, es[j.id] + pmin.get(j.id, 0) - origin[j.id])
+        for j in instance.jobs
+        if j.id in origin
+    }
+    total = sum(lbs.values())
+    return {
+        j.id: origin[j.id] + math.floor((value - (total - lbs[j.id])) / j.weight + 1e-9)
+        for j in instance.jobs
+        if j.id in origin and j.weight > 0
+    }
+
+
+def meets_bound(
+    instance: Instance, schedule: Schedule, names: Sequence[str], lower: Mapping[str, float]
+) -> bool:
+    """Whether the schedule reaches a valid lower bound on every objective (so it is
+    optimal, lexicographically too)."""
+    got = values(instance, schedule, names)
+    return all(
+        n in lower and v <= lower[n] + _TOL * max(1.0, abs(v))
+        for n, v in zip(names, got, strict=True)
+    )
+
+
+def finish(
+    instance: Instance,
+    solver: str,
+    names: Sequence[str],
+    candidate: Schedule | None,
+    start: Schedule | None,
+    *,
+    proved: bool,
+    lower: Mapping[str, float] | None,
+    info: SolveInfo,
+    t0: float,
+    why_none: str,
+    infeasible: bool = False,
+) -> Schedule:
+    """The exact solver's answer: the model's `candidate` if it verifies and is no worse
+    than `start`, else the start, else no schedule ("infeasible" only when `infeasible`,
+    a proof). "optimal" when `proved` (the candidate's optimality) or when the returned
+    schedule meets `lower`. `why_none` says why there is no candidate, when there is none.
+    `info` is completed with returned / reason / invalid / model_objective /
+    optimal_by_bound; `t0` is the solve's time.monotonic() start."""
+    reason = why_none
+    if candidate is not None:
+        bad = verify(instance, candidate)
+        if bad:
+            info["invalid"] = [f"{v.rule}: {v.message}" for v in bad[:5]]
+            candidate, reason = None, "the model's schedule breaks a rule (a planner bug)"
+    if candidate is not None:
+        info["model_objective"] = dict(zip(names, values(instance, candidate, names), strict=True))
+        if start is not None and better(
+            values(instance, start, names), values(instance, candidate, names)
+        ):
+            candidate, reason = None, "the model's schedule is worse than the start"
+    family = solver.partition(":")[0]
+    if candidate is None and start is None:
+        info["returned"], info["reason"] = "none", reason
+        status: Status = "infeasible" if infeasible else "unknown"
+        return Schedule(
+            instance.name, solver, status, wall_s=time.monotonic() - t0, info=dict(info)
+        )
+    if candidate is not None:
+        info["returned"] = family
+        out = candidate.with_(solver=solver, status="optimal" if proved else "feasible")
+    else:
+        assert start is not None
+        info["returned"], info["reason"] = "greedy", reason
+        out = start.with_(solver=solver, status="feasible")
+    if out.status == "feasible" and lower and meets_bound(instance, out, names, lower):
+        out = out.with_(status="optimal")  # nothing can be better than a valid bound
+        info["optimal_by_bound"] = True
+    return out.with_(
+        lower_bound=dict(lower) if lower else None, wall_s=time.monotonic() - t0, info=dict(info)
+    )

@@ -1,0 +1,53 @@
+"""What every solver takes: `SolveOptions`, the `Progress` it reports, and the limits the
+exact solvers (CP-SAT and MILP) share. Imports nothing from the solvers themselves, so
+any of them can depend on it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from planner.instance import Instance
+
+# Seconds an exact solver (and `auto`) runs when `--time-limit` is not given.
+DEFAULT_TIME_LIMIT = 30.0
+# Pool reservations admitting jobs at one time beyond which the CP-SAT and MILP models
+# drop the exact subset rule (2^k constraints) for a conservative "nobody is admitted" one.
+MAX_EXACT_POOL_RESERVATIONS = 4
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One line of the live display: incumbent and bound of the first objective."""
+
+    elapsed_s: float
+    incumbent: float | None
+    bound: float | None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    time_limit: float | None = None  # seconds; None: the solver's own default
+    seed: int = 0
+    workers: int = 2
+    objective: tuple[str, ...] | None = None  # overrides the instance's objective
+    # Called now and then by anytime solvers; must be cheap. None: silent.
+    progress: Callable[[Progress], None] | None = None
+    # Set by the CLI on Ctrl-C: solvers stop and return the best schedule they have.
+    stop: threading.Event = field(default_factory=threading.Event)
+    milp_backend: str = "cbc"  # "cbc" | "highs"
+    slots: int = 200  # MILP: at most this many time slots over the horizon
+    slot: int | None = None  # MILP: explicit slot length in time units
+
+    @property
+    def limit(self) -> float:
+        """The time limit in seconds, DEFAULT_TIME_LIMIT when none was given."""
+        return DEFAULT_TIME_LIMIT if self.time_limit is None else self.time_limit
+
+
+def objectives_of(instance: Instance, options: SolveOptions) -> tuple[str, ...]:
+    """The objectives to optimise, lexicographically: the options' or the instance's."""
+    return options.objective or instance.objective
