@@ -93,4 +93,6 @@ def test_makespan_is_written_as_an_integer():
     assert type(doc["metrics"]["makespan"]) is int
     text = json.dumps(doc)
     assert '"makespan": 1650,' in text and '"makespan": 1650.0' not in text
-    assert type(metrics(small_instance(), make_schedule([], status="infeasible"))["makespan"]) is int
+    assert (
+        type(metrics(small_instance(), make_schedule([], status="infeasible"))["makespan"]) is int
+    )
