@@ -9,10 +9,9 @@ import pytest
 from planner.generate import generate
 from planner.read import instance_from_dict
 from planner.solvers import SolveOptions, solve
-from planner.solvers.greedy import solve_greedy
+from planner.solvers.greedy import RULES, solve_greedy
 from planner.verify import verify
 
-RULES = ("fifo", "sjf", "srsf", "priority", "interleave")
 OPTS = SolveOptions()
 
 

@@ -16,7 +16,9 @@ from collections.abc import Callable, Mapping
 from planner.durations import solo_duration
 from planner.instance import Instance, Job
 
-RULES = ("fifo", "sjf", "srsf", "priority", "interleave")
+# The only list of the rules. Its order is the order in which the improvement search tries
+# the static ones (interleave's order is srsf's): the default first.
+RULES = ("srsf", "sjf", "fifo", "priority", "interleave")
 
 Key = tuple[float | int | str, ...]
 
