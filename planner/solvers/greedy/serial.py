@@ -88,6 +88,7 @@ class SerialEngine:
             lb = max(lb, m.release, *(self.placed[a].end for a in m.after))
             if not self.strict:
                 continue
+            self.cluster.meter.spend(len(self.started))
             for s in self.started:
                 if s.priority > m.priority and s.release <= m.release:
                     lb = max(lb, s.start)

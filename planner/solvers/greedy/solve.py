@@ -24,6 +24,7 @@ the run with status "unknown" and `info["reason"]` naming the job and the constr
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from planner.groups import CandidateGroup, candidate_groups
@@ -42,12 +43,13 @@ from planner.solvers.greedy.order import (
 from planner.solvers.greedy.place import OutOfWork, WorkMeter
 from planner.solvers.greedy.serial import run_serial
 
-# Work units (candidate starts probed, nodes looked at, queue entries read; see
-# place.WorkMeter) the serial engine may spend under engine="auto", both of its runs
+# Work units (candidate starts probed, nodes looked at, queue and placed-job entries read;
+# see place.WorkMeter) the serial engine may spend under engine="auto", both of its runs
 # (without and with groups) together. Every instance of instances/bench/ needs at most
-# ~70,000, a fraction of a second; generated dl instances of 1,000 jobs on 16 nodes need
-# ~1.7 million (about a second alone, 6-14 s on a loaded machine) and lose to the
-# event-driven plan there anyway.
+# 82,000 (muri-testbed-200), a fraction of a second; generated dl instances of 1,000
+# jobs on 16 nodes need ~2.2 million (1-2 s alone, many more on a loaded machine) and lose
+# to the event-driven plan there anyway. A stopped run costs at most a few tenths of a
+# second.
 SERIAL_WORK_BUDGET = 250_000
 
 ENGINES = ("auto", "serial", "events")
@@ -71,7 +73,11 @@ def solve_greedy(
     if engine not in ENGINES:
         raise ValueError(f"unknown greedy engine {engine!r}")
     names = list(objectives_of(instance, options))
-    engines = ("serial", "events") if engine == "auto" else (engine,)
+    engines: tuple[str, ...] = (engine,)
+    if engine == "auto":
+        # The serial run is skipped outright when its least work is already over budget.
+        cheap = serial_floor(instance) <= SERIAL_WORK_BUDGET
+        engines = ("serial", "events") if cheap else ("events",)
     budget = SERIAL_WORK_BUDGET if engine == "auto" else None
     interleave = rule == "interleave" and instance.interleaving.enabled
     cands = candidate_groups(instance) if interleave else None
@@ -92,6 +98,17 @@ def solve_greedy(
             best, best_val = s, val
     assert best is not None
     return with_bounds(instance, best, names).with_(wall_s=time.perf_counter() - t_begin)
+
+
+def serial_floor(instance: Instance) -> int:
+    """The least work (place.WorkMeter units) of one serial run: each job probes at least
+    one start, looking at every node of a node group it may use (unless a pool already
+    refuses that start)."""
+    sizes = Counter(n.group.name for n in instance.nodes)
+    return sum(
+        1 + min((sizes[g.name] for g in instance.eligible_groups(j)), default=0) if j.gpus else 1
+        for j in instance.jobs
+    )
 
 
 def with_bounds(instance: Instance, s: Schedule, names: Sequence[str]) -> Schedule:
