@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
@@ -61,101 +60,126 @@ def improve(
     t0 = time.perf_counter()
     if options.time_limit is None and max_samples is None:
         raise ValueError("improve needs a time limit or a sample count")
-    names = list(objectives_of(instance, options))
     rule = rule or default_rule(instance)
     if start is None:
         start = solve_greedy(instance, rule, options)
-    deadline = None if options.time_limit is None else t0 + options.time_limit
     if start.status != "feasible":
         return start  # nothing to improve from (the greedy plan failed)
+    search = _Search(instance, options, start, rule, max_samples, on_incumbent, t0)
+    return search.run()
 
-    def value(s: Schedule) -> list[float]:
-        ov = objective_values(instance, s, names)
-        return [ov[n] for n in names]
 
-    best, best_val = start, value(start)
-    if on_incumbent is not None:
-        on_incumbent(best)
-    interleave = instance.interleaving.enabled
-    strict = instance.priority_policy == "strict"
-    classes = effective_priorities(instance) if strict else None
-    cands: Sequence[CandidateGroup] | None = None
-    rng = random.Random(options.seed)
-    samples = improved = 0
-    found_by = "start"
-    lb = start.lower_bound
+class _Search:
+    """The state of one improvement search: the incumbent, its list order, the counters."""
 
-    def out_of_time() -> bool:
-        if options.stop.is_set():
+    def __init__(
+        self,
+        instance: Instance,
+        options: SolveOptions,
+        start: Schedule,
+        rule: str,
+        max_samples: int | None,
+        on_incumbent: Callable[[Schedule], None] | None,
+        t0: float,
+    ):
+        self.instance, self.options, self.start, self.rule = instance, options, start, rule
+        self.max_samples, self.on_incumbent, self.t0 = max_samples, on_incumbent, t0
+        self.names = list(objectives_of(instance, options))
+        self.deadline = None if options.time_limit is None else t0 + options.time_limit
+        self.best, self.best_val = start, self.value(start)
+        self.best_ranks = rule_ranks(instance, rule)
+        self.interleave = instance.interleaving.enabled
+        strict = instance.priority_policy == "strict"
+        self.classes = effective_priorities(instance) if strict else None
+        self.cands: Sequence[CandidateGroup] | None = None
+        self.rng = random.Random(options.seed)
+        self.samples = self.improved = 0
+        self.found_by = "start"
+
+    def value(self, s: Schedule) -> list[float]:
+        ov = objective_values(self.instance, s, self.names)
+        return [ov[n] for n in self.names]
+
+    def out_of_time(self) -> bool:
+        if self.options.stop.is_set():
             return True
-        if max_samples is not None and samples >= max_samples:
+        if self.max_samples is not None and self.samples >= self.max_samples:
             return True
-        return deadline is not None and time.perf_counter() >= deadline
+        return self.deadline is not None and time.perf_counter() >= self.deadline
 
-    def report(msg: str) -> None:
-        if options.progress is not None:
-            options.progress(
-                Progress(time.perf_counter() - t0, best_val[0], (lb or {}).get(names[0]), msg)
-            )
+    def report(self, msg: str) -> None:
+        if self.options.progress is not None:
+            lb = (self.start.lower_bound or {}).get(self.names[0])
+            elapsed = time.perf_counter() - self.t0
+            self.options.progress(Progress(elapsed, self.best_val[0], lb, msg))
 
-    best_ranks = rule_ranks(instance, rule)
-
-    def attempts() -> Any:
+    def attempts(self) -> Iterator[tuple[str, list[int], str]]:
+        """(label, list order, grouping) to try, in order (see the module docstring)."""
+        instance, rng = self.instance, self.rng
         for r in _RULES:
             yield r, rule_ranks(instance, r), ""
-            if interleave:
+            if self.interleave:
                 yield r, rule_ranks(instance, r), "groups"
                 yield r, rule_ranks(instance, r), "eager groups"
         while True:
-            grouping = rng.choice(("", "groups", "eager groups")) if interleave else ""
+            grouping = rng.choice(("", "groups", "eager groups")) if self.interleave else ""
             if rng.random() < 0.5:
                 a, b = rng.uniform(0.0, 1.5), rng.uniform(0.5, 1.5)
-                yield "keys", keyed(instance, a, b, classes), grouping
+                yield "keys", keyed(instance, a, b, self.classes), grouping
             else:
                 width = rng.choice((0.0005, 0.002, 0.01))
-                yield "shift", perturbed(instance, best_ranks, width, rng, classes), grouping
+                ranks = perturbed(instance, self.best_ranks, width, rng, self.classes)
+                yield "shift", ranks, grouping
 
-    report("greedy start")
-    for label, ranks, grouping in attempts():
-        if out_of_time():
-            break
-        if grouping and cands is None:
-            cands = candidate_groups(instance)
-        baseline = {a.id: a.end for a in best.jobs} if grouping else None
+    def run(self) -> Schedule:
+        if self.on_incumbent is not None:
+            self.on_incumbent(self.best)
+        self.report("greedy start")
+        for label, ranks, grouping in self.attempts():
+            if self.out_of_time():
+                break
+            self.try_order(label, ranks, grouping)
+        return self.result()
+
+    def try_order(self, label: str, ranks: list[int], grouping: str) -> None:
+        """Plan with one list order; keep it if it beats the incumbent."""
+        instance = self.instance
+        if grouping and self.cands is None:
+            self.cands = candidate_groups(instance)
+        baseline = {a.id: a.end for a in self.best.jobs} if grouping else None
+        eager = grouping == "eager groups"
         s = plan_order(
-            instance,
-            rule,
-            names,
-            ranks,
-            bool(grouping),
-            baseline,
-            cands,
-            eager=grouping == "eager groups",
+            instance, self.rule, self.names, ranks, bool(grouping), baseline, self.cands, eager
         )
-        samples += 1
+        self.samples += 1
         if s.status != "feasible":
-            continue
-        v = value(s)
-        if v < best_val:
-            best, best_val, best_ranks = s, v, ranks
-            improved += 1
-            found_by = (label if label in ("keys", "shift") else f"rule {label}") + (
+            return
+        v = self.value(s)
+        if v < self.best_val:
+            self.best, self.best_val, self.best_ranks = s, v, ranks
+            self.improved += 1
+            self.found_by = (label if label in ("keys", "shift") else f"rule {label}") + (
                 f" with {grouping}" if grouping else ""
             )
-            if on_incumbent is not None:
-                on_incumbent(best)
-            report(f"improved ({found_by})")
-    info = {
-        **start.info,
-        "improve": {
-            "samples": samples,
-            "improvements": improved,
-            "found_by": found_by,
-            "start_objective": value(start)[0],
-            "time_s": round(time.perf_counter() - t0, 3),
-            "stopped": "interrupted" if options.stop.is_set() else "limit",
-        },
-    }
-    solver = start.solver if best is start else f"greedy:{rule}+improve"
-    out = best.with_(solver=solver, info=info, wall_s=time.perf_counter() - t0)
-    return with_bounds(instance, out, names) if lb is None else out.with_(lower_bound=lb)
+            if self.on_incumbent is not None:
+                self.on_incumbent(self.best)
+            self.report(f"improved ({self.found_by})")
+
+    def result(self) -> Schedule:
+        start, lb = self.start, self.start.lower_bound
+        info = {
+            **start.info,
+            "improve": {
+                "samples": self.samples,
+                "improvements": self.improved,
+                "found_by": self.found_by,
+                "start_objective": self.value(start)[0],
+                "time_s": round(time.perf_counter() - self.t0, 3),
+                "stopped": "interrupted" if self.options.stop.is_set() else "limit",
+            },
+        }
+        solver = start.solver if self.best is start else f"greedy:{self.rule}+improve"
+        out = self.best.with_(solver=solver, info=info, wall_s=time.perf_counter() - self.t0)
+        if lb is None:
+            return with_bounds(self.instance, out, self.names)
+        return out.with_(lower_bound=lb)
