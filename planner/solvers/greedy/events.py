@@ -81,6 +81,13 @@ class _GroupPick(NamedTuple):
     placement: _Pl
 
 
+class _SoloOption(NamedTuple):
+    """A node group a job may run on alone (-1: GPU-less) and its duration there."""
+
+    node_group: int
+    duration: int
+
+
 class _SoloPick(NamedTuple):
     """A job's earliest-ending solo option that fits now."""
 
@@ -226,15 +233,15 @@ class _Engine:
         """Per job its solo options (node group index or -1, duration) and best solo
         duration; the buckets by shape."""
         instance = self.inst
-        self.opts: list[list[tuple[int, int]]] = []
+        self.opts: list[list[_SoloOption]] = []
         self.best_solo: list[int] = []
         for j in self.jobs:
             if j.gpus == 0:
-                self.opts.append([(-1, solo_duration(instance, j))])
+                self.opts.append([_SoloOption(-1, solo_duration(instance, j))])
             else:
                 self.opts.append(
                     [
-                        (self.ng_index[g.name], solo_duration(instance, j, g.speed))
+                        _SoloOption(self.ng_index[g.name], solo_duration(instance, j, g.speed))
                         for g in instance.eligible_groups(j)
                     ]
                 )
@@ -243,7 +250,11 @@ class _Engine:
         self.bucket: list[_Bucket | None] = [None] * self.n
         self.pos = [0] * self.n
         for i, j in enumerate(self.jobs):
-            key = (j.priority if self.strict else 0, j.gpus, tuple(o[0] for o in self.opts[i]))
+            key = (
+                j.priority if self.strict else 0,
+                j.gpus,
+                tuple(o.node_group for o in self.opts[i]),
+            )
             b = bucket_of.get(key)
             if b is None:
                 b = bucket_of[key] = _Bucket(*key)
@@ -362,7 +373,7 @@ class _Engine:
         best = None
         late = ""
         n_late = 0
-        for gi, d in sorted(self.opts[i], key=lambda o: o[1]):  # stable: instance order
+        for gi, d in sorted(self.opts[i], key=lambda o: o.duration):  # stable: instance order
             why = late_reason(self.inst, members, (d,), t)
             if why is not None:
                 late = late or why
