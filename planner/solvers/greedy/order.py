@@ -1,8 +1,9 @@
 """Ordering rules of the greedy planner: which ready job is placed next.
 
-Every rule gives a static sort key per job; the serial schedule generation in
-`planner.solvers.greedy` picks, among the jobs whose predecessors are placed, the one with
-the smallest key. Under `policy.priority = "strict"` the key starts with the job's
+Every rule gives a static sort key per job. The serial engine (`serial.py`) picks, among
+the jobs whose predecessors are placed, the one with the smallest key; the event-driven
+engine (`events.py`) and the improvement search use the keys' order as list positions
+(`solve.rule_ranks`). Under `policy.priority = "strict"` the key starts with the job's
 *effective* priority (descending): its own priority raised to the highest priority of any
 job that (transitively) depends on it, so that a low-priority predecessor of an important
 job is placed before the jobs the important one must not wait behind. The rule's own key

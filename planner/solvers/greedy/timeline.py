@@ -5,8 +5,9 @@ Three kinds of timeline, each answering "does this demand fit during [t0, t1)?" 
 - `GpuTimeline`: one per GPU, the sorted, disjoint busy intervals of jobs and groups
   (exclusive use, R6) plus the reservations on that GPU (R10), checked per job.
 - `StepProfile`: a piecewise-constant usage (node CPUs, node memory, one pool class).
-- `PoolTimeline`: a pool with its reservations, using the team brief's exact subset rule
-  (Hall's condition) for reservations that admit jobs.
+- `PoolTimeline`: a pool with its reservations, using the exact subset rule (Hall's
+  condition) of the README section "What we chose where the contract is silent" for
+  reservations that admit jobs.
 
 The planner's candidate start times are event times: ends of booked intervals and ends of
 reservations (`Events`).
@@ -116,9 +117,10 @@ class StepProfile:
 class PoolTimeline:
     """A pool's usage per admission class and its reservations (R8, R10).
 
-    A job's class is the set of this pool's reservations that admit it. Brief's rule: at
-    every instant, for every subset U of the active reservations, the demand of running
-    jobs admitted by no reservation in U is at most capacity - sum of U's amounts.
+    A job's class is the set of this pool's reservations that admit it. The rule (README,
+    "What we chose where the contract is silent"): at every instant, for every subset U of
+    the active reservations, the demand of running jobs admitted by no reservation in U is
+    at most capacity - sum of U's amounts.
     """
 
     def __init__(self, capacity: float, reservations: Sequence[Reservation]):
