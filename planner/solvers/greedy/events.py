@@ -591,7 +591,7 @@ class _Engine:
             return True
         job = self.jobs[i]
         pjobs = [self.jobs[p] for p in partners]
-        if not same_priority_class(self.inst, pjobs, job, self.eff_prio):
+        if not same_priority_class(pjobs, job, self.eff_prio):
             return False
         lim = limits.get(job.priority)
         if lim is None:

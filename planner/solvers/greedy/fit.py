@@ -80,9 +80,7 @@ def blocks(r: Reservation, t0: int, t1: int, members: Sequence[Job]) -> bool:
     return r.start < t1 and t0 < r.end and not all(r.admits.admits(m) for m in members)
 
 
-def same_priority_class(
-    instance: Instance, partners: Sequence[Job], job: Job, eff_prio: Mapping[str, int]
-) -> bool:
+def same_priority_class(partners: Sequence[Job], job: Job, eff_prio: Mapping[str, int]) -> bool:
     """Under strict priority, partners share the job's priority and are not raised by
     successors, so pulling them forward cannot break R9 for jobs placed later."""
     return all(

@@ -66,7 +66,7 @@ def effective_priorities(instance: Instance) -> dict[str, int]:
     return {j.id: eff(j.id) for j in instance.jobs}
 
 
-def rule_key(instance: Instance, rule: str, solo: Mapping[str, int]) -> Callable[[Job], Key]:
+def rule_key(rule: str, solo: Mapping[str, int]) -> Callable[[Job], Key]:
     """The rule's own part of the sort key (without priority class and id)."""
     if rule == "fifo":
         return lambda j: (j.release,)
@@ -84,7 +84,7 @@ def rule_key(instance: Instance, rule: str, solo: Mapping[str, int]) -> Callable
 
 def sort_keys(instance: Instance, rule: str, solo: Mapping[str, int]) -> dict[str, Key]:
     """Full static key per job: (effective priority desc under strict, rule key, id)."""
-    own = rule_key(instance, rule, solo)
+    own = rule_key(rule, solo)
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if strict else {}
     return {j.id: ((-eff[j.id],) if strict else ()) + own(j) + (j.id,) for j in instance.jobs}

@@ -159,9 +159,7 @@ class SerialEngine:
             cg
             for cg in self.cands_of.get(job.id, ())
             if not self.strict
-            or same_priority_class(
-                self.instance, [self.by_id[i] for i in cg.jobs], job, self.eff_prio
-            )
+            or same_priority_class([self.by_id[i] for i in cg.jobs], job, self.eff_prio)
         ]
         pick = self.chooser.choose(job, opt, cands) if cands else None
         if pick is not None:
