@@ -1,7 +1,8 @@
 """Metrics and objective values of a schedule (contract §6), from the schedule alone.
 
-- makespan: the latest end (time 0 is the origin); 0 for an empty schedule. A preempted
-  job (contract §8) ends when its last segment ends.
+- makespan: the latest end (time 0 is the origin), an integer like every time (contract
+  §1, §6); 0 for an empty schedule. A preempted job (contract §8) ends when its last
+  segment ends.
 - JCT of a job: `end - release`. avg_jct is the mean, p99_jct the nearest-rank 99th
   percentile (sorted JCTs, index `ceil(0.99 n) - 1`); both 0 for an empty schedule.
 - total_weighted_jct: sum of `weight * (end - release)`; total_weighted_tardiness: sum of
@@ -117,7 +118,7 @@ def metrics(instance: Instance, schedule: Schedule) -> dict[str, float]:
         idle = n.gpus * makespan - b
         energy += (b * n.group.gpu_busy_w + idle * n.group.gpu_idle_w) * to_kwh
     return {
-        "makespan": float(makespan),
+        "makespan": makespan,
         "avg_jct": sum(jct) / len(jct) if jct else 0.0,
         "p99_jct": nearest_rank(jct, 99),
         "total_weighted_jct": float(twj),

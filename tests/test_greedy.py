@@ -11,9 +11,8 @@ from conftest import run_verified
 from planner.generate import generate
 from planner.read import instance_from_dict
 from planner.solvers import SolveOptions, solve
-from planner.solvers.greedy import solve_greedy
+from planner.solvers.greedy import RULES, solve_greedy
 
-RULES = ("fifo", "sjf", "srsf", "priority", "interleave")
 OPTS = SolveOptions()
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from builders import assign, make_instance, make_schedule, small_instance, small_schedule
 
+from planner.export import schedule_document
 from planner.instance import Job, NodeGroup
 from planner.metrics import METRIC_KEYS, group_count, metrics, nearest_rank, objective_values
 from planner.verify import verify
@@ -79,3 +82,17 @@ def test_p99_through_metrics_with_100_jobs():
 def test_empty_schedule():
     m = metrics(small_instance(), make_schedule([], status="infeasible"))
     assert m == {k: 0.0 for k in METRIC_KEYS}
+
+
+def test_makespan_is_written_as_an_integer():
+    # Times are integers (contract §1, §6): the schedule file says "makespan": 1650, not
+    # 1650.0, in the metrics and as an objective value.
+    inst, s = small_instance(), small_schedule()
+    assert verify(inst, s) == []
+    doc = schedule_document(inst, s, ["makespan"])
+    assert type(doc["metrics"]["makespan"]) is int
+    text = json.dumps(doc)
+    assert '"makespan": 1650,' in text and '"makespan": 1650.0' not in text
+    assert (
+        type(metrics(small_instance(), make_schedule([], status="infeasible"))["makespan"]) is int
+    )

@@ -14,6 +14,9 @@ from planner.metrics import objective_values
 from planner.read import instance_from_dict
 from planner.solvers import SolveOptions
 from planner.solvers.greedy import RULES, solve_greedy
+from planner.solvers.greedy.place import OutOfWork, WorkMeter
+from planner.solvers.greedy.serial import run_serial
+from planner.solvers.greedy.solve import SERIAL_WORK_BUDGET, serial_floor
 from planner.verify import verify
 
 OPTS = SolveOptions()
@@ -24,7 +27,7 @@ def inst(family: str, jobs: int, nodes: int, seed: int) -> Instance:
     return instance_from_dict(generate(family, jobs, nodes, seed))
 
 
-def check(instance: Instance, rule: str, engine: str = "events"):
+def check(instance: Instance, rule: str | None, engine: str = "events"):
     s = solve_greedy(instance, rule, OPTS, engine=engine)
     assert s.status == "feasible", s.info
     assert len(s.jobs) == len(instance.jobs)
@@ -129,3 +132,39 @@ def test_events_engine_zero_length_jobs_and_chains():
     s = check(i, "fifo")
     ends = {a.id: (a.start, a.end) for a in s.jobs}
     assert ends == {"a": (0, 0), "b": (0, 5), "c": (5, 8)}
+
+
+def test_auto_stops_the_serial_engine_past_its_work_budget():
+    # 1,000 dl jobs on 16 nodes under a long queue: the serial engine would probe millions
+    # of starts. Under "auto" it is stopped at SERIAL_WORK_BUDGET and the event-driven
+    # plan is returned; asked for explicitly, it still runs to the end.
+    i = inst("dl", 1000, 16, 0)
+    rule = "srsf"
+    meter = WorkMeter(SERIAL_WORK_BUDGET)
+    with pytest.raises(OutOfWork):
+        run_serial(i, rule, "total_weighted_jct", (), None, 0.0, meter)
+    assert meter.spent > SERIAL_WORK_BUDGET
+    auto = check(i, rule, engine="auto")
+    assert auto.info["engine"] == "events"
+    assert auto.jobs == check(i, rule, engine="events").jobs
+    unlimited = WorkMeter()
+    serial = run_serial(i, rule, "total_weighted_jct", (), None, 0.0, unlimited)
+    assert serial.status == "feasible" and verify(i, serial) == []
+    assert unlimited.spent > SERIAL_WORK_BUDGET >= serial_floor(i)
+
+
+def test_auto_skips_the_serial_engine_when_its_least_work_is_over_budget():
+    i = inst("dl", 5000, 64, 0)
+    assert serial_floor(i) > SERIAL_WORK_BUDGET
+    assert check(i, "srsf", engine="auto").info["engine"] == "events"
+
+
+def test_serial_floor_is_a_lower_bound_and_small_instances_keep_the_serial_engine():
+    # On this small instance (instances/bench/gen-mixed-25j-4n-s3.json) the serial plan is
+    # at least as good as the event-driven one, so "auto" returns it: the budget leaves it.
+    i = inst("mixed", 25, 4, 3)
+    meter = WorkMeter()
+    serial = run_serial(i, "srsf", "total_weighted_jct", (), None, 0.0, meter)
+    assert verify(i, serial) == []
+    assert serial_floor(i) <= meter.spent <= SERIAL_WORK_BUDGET
+    assert check(i, None, engine="auto").info["engine"] == "serial"

@@ -11,9 +11,6 @@ Layering (a module may import only those below it):
 """
 
 from planner.solvers.options import Progress, SolveOptions, objectives_of
-
-# isort: split
-# options first: greedy (imported by dispatch) may take SolveOptions from this package.
 from planner.solvers.dispatch import GREEDY_RULES, parse_spec, solve
 
 __all__ = ["GREEDY_RULES", "Progress", "SolveOptions", "objectives_of", "parse_spec", "solve"]

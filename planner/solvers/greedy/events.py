@@ -24,7 +24,8 @@ Structures (why it is not quadratic):
 Jobs that fit by shape but not in detail (a reservation, node CPU/memory, a pool) are set
 aside until the next event.
 
-Group forming follows `form.py` (the same cost comparison), evaluated at the current time.
+Group forming follows `form.py`: the same cost comparison (`fit.GroupCost`), evaluated at
+the current time; the fit rules are `fit.py`'s, shared with the serial engine.
 """
 
 from __future__ import annotations
@@ -34,19 +35,28 @@ import heapq
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 from planner.durations import gpu_mem_fits, solo_duration
 from planner.groups import CandidateGroup
-from planner.instance import Admits, Instance, Job, NodeGroup
+from planner.instance import Instance, Job, NodeGroup, Reservation
 from planner.precedence import successors
 from planner.schedule import Assignment, Group, Placement
-from planner.solvers.greedy.form import MIN_EVENNESS, cost
+from planner.solvers.greedy.fit import (
+    GroupCost,
+    Span,
+    blocks,
+    gpu_reservations,
+    late_reason,
+    node_fits,
+    pool_reservations,
+    same_priority_class,
+)
+from planner.solvers.greedy.form import too_uneven
 from planner.solvers.greedy.order import best_solo_duration
 from planner.solvers.greedy.timeline import PoolTimeline, pools_fit
 from planner.solvers.greedy.trees import INF, Fenwick, MinTree
 
-_TOL = 1e-9
 _END, _FREE, _WAKE = 0, 1, 2
 _Pl = list[tuple[int, list[int]]]  # placement: (node index, GPU indices) per node
 
@@ -59,6 +69,31 @@ class Result:
     groups: list[Group]
     reason: str = ""
     job: str = ""
+
+
+class _GroupPick(NamedTuple):
+    """A group to start now instead of one job: members (job indices), node group index,
+    per-member durations, placement."""
+
+    members: list[int]
+    node_group: int
+    durations: tuple[int, ...]
+    placement: _Pl
+
+
+class _SoloOption(NamedTuple):
+    """A node group a job may run on alone (-1: GPU-less) and its duration there."""
+
+    node_group: int
+    duration: int
+
+
+class _SoloPick(NamedTuple):
+    """A job's earliest-ending solo option that fits now."""
+
+    node_group: int  # -1: GPU-less
+    duration: int
+    placement: _Pl
 
 
 class _Bucket:
@@ -111,6 +146,8 @@ def simulate(
 
 
 class _Engine:
+    """One event-driven run: the state of the cluster and of the waiting jobs."""
+
     def __init__(
         self,
         instance: Instance,
@@ -124,21 +161,44 @@ class _Engine:
     ):
         self.inst = instance
         self.jobs = instance.jobs
-        n = len(self.jobs)
-        self.n = n
+        n = self.n = len(self.jobs)
         self.idx = {j.id: i for i, j in enumerate(self.jobs)}
         self.rank = list(ranks)
         self.by_rank = [0] * n
         for i, rk in enumerate(self.rank):
             self.by_rank[rk] = i
         self.strict = instance.priority_policy == "strict"
-        self.objective = objective
-        self.baseline = baseline
-        self.interleave = interleave
+        self.objective, self.baseline = objective, baseline
+        self.interleave, self.eager = interleave, eager
         self.eff_prio = eff_prio or {}
-        self.eager = eager
+        self._init_nodes()
+        self._init_jobs()
+        # Strict priority: per priority level, a heap of (release, job) released, unstarted.
+        self.levels = sorted({j.priority for j in self.jobs}, reverse=True)
+        self.level_heap: dict[int, list[tuple[int, int]]] = {p: [] for p in self.levels}
+        # Queue sums by list position (interleave estimates).
+        self.total_gpus = sum(nd.gpus for nd in instance.nodes) or 1
+        self.fw_work = Fenwick(n)
+        self.fw_weight = Fenwick(n)
+        self.cands_of: dict[int, list[CandidateGroup]] = defaultdict(list)
+        if interleave:
+            for cg in cands:
+                for jid in cg.jobs:
+                    self.cands_of[self.idx[jid]].append(cg)
+        self.preds_left = [len(set(j.after)) for j in self.jobs]
+        succ = successors(instance)
+        self.succ = [[self.idx[s] for s in succ[j.id]] for j in self.jobs]
+        self.released = [False] * n
+        self.started = [False] * n
+        self.waiting = [False] * n  # in its bucket's tree
+        self.assign: list[Assignment | None] = [None] * n
+        self.groups: list[Group] = []
+        self.events: list[tuple[int, int, int, object]] = []
+        self.seq = 0
 
-        # Node groups and nodes.
+    def _init_nodes(self) -> None:
+        """Node groups, free GPUs, node CPU/memory use, reservations and pools."""
+        instance = self.inst
         self.ng_index = {g.name: k for k, g in enumerate(instance.node_groups)}
         per_group: dict[str, list[int]] = defaultdict(list)
         for nd in instance.nodes:
@@ -153,53 +213,46 @@ class _Engine:
         self.free_cnt = [nd.gpus for nd in instance.nodes]
         self.cpu_used = [0.0] * len(instance.nodes)
         self.mem_used = [0.0] * len(instance.nodes)
-        self.node_res: list[list[list[tuple[int, int, Admits]]] | None] = [None] * len(
-            instance.nodes
-        )
-        self.wake: list[int] = []
-        for r in instance.reservations:
-            self.wake.append(r.end)
-            for name in r.nodes:
-                nd = instance.node_by_name[name]
-                if self.node_res[nd.index] is None:
-                    self.node_res[nd.index] = [[] for _ in range(nd.gpus)]
-                res = self.node_res[nd.index]
-                assert res is not None
-                for k in r.gpus if r.gpus is not None else range(nd.gpus):
-                    res[k].append((r.start, r.end, r.admits))
+        held = gpu_reservations(instance)
+        self.node_res: list[list[list[Reservation]] | None] = [
+            held.get(nd.index) for nd in instance.nodes
+        ]
+        self.wake = [r.end for r in instance.reservations]
         self.special = [
             self.node_res[nd.index] is not None
             or nd.group.cpus is not None
             or nd.group.mem_gb is not None
             for nd in instance.nodes
         ]
-        pool_res: dict[str, list] = {p: [] for p in instance.pools}
-        for r in instance.reservations:
-            if r.pool is not None:
-                pool_res[r.pool].append((r.start, r.end, r.amount, r.admits))
+        pool_res = pool_reservations(instance)
         self.pools = {p: PoolTimeline(cap, pool_res[p]) for p, cap in instance.pools.items()}
 
-        # Per job: solo options (node group index or -1, duration), best solo duration.
-        self.opts: list[list[tuple[int, int]]] = []
+    def _init_jobs(self) -> None:
+        """Per job its solo options (node group index or -1, duration) and best solo
+        duration; the buckets by shape."""
+        instance = self.inst
+        self.opts: list[list[_SoloOption]] = []
         self.best_solo: list[int] = []
         for j in self.jobs:
             if j.gpus == 0:
-                self.opts.append([(-1, solo_duration(instance, j))])
+                self.opts.append([_SoloOption(-1, solo_duration(instance, j))])
             else:
                 self.opts.append(
                     [
-                        (self.ng_index[g.name], solo_duration(instance, j, g.speed))
+                        _SoloOption(self.ng_index[g.name], solo_duration(instance, j, g.speed))
                         for g in instance.eligible_groups(j)
                     ]
                 )
             self.best_solo.append(best_solo_duration(instance, j))
-
-        # Buckets by shape.
         bucket_of: dict[tuple[int, int, tuple[int, ...]], _Bucket] = {}
-        self.bucket = [None] * n  # type: list[_Bucket | None]
-        self.pos = [0] * n
+        self.bucket: list[_Bucket | None] = [None] * self.n
+        self.pos = [0] * self.n
         for i, j in enumerate(self.jobs):
-            key = (j.priority if self.strict else 0, j.gpus, tuple(o[0] for o in self.opts[i]))
+            key = (
+                j.priority if self.strict else 0,
+                j.gpus,
+                tuple(o.node_group for o in self.opts[i]),
+            )
             b = bucket_of.get(key)
             if b is None:
                 b = bucket_of[key] = _Bucket(*key)
@@ -212,31 +265,6 @@ class _Engine:
             b.tree = MinTree(len(b.jobs))
             for p, i in enumerate(b.jobs):
                 self.pos[i] = p
-        # Strict priority: per priority level, a heap of (release, job) released, unstarted.
-        self.levels = sorted({j.priority for j in self.jobs}, reverse=True)
-        self.level_heap: dict[int, list[tuple[int, int]]] = {p: [] for p in self.levels}
-
-        # Queue sums by list position (interleave estimates).
-        self.total_gpus = sum(nd.gpus for nd in instance.nodes) or 1
-        self.fw_work = Fenwick(n)
-        self.fw_weight = Fenwick(n)
-
-        self.cands_of: dict[int, list[CandidateGroup]] = defaultdict(list)
-        if interleave:
-            for cg in cands:
-                for jid in cg.jobs:
-                    self.cands_of[self.idx[jid]].append(cg)
-
-        self.preds_left = [len(set(j.after)) for j in self.jobs]
-        succ = successors(instance)
-        self.succ = [[self.idx[s] for s in succ[j.id]] for j in self.jobs]
-        self.released = [False] * n
-        self.started = [False] * n
-        self.waiting = [False] * n  # in its bucket's tree
-        self.assign: list[Assignment | None] = [None] * n
-        self.groups: list[Group] = []
-        self.events: list[tuple[int, int, int, object]] = []
-        self.seq = 0
 
     # ---- waiting set ----------------------------------------------------------------
     def _enter(self, i: int) -> None:
@@ -287,11 +315,7 @@ class _Engine:
         k = 0
         while mask and len(out) < need:
             if mask & 1 and (
-                res is None
-                or not any(
-                    rs < t + hold and t < re and not all(adm.admits(m) for m in members)
-                    for rs, re, adm in res[k]
-                )
+                res is None or not any(blocks(r, t, t + hold, members) for r in res[k])
             ):
                 out.append(k)
             mask >>= 1
@@ -299,16 +323,8 @@ class _Engine:
         return out
 
     def _node_ok(self, node: int, members: Sequence[Job], per_node: int) -> bool:
-        grp = self.inst.nodes[node].group
-        if grp.cpus is not None:
-            need = sum(per_node * m.cpus_per_gpu for m in members)
-            if need and self.cpu_used[node] + need > grp.cpus + _TOL:
-                return False
-        if grp.mem_gb is not None:
-            need = sum(per_node * m.mem_gb_per_gpu for m in members)
-            if need and self.mem_used[node] + need > grp.mem_gb + _TOL:
-                return False
-        return True
+        used = {"cpu": self.cpu_used[node], "mem": self.mem_used[node]}
+        return node_fits(self.inst.nodes[node].group, members, per_node, used.__getitem__)
 
     def _place(
         self, gi: int, members: Sequence[Job], g: int, t: int, hold: int
@@ -344,24 +360,16 @@ class _Engine:
             return True  # a solo job's memory was checked on input (eligible groups)
         return gpu_mem_fits(self.inst, members, ng.gpu_mem_gb)
 
-    def _late(self, members: Sequence[Job], durs: Sequence[int], t: int) -> str | None:
-        hz = self.inst.horizon
-        for m, d in zip(members, durs, strict=True):
-            if m.deadline is not None and t + d > m.deadline:
-                return f"deadline {m.deadline} of job {m.id} cannot be met (earliest end {t + d})"
-        if hz is not None and t + max(durs) > hz:
-            return f"horizon {hz} passed (earliest end {t + max(durs)})"
-        return None
-
-    def _solo_now(self, i: int, t: int) -> tuple[tuple[int, int, _Pl] | None, str]:
-        """Earliest-ending solo option that fits now: (node group, duration, placement)."""
+    def _solo_now(self, i: int, t: int) -> tuple[_SoloPick | None, str]:
+        """Earliest-ending solo option that fits now, and why none ever will ("": one may
+        fit later)."""
         job = self.jobs[i]
         members = (job,)
         best = None
         late = ""
         n_late = 0
-        for gi, d in sorted(self.opts[i], key=lambda o: o[1]):  # stable: instance order
-            why = self._late(members, (d,), t)
+        for gi, d in sorted(self.opts[i], key=lambda o: o.duration):  # stable: instance order
+            why = late_reason(self.inst, members, (d,), t)
             if why is not None:
                 late = late or why
                 n_late += 1
@@ -369,10 +377,10 @@ class _Engine:
             if not pools_fit(self.pools, members, t, (d,)):
                 continue
             if gi < 0:
-                return (gi, d, []), ""
+                return _SoloPick(gi, d, []), ""
             pl = self._place(gi, members, job.gpus, t, d)
             if pl is not None:
-                best = (gi, d, pl)
+                best = _SoloPick(gi, d, pl)
                 break
         # Time only moves forward: once every option ends too late, none ever fits.
         return best, (late if n_late == len(self.opts[i]) else "")
@@ -381,7 +389,6 @@ class _Engine:
     def _start(
         self,
         members: list[int],
-        gi: int,
         durs: Sequence[int],
         t: int,
         pl: list[tuple[int, list[int]]],
@@ -504,15 +511,14 @@ class _Engine:
                     aside.append(i)
                     continue
                 self._leave(i)
-                gi, d, pl = opt
-                pick = self._choose_group(i, t, gi, d, limits) if self.cands_of.get(i) else None
+                d, pl = opt.duration, opt.placement
+                pick = self._choose_group(i, t, d, limits) if self.cands_of.get(i) else None
                 if pick is not None:
-                    members, cgi, durs, cpl = pick
                     gid = f"g{len(self.groups) + 1}"
-                    self.groups.append(Group(gid, tuple(self.jobs[m].id for m in members)))
-                    self._start(members, cgi, durs, t, cpl, gid)
+                    self.groups.append(Group(gid, tuple(self.jobs[m].id for m in pick.members)))
+                    self._start(pick.members, pick.durations, t, pick.placement, gid)
                 else:
-                    self._start([i], gi, (d,), t, pl, None)
+                    self._start([i], (d,), t, pl, None)
                 limits.clear()  # started jobs may lift strict-priority limits
         finally:
             for i in aside:
@@ -542,74 +548,62 @@ class _Engine:
         return Result(None, [], f"job {job.id}: {why}", job.id)
 
     # ---- interleaving (form.py's rule, at the current time) --------------------------
-    def _choose_group(
-        self, i: int, t: int, gi: int, d: int, limits: dict[int, int]
-    ) -> tuple[list[int], int, tuple[int, ...], _Pl] | None:
+    def _choose_group(self, i: int, t: int, d: int, limits: dict[int, int]) -> _GroupPick | None:
+        """The group to start now instead of job `i` alone (duration `d`), or None."""
         job = self.jobs[i]
-        idx = self.idx
-        strict = self.strict
-        best = None
-        est: dict[int, tuple[float, float]] = {}
+        costs = GroupCost(
+            self.objective, job, Span(t, t + d), _FenwickQueue(self), self.total_gpus, self.baseline
+        )
+        best: tuple[float, _GroupPick] | None = None
         for cg in self.cands_of[i]:
-            if min(cg.durations) < MIN_EVENNESS * cg.span:
+            if too_uneven(cg):
                 continue
-            members = [idx[m] for m in cg.jobs]
-            partners = [m for m in members if m != i]
-            if not all(self.waiting[p] for p in partners):
+            members = [self.idx[m] for m in cg.jobs]
+            if not self._admissible(i, members, limits):
                 continue
-            if strict:
-                eff = self.eff_prio
-                if not all(
-                    self.jobs[p].priority == job.priority
-                    and eff[self.jobs[p].id] == eff[job.id] == job.priority
-                    for p in partners
-                ):
-                    continue
-                lim = limits.get(job.priority)
-                if lim is None:
-                    lim = limits[job.priority] = self._limit(job.priority)
-                if any(self.jobs[p].release >= lim for p in partners):
-                    continue
             mjobs = [self.jobs[m] for m in members]
             cgi = self.ng_index[cg.node_group]
-            ng = self.ngs[cgi].ng
-            if not self._gpu_mem_ok(mjobs, ng):
-                continue
-            if self._late(mjobs, cg.durations, t) is not None:
-                continue
-            if not pools_fit(self.pools, mjobs, t, cg.durations):
-                continue
-            pl = self._place(cgi, mjobs, cg.gpus, t, cg.span)
+            pl = self._group_fits_now(mjobs, cgi, cg, t)
             if pl is None:
                 continue
-            grouped = cost(
-                self.inst,
-                self.objective,
-                [(m, t + dd) for m, dd in zip(mjobs, cg.durations, strict=True)],
-            )
-            alone: list[tuple[Job, float]] = [(job, float(t + d))]
-            for p in partners:
-                if p not in est:
-                    dp = self.best_solo[p]
+            for p in members:
+                if p != i:
                     start = t + self.fw_work.prefix(self.rank[p]) / self.total_gpus
-                    end = start + dp
-                    if self.baseline is not None:
-                        end = max(end, float(self.baseline[self.jobs[p].id]))
-                    est[p] = (end - dp, end)
-                alone.append((self.jobs[p], est[p][1]))
-            alone_cost = cost(self.inst, self.objective, alone)
-            share = cg.gpus / self.total_gpus
-            extern = share * (cg.span - d) * self._behind(i, members)
-            for p in partners:
-                extern -= share * (est[p][1] - est[p][0]) * self._behind(p, members)
-            grouped += extern
-            if (grouped < alone_cost or self.eager) and (
-                best is None or grouped - alone_cost < best[0]
-            ):
-                best = (grouped - alone_cost, members, cgi, tuple(cg.durations), pl)
-        if best is None:
+                    costs.partner_span(self.jobs[p], start, self.best_solo[p])
+            ends = [float(t + dd) for dd in cg.durations]
+            gain = costs.gain(mjobs, Span(t, t + cg.span), ends, cg.gpus)
+            if (gain < 0 or self.eager) and (best is None or gain < best[0]):
+                best = (gain, _GroupPick(members, cgi, tuple(cg.durations), pl))
+        return None if best is None else best[1]
+
+    def _admissible(self, i: int, members: Sequence[int], limits: dict[int, int]) -> bool:
+        """Partners are waiting and, under strict priority, of the job's class and released
+        before the strict-priority limit."""
+        partners = [m for m in members if m != i]
+        if not all(self.waiting[p] for p in partners):
+            return False
+        if not self.strict:
+            return True
+        job = self.jobs[i]
+        pjobs = [self.jobs[p] for p in partners]
+        if not same_priority_class(pjobs, job, self.eff_prio):
+            return False
+        lim = limits.get(job.priority)
+        if lim is None:
+            lim = limits[job.priority] = self._limit(job.priority)
+        return all(p.release < lim for p in pjobs)
+
+    def _group_fits_now(
+        self, mjobs: Sequence[Job], cgi: int, cg: CandidateGroup, t: int
+    ) -> _Pl | None:
+        """The group's placement if it fits now (GPU memory, deadlines, pools, GPUs)."""
+        if not self._gpu_mem_ok(mjobs, self.ngs[cgi].ng):
             return None
-        return best[1], best[2], best[3], best[4]
+        if late_reason(self.inst, mjobs, cg.durations, t) is not None:
+            return None
+        if not pools_fit(self.pools, mjobs, t, cg.durations):
+            return None
+        return self._place(cgi, mjobs, cg.gpus, t, cg.span)
 
     def _behind(self, i: int, exclude: Sequence[int]) -> float:
         """Weight of the waiting jobs after `i` in the list, except `exclude`."""
@@ -619,3 +613,18 @@ class _Engine:
             if self.waiting[e] and self.rank[e] > r:
                 w -= self.jobs[e].weight
         return w
+
+
+class _FenwickQueue:
+    """fit.QueueEstimates over the engine's Fenwick sums of the waiting jobs."""
+
+    def __init__(self, engine: _Engine):
+        self.engine = engine
+
+    def wait(self, job: Job) -> float:
+        e = self.engine
+        return e.fw_work.prefix(e.rank[e.idx[job.id]]) / e.total_gpus
+
+    def behind(self, job: Job, exclude: Sequence[str]) -> float:
+        e = self.engine
+        return e._behind(e.idx[job.id], [e.idx[x] for x in exclude])

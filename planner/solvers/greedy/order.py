@@ -1,8 +1,9 @@
 """Ordering rules of the greedy planner: which ready job is placed next.
 
-Every rule gives a static sort key per job; the serial schedule generation in
-`planner.solvers.greedy` picks, among the jobs whose predecessors are placed, the one with
-the smallest key. Under `policy.priority = "strict"` the key starts with the job's
+Every rule gives a static sort key per job. The serial engine (`serial.py`) picks, among
+the jobs whose predecessors are placed, the one with the smallest key; the event-driven
+engine (`events.py`) and the improvement search use the keys' order as list positions
+(`solve.rule_ranks`). Under `policy.priority = "strict"` the key starts with the job's
 *effective* priority (descending): its own priority raised to the highest priority of any
 job that (transitively) depends on it, so that a low-priority predecessor of an important
 job is placed before the jobs the important one must not wait behind. The rule's own key
@@ -17,7 +18,9 @@ from planner.durations import solo_duration
 from planner.instance import Instance, Job
 from planner.precedence import effective_priorities
 
-RULES = ("fifo", "sjf", "srsf", "priority", "interleave")
+# The only list of the rules. Its order is the order in which the improvement search tries
+# the static ones (interleave's order is srsf's): the default first.
+RULES = ("srsf", "sjf", "fifo", "priority", "interleave")
 
 Key = tuple[float | int | str, ...]
 
@@ -36,7 +39,7 @@ def best_solo_duration(instance: Instance, job: Job) -> int:
     return min(solo_duration(instance, job, g.speed) for g in groups)
 
 
-def rule_key(instance: Instance, rule: str, solo: Mapping[str, int]) -> Callable[[Job], Key]:
+def rule_key(rule: str, solo: Mapping[str, int]) -> Callable[[Job], Key]:
     """The rule's own part of the sort key (without priority class and id)."""
     if rule == "fifo":
         return lambda j: (j.release,)
@@ -54,7 +57,7 @@ def rule_key(instance: Instance, rule: str, solo: Mapping[str, int]) -> Callable
 
 def sort_keys(instance: Instance, rule: str, solo: Mapping[str, int]) -> dict[str, Key]:
     """Full static key per job: (effective priority desc under strict, rule key, id)."""
-    own = rule_key(instance, rule, solo)
+    own = rule_key(rule, solo)
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if strict else {}
     return {j.id: ((-eff[j.id],) if strict else ()) + own(j) + (j.id,) for j in instance.jobs}

@@ -9,16 +9,27 @@ earliest end wins (then the earlier start, the faster group, the instance order)
 Node choice for g <= GPUs per node: best fit, the node with the fewest free GPUs that
 fits, then the lowest node index; its lowest free GPU indices. Multi-node units take the
 lowest-indexed whole free nodes of one group.
+
+Every candidate start probed and every node looked at is charged to a `WorkMeter`: the
+serial engine's cost is quadratic in the queue, and `solve.py` stops it past a budget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
+from typing import NamedTuple
 
 from planner.durations import gpu_mem_fits
 from planner.instance import Instance, Job, Node, NodeGroup
 from planner.schedule import Placement
+from planner.solvers.greedy.fit import (
+    gpu_reservations,
+    late_reason,
+    node_fits,
+    pool_reservations,
+)
 from planner.solvers.greedy.timeline import (
     Events,
     GpuTimeline,
@@ -27,11 +38,35 @@ from planner.solvers.greedy.timeline import (
     pools_fit,
 )
 
-_TOL = 1e-9
+
+class OutOfWork(Exception):
+    """The work budget of a `WorkMeter` is spent."""
+
+
+class WorkMeter:
+    """Counts work units (candidate starts probed, nodes looked at, queue entries read)
+    and raises OutOfWork once more than `budget` are spent (None: no limit)."""
+
+    def __init__(self, budget: int | None = None):
+        self.budget = budget
+        self.spent = 0
+
+    def spend(self, units: int) -> None:
+        self.spent += units
+        if self.budget is not None and self.spent > self.budget:
+            raise OutOfWork
+
+
+class NodeOption(NamedTuple):
+    """A node group a unit may run on (None for a GPU-less unit), with per-member
+    durations there."""
+
+    node_group: NodeGroup | None
+    durations: tuple[int, ...]
 
 
 @dataclass(frozen=True)
-class Unit:
+class PlacementUnit:
     """Jobs that start together on the same GPUs: one job, or an interleaving group.
 
     `options` lists (node group, per-member durations) it may run with; GPU-less units have
@@ -40,11 +75,22 @@ class Unit:
 
     members: tuple[Job, ...]
     gpus: int
-    options: tuple[tuple[NodeGroup | None, tuple[int, ...]], ...]
+    options: tuple[NodeOption, ...]
+
+
+class _Candidate(NamedTuple):
+    """The best node so far for a single-node unit (fewest free GPUs, lowest index)."""
+
+    free: int
+    node_index: int
+    gpus: list[int]
+    node: Node
 
 
 @dataclass(frozen=True)
-class Option:
+class PlacedOption:
+    """A unit's start, per-member durations, GPUs and node group."""
+
     start: int
     durations: tuple[int, ...]
     placement: tuple[Placement, ...]
@@ -56,8 +102,11 @@ class Option:
 
 
 class Cluster:
-    def __init__(self, instance: Instance):
+    """Every timeline of the instance and the event times (see the module docstring)."""
+
+    def __init__(self, instance: Instance, meter: WorkMeter | None = None):
         self.instance = instance
+        self.meter = meter or WorkMeter()
         self.gpu: list[list[GpuTimeline]] = [
             [GpuTimeline() for _ in range(n.gpus)] for n in instance.nodes
         ]
@@ -68,17 +117,12 @@ class Cluster:
             StepProfile() if n.group.mem_gb is not None else None for n in instance.nodes
         ]
         self.events = Events()
-        pool_res: dict[str, list] = {p: [] for p in instance.pools}
         for r in instance.reservations:
             self.events.add(r.end)
-            if r.pool is not None:
-                pool_res[r.pool].append((r.start, r.end, r.amount, r.admits))
-                continue
-            for name in r.nodes:
-                node = instance.node_by_name[name]
-                idx = r.gpus if r.gpus is not None else range(node.gpus)
-                for k in idx:
-                    self.gpu[node.index][k].reservations.append((r.start, r.end, r.admits))
+        for index, per_gpu in gpu_reservations(instance).items():
+            for timeline, held in zip(self.gpu[index], per_gpu, strict=True):
+                timeline.reservations = held
+        pool_res = pool_reservations(instance)
         self.pools = {p: PoolTimeline(cap, pool_res[p]) for p, cap in instance.pools.items()}
         self.nodes_by_group: dict[str, list[Node]] = {}
         for n in instance.nodes:
@@ -89,16 +133,13 @@ class Cluster:
         self, node: Node, members: Sequence[Job], per_node: int, t: int, durs: Sequence[int]
     ) -> bool:
         hold = max(durs)
-        for prof, cap, attr in (
-            (self.cpu[node.index], node.group.cpus, "cpus_per_gpu"),
-            (self.mem[node.index], node.group.mem_gb, "mem_gb_per_gpu"),
-        ):
-            if prof is None or cap is None:
-                continue
-            need = sum(per_node * getattr(m, attr) for m in members)
-            if need and prof.max_over(t, t + hold) + need > cap + _TOL:
-                return False
-        return True
+        profiles = {"cpu": self.cpu[node.index], "mem": self.mem[node.index]}
+
+        def used(kind: str) -> float:
+            prof = profiles[kind]
+            return prof.max_over(t, t + hold) if prof is not None else 0.0
+
+        return node_fits(node.group, members, per_node, used)
 
     def _free_gpus(
         self, node: Node, members: Sequence[Job], t: int, hold: int, need: int
@@ -117,29 +158,30 @@ class Cluster:
                     break
         return out
 
-    def _gpu_mem_ok(self, unit: Unit, ng: NodeGroup) -> bool:
+    def _gpu_mem_ok(self, unit: PlacementUnit, ng: NodeGroup) -> bool:
         return gpu_mem_fits(self.instance, unit.members, ng.gpu_mem_gb)
 
     def _place_at(
-        self, unit: Unit, ng: NodeGroup, t: int, durs: Sequence[int]
+        self, unit: PlacementUnit, ng: NodeGroup, t: int, durs: Sequence[int]
     ) -> tuple[Placement, ...] | None:
         hold = max(durs)
         nodes = self.nodes_by_group[ng.name]
+        self.meter.spend(len(nodes))
         g = unit.gpus
         if g <= ng.gpus:
-            best: tuple[int, int, list[int], Node] | None = None
+            best: _Candidate | None = None
             for node in nodes:
                 free = self._free_gpus(node, unit.members, t, hold, g)
-                if len(free) < g or (best is not None and len(free) >= best[0]):
+                if len(free) < g or (best is not None and len(free) >= best.free):
                     continue
                 if not self._node_fits(node, unit.members, g, t, durs):
                     continue
-                best = (len(free), node.index, free[:g], node)
+                best = _Candidate(len(free), node.index, free[:g], node)
                 if len(free) == g:
                     break  # a perfect fit cannot be beaten
             if best is None:
                 return None
-            return (Placement(best[3].name, tuple(best[2])),)
+            return (Placement(best.node.name, tuple(best.gpus)),)
         need = g // ng.gpus
         chosen: list[Node] = []
         for node in nodes:
@@ -152,32 +194,33 @@ class Cluster:
         return None
 
     # ---- search -------------------------------------------------------------------
-    def find(self, unit: Unit, lb: int, ub: int | None) -> tuple[Option | None, str]:
+    def find(self, unit: PlacementUnit, lb: int, ub: int | None) -> tuple[PlacedOption | None, str]:
         """Earliest-ending placement with start in [lb, ub] meeting every member's
         deadline and the horizon; else (None, why)."""
-        best: Option | None = None
+        best: PlacedOption | None = None
         why = "it fits on no node"
         for ng, durs in unit.options:
             latest = self._latest_start(unit.members, durs)
             if ng is not None and not self._gpu_mem_ok(unit, ng):
                 continue
-            for t in [lb, *self.events.after(lb)]:
+            for t in chain((lb,), self.events.after(lb)):
+                self.meter.spend(1)
                 if ub is not None and t > ub:
                     why = f"strict priority: it must start by {ub}, before a lower-priority job"
                     break
                 if latest is not None and t > latest:
-                    why = self._late_reason(unit.members, durs, t)
+                    why = late_reason(self.instance, unit.members, durs, t) or why
                     break
                 if best is not None and t + max(durs) >= best.end:
                     break  # cannot end earlier than the best option found
                 if not pools_fit(self.pools, unit.members, t, durs):
                     continue
                 if ng is None:
-                    best = Option(t, tuple(durs), (), None)
+                    best = PlacedOption(t, tuple(durs), (), None)
                     break
                 pl = self._place_at(unit, ng, t, durs)
                 if pl is not None:
-                    best = Option(t, tuple(durs), pl, ng.name)
+                    best = PlacedOption(t, tuple(durs), pl, ng.name)
                     break
         return best, ("" if best is not None else why)
 
@@ -189,13 +232,7 @@ class Cluster:
                     latest = lim - d if latest is None else min(latest, lim - d)
         return latest
 
-    def _late_reason(self, members: Sequence[Job], durs: Sequence[int], t: int) -> str:
-        for m, d in zip(members, durs, strict=True):
-            if m.deadline is not None and t + d > m.deadline:
-                return f"deadline {m.deadline} of job {m.id} cannot be met (earliest end {t + d})"
-        return f"horizon {self.instance.horizon} passed (earliest end {t + max(durs)})"
-
-    def book(self, unit: Unit, opt: Option) -> None:
+    def book(self, unit: PlacementUnit, opt: PlacedOption) -> None:
         t, durs = opt.start, opt.durations
         hold = max(durs)
         for p in opt.placement:

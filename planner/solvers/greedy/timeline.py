@@ -6,8 +6,8 @@ Three kinds of timeline, each answering "does this demand fit during [t0, t1)?" 
   (exclusive use, R6) plus the reservations on that GPU (R10), checked per job.
 - `StepProfile`: a piecewise-constant usage (node CPUs, node memory, one pool class).
 - `PoolTimeline`: a pool with its reservations, using the exact subset rule (Hall's
-  condition; README, "What we chose where the contract is silent") for reservations that
-  admit jobs.
+  condition) of the README section "What we chose where the contract is silent" for
+  reservations that admit jobs.
 
 The planner's candidate start times are event times: ends of booked intervals and ends of
 reservations (`Events`).
@@ -16,12 +16,11 @@ reservations (`Events`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
 
-from planner.instance import Admits, Job
-
-_TOL = 1e-9
+from planner.instance import Job, Reservation
+from planner.solvers.greedy.fit import TOL, blocks
 
 
 class Events:
@@ -35,10 +34,15 @@ class Events:
         if i == len(self.times) or self.times[i] != t:
             self.times.insert(i, t)
 
-    def after(self, t: int) -> Iterable[int]:
-        """Times strictly greater than t, ascending (a snapshot)."""
-        i = bisect.bisect_right(self.times, t)
-        return self.times[i:]
+    def after(self, t: int) -> Iterator[int]:
+        """Times strictly greater than t, ascending. Lazy: a search usually stops after a
+        few of them, and copying the tail per search would be quadratic in the jobs; do
+        not add times while iterating."""
+        times = self.times
+        i = bisect.bisect_right(times, t)
+        while i < len(times):
+            yield times[i]
+            i += 1
 
 
 class GpuTimeline:
@@ -49,7 +53,7 @@ class GpuTimeline:
     def __init__(self) -> None:
         self.starts: list[int] = []
         self.ends: list[int] = []
-        self.reservations: list[tuple[int, int, Admits]] = []
+        self.reservations: list[Reservation] = []
 
     def free(self, t0: int, t1: int, members: Sequence[Job]) -> bool:
         """No booked interval overlaps [t0, t1) and no reservation that fails to admit a
@@ -59,10 +63,7 @@ class GpuTimeline:
         i = bisect.bisect_right(self.ends, t0)
         if i < len(self.starts) and self.starts[i] < t1:
             return False
-        for rs, re, adm in self.reservations:
-            if rs < t1 and t0 < re and not all(adm.admits(m) for m in members):
-                return False
-        return True
+        return not any(blocks(r, t0, t1, members) for r in self.reservations)
 
     def book(self, t0: int, t1: int) -> None:
         if t1 <= t0:
@@ -116,19 +117,19 @@ class StepProfile:
 class PoolTimeline:
     """A pool's usage per admission class and its reservations (R8, R10).
 
-    A job's class is the set of this pool's reservations that admit it. The README's rule ("What we
-    chose where the contract is silent"): at
-    every instant, for every subset U of the active reservations, the demand of running
-    jobs admitted by no reservation in U is at most capacity - sum of U's amounts.
+    A job's class is the set of this pool's reservations that admit it. The rule (README,
+    "What we chose where the contract is silent"): at every instant, for every subset U of
+    the active reservations, the demand of running jobs admitted by no reservation in U is
+    at most capacity - sum of U's amounts.
     """
 
-    def __init__(self, capacity: float, reservations: Sequence[tuple[int, int, float, Admits]]):
+    def __init__(self, capacity: float, reservations: Sequence[Reservation]):
         self.capacity = capacity
         self.reservations = list(reservations)
         self.by_class: dict[frozenset[int], StepProfile] = {}
 
     def job_class(self, job: Job) -> frozenset[int]:
-        return frozenset(i for i, r in enumerate(self.reservations) if r[3].admits(job))
+        return frozenset(i for i, r in enumerate(self.reservations) if r.admits.admits(job))
 
     def fits(self, t0: int, t1: int, items: Sequence[tuple[int, frozenset[int], float]]) -> bool:
         """Whether extra demands `items` = (end, class, amount), all starting at t0, fit."""
@@ -142,8 +143,8 @@ class PoolTimeline:
         for end, _, _ in items:
             if t0 < end < t1:
                 points.add(end)
-        for rs, re, _, _ in self.reservations:
-            for x in (rs, re):
+        for r in self.reservations:
+            for x in (r.start, r.end):
                 if t0 < x < t1:
                     points.add(x)
         for tau in sorted(points):
@@ -151,7 +152,7 @@ class PoolTimeline:
             for end, cls, amount in items:
                 if tau < end:
                     usage[cls] = usage.get(cls, 0.0) + amount
-            active = [i for i, r in enumerate(self.reservations) if r[0] <= tau < r[1]]
+            active = [i for i, r in enumerate(self.reservations) if r.start <= tau < r.end]
             if not self._ok(usage, active):
                 return False
         return True
@@ -160,9 +161,9 @@ class PoolTimeline:
         for k in range(len(active) + 1):
             for sub in combinations(active, k):
                 u = set(sub)
-                held = sum(self.reservations[i][2] for i in sub)
+                held = sum(self.reservations[i].amount for i in sub)
                 load = sum(v for c, v in usage.items() if not (c & u))
-                if load > self.capacity - held + _TOL:
+                if load > self.capacity - held + TOL:
                     return False
         return True
 

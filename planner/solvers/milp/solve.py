@@ -51,7 +51,7 @@ from planner.solvers.exact import (
     finish,
     semi_active_horizon,
 )
-from planner.solvers.milp import model as milp_model
+import planner.solvers.milp.model as milp_model
 from planner.solvers.milp.backends import RunResult, run
 from planner.solvers.milp.gpus import Holder, colour
 from planner.solvers.milp.grid import Grid, make_grid, slot_length

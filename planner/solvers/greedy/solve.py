@@ -1,0 +1,222 @@
+"""Greedy list-scheduling planner: two engines over the same rules (`order.RULES`).
+
+- Event-driven (`events.py`, parallel schedule generation, O(n log n)): time moves
+  forward; at every event the waiting job first in the rule's list that fits now starts.
+  This is what runs at scale (100,000 jobs in well under a minute).
+- Serial (`serial.py`, `place.py`/`timeline.py`): repeatedly take the ready job (all
+  predecessors placed) with the smallest key and place it at its earliest feasible start
+  anywhere in the future. It fills gaps (backfilling) but scans event times per job, so
+  its work grows with jobs x queue length x nodes. Under `engine="auto"` it runs next to
+  the event-driven engine, the better plan kept, within a work budget
+  (SERIAL_WORK_BUDGET): a run that would cost more is stopped and the event-driven plan
+  is returned, so the time spent grows with the instance's size, never past the budget
+  plus the event-driven run.
+
+Under the `interleave` rule a job may instead start together with ready partners as an
+interleaving group (`form.py`); the same order without groups is planned too, both to
+estimate when partners would otherwise finish and as the answer when grouping did not pay
+on the instance's objectives (`info["grouping"]` says which). A job that cannot be placed
+(a hard deadline, the horizon, or strict priority that precedence makes impossible) ends
+the run with status "unknown" and `info["reason"]` naming the job and the constraint.
+`info["engine"]` names the engine whose plan is returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from planner.bounds import with_bounds
+from planner.groups import CandidateGroup, candidate_groups
+from planner.instance import Instance
+from planner.metrics import objective_values
+from planner.precedence import effective_priorities
+from planner.schedule import Schedule
+from planner.solvers.greedy.events import Result, simulate
+from planner.solvers.greedy.order import (
+    RULES,
+    best_solo_duration,
+    default_rule,
+    sort_keys,
+)
+from planner.solvers.greedy.place import OutOfWork, WorkMeter
+from planner.solvers.greedy.serial import run_serial
+from planner.solvers.options import SolveOptions, objectives_of
+
+# Work units (candidate starts probed, nodes looked at, queue and placed-job entries read;
+# see place.WorkMeter) the serial engine may spend under engine="auto", both of its runs
+# (without and with groups) together. Every instance of instances/bench/ needs at most
+# 82,000 (muri-testbed-200), a fraction of a second; generated dl instances of 1,000
+# jobs on 16 nodes need ~2.2 million (1-2 s alone, many more on a loaded machine) and lose
+# to the event-driven plan there anyway. A stopped run costs at most a few tenths of a
+# second.
+SERIAL_WORK_BUDGET = 250_000
+
+ENGINES = ("auto", "serial", "events")
+
+
+def solve_greedy(
+    instance: Instance, rule: str | None, options: SolveOptions, engine: str = "auto"
+) -> Schedule:
+    """Plan `instance` by list scheduling with the given rule (None: the default rule,
+    "interleave" when interleaving is enabled, else "srsf").
+
+    `engine`: "serial" (earliest feasible start in the future, with backfilling),
+    "events" (event-driven, O(n log n), `events.py`) or "auto": both, the serial one within
+    SERIAL_WORK_BUDGET, keeping the better plan on the objectives (ties: serial). The
+    schedule's lower_bound holds `planner.bounds.lower_bounds`.
+    """
+    t_begin = time.perf_counter()
+    rule = rule or default_rule(instance)
+    if rule not in RULES:
+        raise ValueError(f"unknown greedy rule {rule!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown greedy engine {engine!r}")
+    names = list(objectives_of(instance, options))
+    engines: tuple[str, ...] = (engine,)
+    if engine == "auto":
+        # The serial run is skipped outright when its least work is already over budget.
+        cheap = serial_floor(instance) <= SERIAL_WORK_BUDGET
+        engines = ("serial", "events") if cheap else ("events",)
+    budget = SERIAL_WORK_BUDGET if engine == "auto" else None
+    interleave = rule == "interleave" and instance.interleaving.enabled
+    cands = candidate_groups(instance) if interleave else None
+    best: Schedule | None = None
+    best_val: list[float] | None = None
+    for e in engines:
+        try:
+            s = _plan(instance, rule, names, e, t_begin, cands, WorkMeter(budget))
+        except OutOfWork:
+            continue  # the serial engine would cost more than the budget: events only
+        s = s.with_(info={**s.info, "engine": e})
+        if s.status != "feasible":
+            best = best or s
+            continue
+        ov = objective_values(instance, s, names)
+        val = [ov[n] for n in names]
+        if best_val is None or val < best_val:
+            best, best_val = s, val
+    assert best is not None
+    return with_bounds(instance, best, names).with_(wall_s=time.perf_counter() - t_begin)
+
+
+def serial_floor(instance: Instance) -> int:
+    """The least work (place.WorkMeter units) of one serial run: each job probes at least
+    one start, looking at every node of a node group it may use (unless a pool already
+    refuses that start)."""
+    sizes = Counter(n.group.name for n in instance.nodes)
+    return sum(
+        1 + min((sizes[g.name] for g in instance.eligible_groups(j)), default=0) if j.gpus else 1
+        for j in instance.jobs
+    )
+
+
+def plan_order(
+    instance: Instance,
+    rule: str,
+    names: Sequence[str],
+    ranks: Sequence[int],
+    interleave: bool,
+    baseline: dict[str, int] | None = None,
+    cands: Sequence[CandidateGroup] | None = None,
+    eager: bool = False,
+) -> Schedule:
+    """One event-driven run with an explicit list order (`ranks` aligned with the jobs):
+    the building block of the improvement search. No bounds, no solo/grouped comparison.
+    `eager`: form a group whenever one fits (see events.simulate)."""
+    t_begin = time.perf_counter()
+    strict = instance.priority_policy == "strict"
+    eff = effective_priorities(instance) if interleave and strict else None
+    if interleave and cands is None:
+        cands = candidate_groups(instance)
+    res = simulate(
+        instance,
+        ranks,
+        interleave and instance.interleaving.enabled,
+        names[0],
+        cands or (),
+        baseline,
+        eff,
+        eager,
+    )
+    return _result_schedule(instance, f"greedy:{rule}", rule, res, t_begin)
+
+
+def rule_ranks(instance: Instance, rule: str) -> list[int]:
+    """List positions of the jobs (aligned with instance.jobs) under a rule's keys."""
+    solo = {j.id: best_solo_duration(instance, j) for j in instance.jobs}
+    keys = sort_keys(instance, rule, solo)
+    order = sorted(range(len(instance.jobs)), key=lambda i: keys[instance.jobs[i].id])
+    ranks = [0] * len(order)
+    for r, i in enumerate(order):
+        ranks[i] = r
+    return ranks
+
+
+def _result_schedule(
+    instance: Instance, solver: str, rule: str, res: Result, t_begin: float
+) -> Schedule:
+    if res.assignments is None:
+        return Schedule(
+            instance.name,
+            solver,
+            "unknown",
+            info={"reason": res.reason, "job": res.job},
+            wall_s=time.perf_counter() - t_begin,
+        )
+    return Schedule(
+        instance=instance.name,
+        solver=solver,
+        status="feasible",
+        jobs=tuple(res.assignments),
+        groups=tuple(res.groups),
+        lower_bound=None,
+        wall_s=time.perf_counter() - t_begin,
+        info={"rule": rule, "groups": len(res.groups)},
+    )
+
+
+def _plan(
+    instance: Instance,
+    rule: str,
+    names: Sequence[str],
+    engine: str,
+    t_begin: float,
+    cands: Sequence[CandidateGroup] | None,
+    meter: WorkMeter,
+) -> Schedule:
+    """One engine's plan; under `interleave` (cands given) with and without groups."""
+    interleave = cands is not None
+    run: Callable[[bool, dict[str, int] | None], Schedule]
+    if engine == "events":
+        ranks = rule_ranks(instance, rule)
+
+        def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
+            return plan_order(instance, rule, names, ranks, grouping, baseline, cands)
+    else:
+
+        def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
+            groups = (cands or ()) if grouping else ()
+            return run_serial(instance, rule, names[0], groups, baseline, t_begin, meter)
+
+    if not interleave:
+        return run(False, None)
+    # The same order without groups: its ends estimate when a partner would finish if it
+    # is not pulled into a group now (see form.py), and it is kept when grouping did not
+    # pay on the objectives after all (the local estimates can be wrong).
+    base = run(False, None)
+    baseline = {a.id: a.end for a in base.jobs} if base.status == "feasible" else None
+    grouped = run(True, baseline)
+    if base.status != "feasible" or grouped.status != "feasible" or not grouped.groups:
+        return grouped if grouped.status == "feasible" else base
+    og = objective_values(instance, grouped, names)
+    ob = objective_values(instance, base, names)
+    if [ob[n] for n in names] < [og[n] for n in names]:
+        info = {
+            **base.info,
+            "grouping": "dropped: the plan without groups is better",
+            "grouped_objective": og[names[0]],
+        }
+        return base.with_(info=info, wall_s=time.perf_counter() - t_begin)
+    return grouped.with_(info={**grouped.info, "grouping": "kept", "solo_objective": ob[names[0]]})
