@@ -302,7 +302,7 @@ def test_internal_error_one_line_exit_3_nothing_written(
 ) -> None:
     """A bug inside a solver is not "no feasible schedule" (exit 1): one line, exit 3, no
     file; the traceback only with the global `--debug`."""
-    monkeypatch.setattr("planner.solvers.greedy.solve_greedy", _boom)
+    monkeypatch.setattr("planner.solvers.dispatch.solve_greedy", _boom)
     inst = small_instance(tmp_path)
     out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
     flags = ["--debug"] if debug else []

@@ -10,7 +10,7 @@ Layering (a module may import only those below it):
 - `dispatch` maps a spec string to one of them, importing the back end only when used.
 """
 
-from planner.solvers.options import Progress, SolveOptions, objectives_of
 from planner.solvers.dispatch import GREEDY_RULES, parse_spec, solve
+from planner.solvers.options import Progress, SolveOptions, objectives_of
 
 __all__ = ["GREEDY_RULES", "Progress", "SolveOptions", "objectives_of", "parse_spec", "solve"]

@@ -39,6 +39,7 @@ from typing import Any
 
 import pulp
 
+import planner.solvers.milp.model as milp_model
 from planner.bounds import lower_bounds
 from planner.groups import candidate_groups
 from planner.instance import Instance
@@ -51,7 +52,6 @@ from planner.solvers.exact import (
     finish,
     semi_active_horizon,
 )
-import planner.solvers.milp.model as milp_model
 from planner.solvers.milp.backends import RunResult, run
 from planner.solvers.milp.gpus import Holder, colour
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
