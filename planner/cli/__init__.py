@@ -9,6 +9,7 @@ from planner import __version__
 from planner.cli.bench import bench
 from planner.cli.commands import check, export, models, validate
 from planner.cli.convert import generate, import_
+from planner.cli.show import show
 from planner.cli.solve import solve
 
 
@@ -18,5 +19,5 @@ def main() -> None:
     """Plan deep-learning training jobs on a GPU cluster."""
 
 
-for command in (solve, validate, check, export, models, import_, generate, bench):
+for command in (solve, validate, check, export, models, import_, generate, bench, show):
     main.add_command(command)

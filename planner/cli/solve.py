@@ -51,6 +51,7 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule JSON here."
 )
 @click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
+@click.option("--show", type=click.Path(dir_okay=False), help="Write the Gantt chart (HTML) here.")
 @click.option(
     "--solver",
     default="auto",
@@ -78,6 +79,7 @@ def solve(
     instance: str,
     output: str | None,
     gantt: str | None,
+    show: str | None,
     solver: str,
     time_limit: float | None,
     objective: str | None,
@@ -142,6 +144,10 @@ def solve(
             write_json(output, doc)
         if gantt:
             write_gantt(gantt, sched, inst)
+        if show:
+            from planner.show.files import write_show
+
+            write_show(doc, inst, show)
     if as_json:
         terminal.print_json(doc)
     else:
@@ -150,6 +156,8 @@ def solve(
             terminal.print_note(f"wrote {output}")
         if gantt and sched.jobs:
             terminal.print_note(f"wrote {gantt}")
+        if show and sched.jobs:
+            terminal.print_note(f"wrote {show}")
     if not sched.jobs:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")

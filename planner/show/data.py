@@ -111,7 +111,7 @@ def _no_gpu_rows(segments: Sequence[Segment]) -> dict[tuple[str, int], int]:
         if row == len(row_end):
             row_end.append(s.end)
         row_end[row] = s.end
-        out[(s.job, s.index)] = row
+        out[(s.job, s.segment)] = row
     return out
 
 
@@ -124,8 +124,8 @@ def hover_text(
 ) -> str:
     """job, model, GPUs, start, end, JCT, group members, segment, release, deadline."""
     release = job.release if job is not None else 0
-    multi = s.index > 0 or last_end != s.end
-    lines = [f"<b>{s.job}</b>" + (f" (segment {s.index})" if multi else "")]
+    multi = s.segment > 0 or last_end != s.end
+    lines = [f"<b>{s.job}</b>" + (f" (segment {s.segment})" if multi else "")]
     if job is not None:
         what = job.model or f"duration {job.duration} {unit}"
         lines.append(f"{what}, {job.gpus} GPU(s), priority {job.priority}, tenant {job.tenant}")
@@ -161,12 +161,12 @@ def _bars(
                 base = offset[slot.node]
                 runs = tuple((base + a, base + b) for a, b in runs_of(slot.gpus))
             else:
-                row = offset[NO_GPU] + no_gpu[(s.job, s.index)]
+                row = offset[NO_GPU] + no_gpu[(s.job, s.segment)]
                 runs = ((row, row),)
             job, mates = jobs.get(s.job), members.get(s.group or "", ())
             text = hover_text(s, slot, job, mates, unit, last_end[s.job])
             out.append(
-                Bar(s.job, s.index, slot.node, slot.gpus, s.start, s.end, s.group, runs, "", text)
+                Bar(s.job, s.segment, slot.node, slot.gpus, s.start, s.end, s.group, runs, "", text)
             )
     return out
 

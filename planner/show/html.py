@@ -94,7 +94,7 @@ def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter | go.Scattergl]:
         y=y,
         mode="lines",
         fill="toself",
-        fillcolor="rgba(90,90,90,0.28)",
+        fillcolor="rgba(60,60,60,0.22)",
         line={"color": "rgba(60,60,60,0.8)", "width": 1, "dash": "dash"},
         name="reservations",
         hoverinfo="skip",
@@ -155,19 +155,18 @@ def figure(data: ShowData) -> go.Figure:
         vertical_spacing=0.04 * 1000 / sum(heights),
         row_heights=[h / sum(heights) for h in heights],
     )
+    # Reservations over the bars: jobs a reservation admits may run under its shade.
     fig.add_trace(_lane_shading(data), row=1, col=1)
-    for t in _box_traces(data.boxes):
-        fig.add_trace(t, row=1, col=1)
     for t in _bar_traces(data.bars, dict(data.colours), legend=data.colour_by != "group"):
+        fig.add_trace(t, row=1, col=1)
+    for t in _box_traces(data.boxes):
         fig.add_trace(t, row=1, col=1)
     span = max((b.end for b in data.bars), default=1)
     fig.add_trace(_hover_trace(data.bars, span), row=1, col=1)
     fig.add_trace(_curve(data.utilisation, "#1f77b4"), row=2, col=1)
     palette = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd")
     for i, c in enumerate(data.pools):
-        fig.add_trace(
-            _curve(c, palette[(i // 2) % 4], "dot" if i % 2 else "solid"), row=3, col=1
-        )
+        fig.add_trace(_curve(c, palette[(i // 2) % 4], "dot" if i % 2 else "solid"), row=3, col=1)
     _layout(fig, data, rows_total, sum(heights), len(heights))
     return fig
 
@@ -211,9 +210,7 @@ p.help{font-size:12px;color:#666;margin:4px 0}
 
 
 def header_html(rows: Sequence[tuple[str, str]]) -> str:
-    cells = "".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows
-    )
+    cells = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in rows)
     return f'<table class="facts">{cells}</table>'
 
 

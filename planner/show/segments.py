@@ -21,7 +21,7 @@ class Slot(NamedTuple):
 
 class Segment(NamedTuple):
     job: str
-    index: int  # 0, 1, ... in the job's order
+    segment: int  # 0, 1, ... in the job's order
     start: int
     end: int
     placement: tuple[Slot, ...]
