@@ -8,6 +8,7 @@ Nothing here checks the schedule: it is drawn as given.
 
 from __future__ import annotations
 
+import html
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -71,7 +72,8 @@ class ShowData:
     colours: Mapping[str, str]  # colour key -> CSS colour
     colour_by: str
     utilisation: Curve  # share of the cluster's GPUs busy
-    pools: tuple[Curve, ...]  # per pool: share of its capacity in use, then what is free
+    pools: tuple[Curve, ...]  # per pool: share of its capacity in use, then what is held
+    span: int  # the time axis ends here: the last bar or reservation end
 
 
 def runs_of(gpus: Iterable[int]) -> tuple[tuple[int, int], ...]:
@@ -122,21 +124,25 @@ def _fmt_gpus(gpus: Sequence[int]) -> str:
 def hover_text(
     s: Segment, slot: Slot, job: Job | None, members: Sequence[str], unit: str, last_end: int
 ) -> str:
-    """job, model, GPUs, start, end, JCT, group members, segment, release, deadline."""
+    """job, model, GPUs, start, end, JCT, group members, segment, release, deadline; as
+    HTML, names escaped."""
+    e = html.escape
     release = job.release if job is not None else 0
     multi = s.segment > 0 or last_end != s.end
-    lines = [f"<b>{s.job}</b>" + (f" (segment {s.segment})" if multi else "")]
+    lines = [f"<b>{e(s.job)}</b>" + (f" (segment {s.segment})" if multi else "")]
     if job is not None:
-        what = job.model or f"duration {job.duration} {unit}"
-        lines.append(f"{what}, {job.gpus} GPU(s), priority {job.priority}, tenant {job.tenant}")
-    where = f"{slot.node} GPU {_fmt_gpus(slot.gpus)}" if slot.gpus else "no GPU"
+        what = e(job.model) if job.model else f"duration {job.duration} {unit}"
+        tenant = e(job.tenant or "none")
+        lines.append(f"{what}, {job.gpus} GPU(s), priority {job.priority}, tenant {tenant}")
+    where = f"{e(slot.node)} GPU {_fmt_gpus(slot.gpus)}" if slot.gpus else "no GPU"
     lines.append(f"{where}: start {s.start}, end {s.end} {unit}")
     lines.append(f"JCT {last_end - release} {unit}")
     if s.group is not None:
-        lines.append(f"group {s.group}: {', '.join(members)}")
+        lines.append(f"group {e(s.group)}: {e(', '.join(members))}")
     if job is not None:
-        deadline = "none" if job.deadline is None else str(job.deadline)
-        lines.append(f"release {job.release}, deadline {deadline}, due {job.due}")
+        deadline = "none" if job.deadline is None else job.deadline
+        due = "none" if job.due is None else job.due
+        lines.append(f"release {job.release}, deadline {deadline}, due {due}")
     return "<br>".join(lines)
 
 
@@ -285,15 +291,18 @@ def show_data(
     keys, colours = colour_keys(bars, instance, colour_by)
     bars = [b._replace(key=k) for b, k in zip(bars, keys, strict=True)]
     total = sum(lane.rows for lane in lanes if lane.node != NO_GPU)
+    boxes = _boxes(instance, lanes)
+    span = max([1, *(b.end for b in bars), *(b.end for b in boxes)])
     return ShowData(
         title=f"{doc.get('instance', '')}: {doc.get('solver', '')}",
         time_unit=unit,
         header=tuple(_header(doc, instance)),
         lanes=tuple(lanes),
         bars=tuple(bars),
-        boxes=tuple(_boxes(instance, lanes)),
+        boxes=tuple(boxes),
         colours=colours,
         colour_by=colour_by,
         utilisation=_utilisation(bars, total),
         pools=tuple(_pools(instance, segments)),
+        span=span,
     )

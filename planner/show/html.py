@@ -2,16 +2,19 @@
 
 plotly.js is embedded in the page (`include_plotlyjs=True`), so the file opens with no
 network. To stay usable at 10,000 jobs the chart uses few WebGL traces: one filled
-`scattergl` trace per colour key holds all its bars as rectangles separated by gaps, and a
-single invisible marker trace carries the hover text (points spread along each bar, so
-hovering anywhere on a bar finds it). Reservations, lane shading and the curves under the
-chart are a handful of traces more.
+`scattergl` trace per colour key holds all its bars as rectangles separated by gaps.
+Reservations, lane shading and the curves under the chart are a handful of traces more.
+
+Hover: plotly finds hover targets only at data points, which a long bar does not have
+where the mouse is. So the page carries the bars' rectangles and texts as JSON, and a
+small script (`HOVER_JS`) looks up the bar under the mouse (binary search in its GPU row)
+and shows its text in a tooltip; it draws nothing on the chart.
 """
 
 from __future__ import annotations
 
 import html
-import math
+import json
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -22,7 +25,6 @@ from plotly.subplots import make_subplots
 from planner.show.data import Bar, Box, Curve, ShowData
 
 DIV_ID = "gantt"
-HOVER_POINTS = 60  # hover points across the whole time axis, so about one every 1.7%
 HALF = 0.42  # half the height of a GPU row that a bar covers
 
 
@@ -61,28 +63,13 @@ def _bar_traces(bars: Sequence[Bar], colours: dict[str, str], legend: bool) -> l
     return out
 
 
-def _hover_trace(bars: Sequence[Bar], span: int) -> go.Scattergl:
-    step = max(1.0, span / HOVER_POINTS)
-    xs: list[float] = []
-    ys: list[float] = []
-    texts: list[str] = []
-    for b in bars:
-        n = max(1, min(20, math.ceil((b.end - b.start) / step)))
-        for r0, r1 in b.runs:
-            for k in range(n):
-                xs.append(b.start + (k + 0.5) * (b.end - b.start) / n)
-                ys.append((r0 + r1) / 2)
-                texts.append(b.text)
-    return go.Scattergl(
-        x=np.array(xs, dtype=float),
-        y=np.array(ys, dtype=float),
-        mode="markers",
-        marker={"size": 8, "color": "rgba(0,0,0,0)"},
-        hovertext=texts,
-        hovertemplate="%{hovertext}<extra></extra>",
-        name="hover",
-        showlegend=False,
-    )
+def _bar_index(bars: Sequence[Bar]) -> str:
+    """The bars' rectangles and hover texts as JSON for the hover script."""
+    runs = [(b.start, b.end, r0, r1, b.text) for b in bars for r0, r1 in b.runs]
+    cols = ("x0", "x1", "r0", "r1", "t")
+    doc = {c: [r[k] for r in runs] for k, c in enumerate(cols)}
+    # "</" would end the script element early; "<\/" reads the same in JSON.
+    return json.dumps(doc, separators=(",", ":")).replace("</", "<\\/")
 
 
 def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter | go.Scattergl]:
@@ -116,8 +103,7 @@ def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter | go.Scattergl]:
 
 
 def _lane_shading(data: ShowData) -> go.Scattergl:
-    span = max((b.end for b in data.bars), default=1)
-    runs = [(0, span, lane.offset, lane.offset + lane.rows - 1) for lane in data.lanes[::2]]
+    runs = [(0, data.span, lane.offset, lane.offset + lane.rows - 1) for lane in data.lanes[::2]]
     x, y = _rects(runs)
     return go.Scattergl(
         x=x,
@@ -161,8 +147,6 @@ def figure(data: ShowData) -> go.Figure:
         fig.add_trace(t, row=1, col=1)
     for t in _box_traces(data.boxes):
         fig.add_trace(t, row=1, col=1)
-    span = max((b.end for b in data.bars), default=1)
-    fig.add_trace(_hover_trace(data.bars, span), row=1, col=1)
     fig.add_trace(_curve(data.utilisation, "#1f77b4"), row=2, col=1)
     palette = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd")
     for i, c in enumerate(data.pools):
@@ -206,6 +190,54 @@ table.facts{border-collapse:collapse;font-size:13px;margin-bottom:8px}
 table.facts td{padding:2px 12px 2px 0;vertical-align:top}
 table.facts td:first-child{color:#555}
 p.help{font-size:12px;color:#666;margin:4px 0}
+#gantt-tip{position:absolute;display:none;pointer-events:none;background:#fff;
+border:1px solid #999;border-radius:3px;padding:4px 6px;font-size:12px;z-index:10;
+box-shadow:0 1px 4px rgba(0,0,0,.2)}
+"""
+
+HOVER_JS = """
+(function () {
+  var gd = document.getElementById("gantt");
+  var tip = document.getElementById("gantt-tip");
+  var B = JSON.parse(document.getElementById("gantt-bars").textContent);
+  var rows = {};
+  for (var i = 0; i < B.x0.length; i++) {
+    for (var r = B.r0[i]; r <= B.r1[i]; r++) { (rows[r] = rows[r] || []).push(i); }
+  }
+  Object.keys(rows).forEach(function (r) {
+    rows[r].sort(function (a, b) { return B.x0[a] - B.x0[b]; });
+  });
+  function find(x, row) {
+    var L = rows[row], lo = 0, hi, last = -1;
+    if (!L) { return -1; }
+    hi = L.length - 1;
+    while (lo <= hi) {
+      var m = (lo + hi) >> 1;
+      if (B.x0[L[m]] <= x) { last = m; lo = m + 1; } else { hi = m - 1; }
+    }
+    // Bars of one GPU row overlap only within a group; look back over a few.
+    for (var k = last; k >= 0 && k > last - 64; k--) {
+      if (x < B.x1[L[k]]) { return L[k]; }
+    }
+    return -1;
+  }
+  function hide() { tip.style.display = "none"; }
+  gd.addEventListener("mousemove", function (ev) {
+    var fl = gd._fullLayout;
+    if (!fl || !fl.xaxis || !fl.yaxis) { return hide(); }
+    var xa = fl.xaxis, ya = fl.yaxis, box = gd.getBoundingClientRect();
+    var px = ev.clientX - box.left - xa._offset, py = ev.clientY - box.top - ya._offset;
+    if (px < 0 || py < 0 || px > xa._length || py > ya._length) { return hide(); }
+    var x = xa.p2d(px), y = ya.p2d(py), row = Math.round(y);
+    var i = Math.abs(y - row) <= HALF ? find(x, row) : -1;
+    if (i < 0) { return hide(); }
+    tip.innerHTML = B.t[i];
+    tip.style.left = ev.pageX + 14 + "px";
+    tip.style.top = ev.pageY + 14 + "px";
+    tip.style.display = "block";
+  });
+  gd.addEventListener("mouseleave", hide);
+})();
 """
 
 
@@ -238,8 +270,13 @@ def gantt_html(data: ShowData) -> str:
         f"{n_bars} bars (one per job, segment and node); lanes are nodes, rows inside are "
         "GPUs. Drag to zoom, shift-drag or the pan tool to pan, double-click to reset."
     )
+    hover = (
+        f'<div id="gantt-tip"></div>'
+        f'<script type="application/json" id="gantt-bars">{_bar_index(data.bars)}</script>'
+        f"<script>{HOVER_JS.replace('HALF', str(HALF))}</script>"
+    )
     body = (
         f"<h1>{html.escape(data.title)}</h1>{header_html(data.header)}"
-        f'<p class="help">{html.escape(help_line)}</p>{chart}'
+        f'<p class="help">{html.escape(help_line)}</p>{chart}{hover}'
     )
     return page(data.title, body)

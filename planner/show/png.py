@@ -46,8 +46,7 @@ def _gantt(ax: Axes, data: ShowData) -> None:
             labelled.add(x.id)
             ax.text(x.start, x.rows[0] - HALF, x.label, fontsize=7, va="top", ha="left")
     rows_total = sum(lane.rows + 1 for lane in data.lanes)
-    span = max((b.end for b in data.bars), default=1)
-    ax.set_xlim(0, span * 1.01)
+    ax.set_xlim(0, data.span * 1.01)
     ax.set_ylim(rows_total - 0.5, -1)
     ax.set_yticks(
         [lane.offset + (lane.rows - 1) / 2 for lane in data.lanes],
