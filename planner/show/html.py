@@ -147,7 +147,7 @@ def figure(data: ShowData) -> go.Figure:
         fig.add_trace(t, row=1, col=1)
     for t in _box_traces(data.boxes):
         fig.add_trace(t, row=1, col=1)
-    fig.add_trace(_curve(data.utilisation, "#1f77b4"), row=2, col=1)
+    fig.add_trace(_curve(data.utilisation, "#1f77b4").update(showlegend=False), row=2, col=1)
     palette = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd")
     for i, c in enumerate(data.pools):
         fig.add_trace(_curve(c, palette[(i // 2) % 4], "dot" if i % 2 else "solid"), row=3, col=1)
@@ -228,8 +228,12 @@ HOVER_JS = """
     var xa = fl.xaxis, ya = fl.yaxis, box = gd.getBoundingClientRect();
     var px = ev.clientX - box.left - xa._offset, py = ev.clientY - box.top - ya._offset;
     if (px < 0 || py < 0 || px > xa._length || py > ya._length) { return hide(); }
-    var x = xa.p2d(px), y = ya.p2d(py), row = Math.round(y);
-    var i = Math.abs(y - row) <= HALF ? find(x, row) : -1;
+    var x = xa.p2d(px), y = ya.p2d(py), i = -1;
+    // A bar over several GPU rows also covers the gaps between them.
+    [Math.floor(y), Math.ceil(y)].forEach(function (row) {
+      var j = find(x, row);
+      if (i < 0 && j >= 0 && B.r0[j] - HALF <= y && y <= B.r1[j] + HALF) { i = j; }
+    });
     if (i < 0) { return hide(); }
     tip.innerHTML = B.t[i];
     tip.style.left = ev.pageX + 14 + "px";
