@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from show_cases import INSTANCE, SCHEDULE, rows, write_case
+from show_cases import SCHEDULE, rows, write_case
 
 from planner.cli import main
 from planner.instance import Instance
