@@ -15,6 +15,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from planner.show.data import Curve, ShowData
 
@@ -79,6 +80,9 @@ def gantt_png(data: ShowData, width_in: float = 12.0) -> bytes:
     if data.pools:
         _curves(axes[2], data.pools, "pools %")
     axes[-1].set_xlabel(f"time ({data.time_unit})")
+    if data.colour_by != "group":
+        handles = [Patch(facecolor=c, label=k) for k, c in data.colours.items()]
+        fig.legend(handles=handles, loc="outside upper right", ncols=min(6, len(handles)))
     facts = dict(data.header)
     gap = next((v for k, v in data.header if k.startswith("objective")), "")
     fig.suptitle(f"{data.title} ({facts.get('status', '')})  {gap}", fontsize=10, x=0.01, ha="left")
