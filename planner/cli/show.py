@@ -3,11 +3,15 @@ and, with `--png`, a static one. The schedule is drawn as given, not verified.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import click
 
 from planner.cli import terminal
 from planner.cli.common import handle_errors
 from planner.errors import UsageError
+from planner.instance import Instance
 
 COLOUR_CHOICE = click.Choice(["group", "priority", "tenant"])
 
@@ -50,3 +54,10 @@ def show(
             terminal.print_note(f"wrote {written}")
     if open_ and output:
         click.launch(output)
+
+
+def show_page(doc: Mapping[str, Any], instance: Instance, path: str) -> None:
+    """The Gantt page of a schedule document a command has just made (`--show`)."""
+    from planner.show.files import write_show
+
+    write_show(doc, instance, path)

@@ -20,6 +20,7 @@ from planner.cli.common import (
     handle_errors,
     parse_objective,
 )
+from planner.cli.show import show_page
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
 
@@ -145,19 +146,14 @@ def solve(
         if gantt:
             write_gantt(gantt, sched, inst)
         if show:
-            from planner.show.files import write_show
-
-            write_show(doc, inst, show)
+            show_page(doc, inst, show)
     if as_json:
         terminal.print_json(doc)
     else:
         terminal.print_summary(doc, inst.time_unit)
-        if output and sched.jobs:
-            terminal.print_note(f"wrote {output}")
-        if gantt and sched.jobs:
-            terminal.print_note(f"wrote {gantt}")
-        if show and sched.jobs:
-            terminal.print_note(f"wrote {show}")
+        for written in (output, gantt, show):
+            if written and sched.jobs:
+                terminal.print_note(f"wrote {written}")
     if not sched.jobs:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")
