@@ -215,3 +215,15 @@ def test_plan_bench_report(tmp_path: Path) -> None:
     table = text[text.index('<table class="rows">') :]
     assert table.count("<tr>") == 1 + 2 * len(list(TINY.glob("*.json")))  # header + rows
     assert "<script src=" not in text
+
+
+def test_shades_alternate_along_a_row_and_groups_share_one(
+    case: tuple[Instance, ShowData],
+) -> None:
+    _, data = case
+    shade = {(b.job, b.segment, b.node): b.shade for b in data.bars}
+    assert shade[("g1", 0, "n-1")] == shade[("g2", 0, "n-1")]
+    # On GPUs 0-1 of n-0: a's first segment, then b
+    assert shade[("b", 0, "n-0")] == 1 - shade[("a", 0, "n-0")]
+    # On GPUs 0-1 of n-1: the group, then b
+    assert shade[("b", 0, "n-1")] == 1 - shade[("g1", 0, "n-1")]

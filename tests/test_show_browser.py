@@ -20,6 +20,7 @@ import pytest
 from show_cases import SCHEDULE, rows, write_case
 
 from planner.read import read_instance
+from planner.show.colours import shaded
 from planner.show.data import show_data
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -96,7 +97,7 @@ class Rendered:
 
 POLYGONS_JS = """() => {
   const gd = document.getElementById('gantt');
-  return gd._fullData.filter(t => t.legendgroup === 'bars').map(t => {
+  return gd._fullData.filter(t => t.meta === 'bars').map(t => {
     let n = 0;
     for (const v of t.x) { if (v === null || Number.isNaN(v)) n++; }
     return [t.name, t.fillcolor, n];
@@ -142,8 +143,9 @@ def test_group_members_share_a_colour_on_screen(case: Any) -> None:
     shot = case.screenshot(case.folder / "case.png")
     n1 = case.data.lanes[1]
     centre_row = n1.offset + 0.5  # GPUs 0-1 of n-1, where group G runs
-    group = case.data.colours[next(b.key for b in case.data.bars if b.job == "g1")]
-    solo = case.data.colours["solo"]
+    bar = {b.job: b for b in case.data.bars}
+    group = shaded(case.data.colours[bar["g1"].key], bar["g1"].shade)
+    solo = shaded(case.data.colours["solo"], bar["d"].shade)
     both = shot.getpixel(tuple(round(v) for v in case.pixel_of(30, centre_row)))
     g1_alone = shot.getpixel(tuple(round(v) for v in case.pixel_of(80, centre_row)))
     d = shot.getpixel(tuple(round(v) for v in case.pixel_of(25, case.data.lanes[0].offset + 2.5)))

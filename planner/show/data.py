@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from planner.instance import Instance, Job
-from planner.show.colours import colour_keys
+from planner.show.colours import alternate, colour_keys
 from planner.show.segments import Segment, Slot, document_segments
 
 NO_GPU = "(no GPU)"  # the lane of jobs that hold only pools
@@ -40,6 +40,7 @@ class Bar(NamedTuple):
     runs: tuple[tuple[int, int], ...]  # rows covered, as (first, last) runs of adjacent GPUs
     key: str  # colour key (group, priority or tenant)
     text: str  # hover text
+    shade: int = 0  # 0 or 1, alternating along a GPU row (`colours.alternate`)
 
 
 class Box(NamedTuple):
@@ -289,7 +290,8 @@ def show_data(
     unit = instance.time_unit if instance is not None else "time units"
     bars = _bars(segments, lanes, instance, members, unit)
     keys, colours = colour_keys(bars, instance, colour_by)
-    bars = [b._replace(key=k) for b, k in zip(bars, keys, strict=True)]
+    shades = alternate(bars)
+    bars = [b._replace(key=k, shade=s) for b, k, s in zip(bars, keys, shades, strict=True)]
     total = sum(lane.rows for lane in lanes if lane.node != NO_GPU)
     boxes = _boxes(instance, lanes)
     span = max([1, *(b.end for b in bars), *(b.end for b in boxes)])

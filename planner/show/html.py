@@ -22,6 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from planner.show.colours import shaded
 from planner.show.data import Bar, Box, Curve, ShowData
 
 DIV_ID = "gantt"
@@ -40,26 +41,33 @@ def _rects(runs: Sequence[tuple[int, int, int, int]]) -> tuple[np.ndarray, np.nd
 
 
 def _bar_traces(bars: Sequence[Bar], colours: dict[str, str], legend: bool) -> list[go.Scattergl]:
-    by_key: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)
+    """One trace per colour key and shade. No outlines: thin WebGL lines around 10,000
+    polygons made zoom and pan several times slower (scripts/show_render.py); the
+    alternating shade keeps neighbouring bars apart instead."""
+    by_key: dict[tuple[str, int], list[tuple[int, int, int, int]]] = defaultdict(list)
     for b in bars:
-        by_key[b.key].extend((b.start, b.end, r0, r1) for r0, r1 in b.runs)
+        by_key[(b.key, b.shade)].extend((b.start, b.end, r0, r1) for r0, r1 in b.runs)
     out = []
     for key, colour in colours.items():
-        x, y = _rects(by_key.get(key, []))
-        out.append(
-            go.Scattergl(
-                x=x,
-                y=y,
-                name=key,
-                mode="lines",
-                fill="toself",
-                fillcolor=colour,
-                line={"color": "rgba(255,255,255,0.9)", "width": 0.5},
-                hoverinfo="skip",
-                showlegend=legend,
-                legendgroup="bars",
+        for shade in (0, 1):
+            if (key, shade) not in by_key:
+                continue
+            x, y = _rects(by_key[(key, shade)])
+            out.append(
+                go.Scattergl(
+                    x=x,
+                    y=y,
+                    name=key,
+                    mode="lines",
+                    fill="toself",
+                    fillcolor=shaded(colour, shade),
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    showlegend=legend and shade == 0,
+                    legendgroup=key,
+                    meta="bars",
+                )
             )
-        )
     return out
 
 

@@ -17,6 +17,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from planner.show.colours import shaded
 from planner.show.data import Curve, ShowData
 
 HALF = 0.42
@@ -32,7 +33,7 @@ def _gantt(ax: Axes, data: ShowData) -> None:
     for b in data.bars:
         for r0, r1 in b.runs:
             polys.append(_rect(b.start, b.end, r0, r1))
-            faces.append(data.colours[b.key])
+            faces.append(shaded(data.colours[b.key], b.shade))
     ax.add_collection(PolyCollection(polys, facecolors=faces, edgecolors="white", linewidths=0.3))
     boxes = [_rect(x.start, x.end, *x.rows) for x in data.boxes]
     if boxes:
