@@ -34,7 +34,7 @@ RELAYOUT_MS = """async ([lo, hi]) => {
 
 
 def main(paths: list[str]) -> None:
-    print("| page | bars | MB | first render s | zoom ms | pan ms |")
+    print("| page | rectangles | MB | first render s | zoom ms | pan ms |")
     print("| --- | --- | --- | --- | --- | --- |")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
