@@ -148,8 +148,10 @@ def test_plan_show_draws_a_schedule_that_breaks_the_rules(tmp_path: Path) -> Non
     doc = copy.deepcopy(SCHEDULE)
     doc["jobs"][5]["placement"] = [{"node": "n-0", "gpus": [0, 1]}]  # d on a's GPUs
     inst = read_instance(inst_path)
+    # The verifier on this branch reads no segments: check the overlap on the other jobs.
     plain = {**doc, "jobs": [j for j in doc["jobs"] if "segments" not in j]}
-    assert verify(inst, schedule_from_dict(plain))  # overlapping: the verifier objects
+    plain["jobs"].append({**doc["jobs"][0], "end": 40})
+    assert {v.rule for v in verify(inst, schedule_from_dict(plain))} >= {"R6"}
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")
     code, _, err = run("show", bad, "--instance", inst_path, "-o", tmp_path / "g.html")
