@@ -86,6 +86,9 @@ def parse_solvers(text: str) -> list[str]:
     "--address", help="Ray cluster address (ray.init(address=...)); default: a local Ray instance."
 )
 @click.option("--retry-failed", is_flag=True, help="Rerun rows whose status is error or timeout.")
+@click.option(
+    "--report", type=click.Path(dir_okay=False), help="Write the benchmark as an HTML report."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
 def bench(
@@ -102,6 +105,7 @@ def bench(
     executor: str,
     address: str | None,
     retry_failed: bool,
+    report: str | None,
     as_json: bool,
 ) -> None:
     """Benchmark solvers on INSTANCES (files, or folders of *.json) into a CSV.
@@ -141,6 +145,10 @@ def bench(
             on_row=progress.advance,
         )
     summary = summarize(result.rows, baseline or None, specs)
+    if report:
+        from planner.show.files import write_report
+
+        write_report(report, result.rows, baseline or None, specs)
     summary["output"] = str(output)
     summary["skipped"] = result.skipped
     if as_json:
@@ -150,3 +158,5 @@ def bench(
         if result.dropped_lines:
             terminal.print_note(f"dropped {result.dropped_lines} torn line(s) of {output}")
         terminal.print_note(f"{result.ran} run(s), {result.skipped} already in {output}")
+        if report:
+            terminal.print_note(f"wrote {report}")

@@ -20,6 +20,7 @@ from planner.cli.common import (
     handle_errors,
     parse_objective,
 )
+from planner.cli.show import show_page
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
 
@@ -51,6 +52,7 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule JSON here."
 )
 @click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
+@click.option("--show", type=click.Path(dir_okay=False), help="Write the Gantt chart (HTML) here.")
 @click.option(
     "--solver",
     default="auto",
@@ -78,6 +80,7 @@ def solve(
     instance: str,
     output: str | None,
     gantt: str | None,
+    show: str | None,
     solver: str,
     time_limit: float | None,
     objective: str | None,
@@ -144,14 +147,15 @@ def solve(
         for path, text in texts:
             if path:
                 write_atomic(path, text)
+        if show:
+            show_page(doc, inst, show)
     if as_json:
         terminal.print_json(doc)
     else:
         terminal.print_summary(doc, inst.time_unit)
-        if output and sched.jobs:
-            terminal.print_note(f"wrote {output}")
-        if gantt and sched.jobs:
-            terminal.print_note(f"wrote {gantt}")
+        for written in (output, gantt, show):
+            if written and sched.jobs:
+                terminal.print_note(f"wrote {written}")
     if not sched.jobs:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")

@@ -1,0 +1,63 @@
+"""`plan show`: a schedule as a picture (contract §11): an interactive HTML Gantt chart
+and, with `--png`, a static one. The schedule is drawn as given, not verified."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from planner.cli import terminal
+from planner.cli.common import handle_errors
+from planner.errors import UsageError
+from planner.instance import Instance
+
+COLOUR_CHOICE = click.Choice(["group", "priority", "tenant"])
+
+
+@click.command()
+@click.argument("schedule", type=click.Path(dir_okay=False))
+@click.option(
+    "--instance",
+    type=click.Path(dir_okay=False),
+    help="Instance file, for models, priorities, tenants, reservations and pools "
+    "[default: the file recorded in the schedule, when readable].",
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the HTML page here.")
+@click.option("--png", type=click.Path(dir_okay=False), help="Write a PNG picture here.")
+@click.option("--open", "open_", is_flag=True, help="Open the HTML page in a browser.")
+@click.option("--colour-by", type=COLOUR_CHOICE, default="group", show_default=True)
+@handle_errors
+def show(
+    schedule: str,
+    instance: str | None,
+    output: str | None,
+    png: str | None,
+    open_: bool,
+    colour_by: str,
+) -> None:
+    """Draw SCHEDULE as a Gantt chart: a lane per node, a row per GPU."""
+    from planner.read import read_instance
+    from planner.show.files import instance_path, read_document, write_show
+
+    if not output and not png:
+        raise UsageError("give -o page.html and/or --png picture.png")
+    doc = read_document(schedule)
+    path = instance or instance_path(doc, schedule)
+    inst = read_instance(path) if path else None
+    if inst is None:
+        terminal.print_note("no instance file: models, priorities and reservations not shown")
+    write_show(doc, inst, output, png, colour_by)
+    for written in (output, png):
+        if written:
+            terminal.print_note(f"wrote {written}")
+    if open_ and output:
+        click.launch(output)
+
+
+def show_page(doc: Mapping[str, Any], instance: Instance, path: str) -> None:
+    """The Gantt page of a schedule document a command has just made (`--show`)."""
+    from planner.show.files import write_show
+
+    write_show(doc, instance, path)

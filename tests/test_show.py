@@ -1,0 +1,231 @@
+"""`plan show`, `plan solve --show` and `plan bench --report`: the records drawn, the files
+written, bad input. The pictures in a real browser are tested in test_show_browser.py."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from show_cases import SCHEDULE, rows, write_case
+
+from planner.cli import main
+from planner.instance import Instance
+from planner.read import read_instance
+from planner.schedule import schedule_from_dict
+from planner.show.data import NO_GPU, ShowData, show_data
+from planner.show.report import performance_profile, ratio
+from planner.verify import verify
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "instances" / "demo.json"
+TINY = ROOT / "tests" / "data" / "bench"
+
+
+def run(*args: Any) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    assert not isinstance(r.exception, Exception) or isinstance(r.exception, SystemExit), (
+        r.exception
+    )
+    return r.exit_code, r.stdout, r.stderr
+
+
+@pytest.fixture
+def case(tmp_path: Path) -> tuple[Instance, ShowData]:
+    inst_path, _ = write_case(tmp_path)
+    inst = read_instance(inst_path)
+    return inst, show_data(SCHEDULE, inst)
+
+
+def test_one_bar_per_job_segment_and_node(case: tuple[Instance, ShowData]) -> None:
+    _, data = case
+    got = {(b.job, b.segment, "" if b.node == NO_GPU else b.node) for b in data.bars}
+    assert len(data.bars) == len(rows(SCHEDULE)) == 8
+    assert got == rows(SCHEDULE)
+    second = next(b for b in data.bars if b.job == "a" and b.segment == 1)
+    assert (second.node, second.gpus, second.start, second.end) == ("n-1", (2, 3), 60, 90)
+    # GPU g of node n-1 sits on row offset + g; the lanes keep the instance's node order.
+    assert [lane.node for lane in data.lanes] == ["n-0", "n-1", NO_GPU]
+    n1 = data.lanes[1]
+    assert second.runs == ((n1.offset + 2, n1.offset + 3),)
+
+
+def test_group_members_share_a_colour_and_solo_jobs_differ(
+    case: tuple[Instance, ShowData],
+) -> None:
+    _, data = case
+    key = {b.job: b.key for b in data.bars}
+    assert key["g1"] == key["g2"]
+    assert data.colours[key["g1"]] != data.colours[key["d"]]
+    assert key["a"] == key["d"] == "solo"
+
+
+def test_colour_by_tenant_and_priority(case: tuple[Instance, ShowData]) -> None:
+    inst, _ = case
+    by_tenant = {b.job: b.key for b in show_data(SCHEDULE, inst, "tenant").bars}
+    assert by_tenant["g1"] == by_tenant["a"] == "tenant t1"
+    assert by_tenant["g2"] == by_tenant["b"] == "tenant t2"
+    by_prio = show_data(SCHEDULE, inst, "priority")
+    keys = {b.job: b.key for b in by_prio.bars}
+    assert keys["a"] == "priority 1" and keys["d"] == "priority 0"
+    assert by_prio.colours["priority 1"] != by_prio.colours["priority 0"]
+
+
+def _at(curve: Any, t: float) -> float:
+    value = 0.0
+    for time, v in zip(curve.times, curve.values, strict=True):
+        if time <= t:
+            value = v
+    return value
+
+
+def test_utilisation_counts_a_groups_gpus_once(case: tuple[Instance, ShowData]) -> None:
+    _, data = case
+    # t=10: a (2 GPUs), group G (2 shared GPUs), d (2) -> 6 of 8
+    assert _at(data.utilisation, 10) == pytest.approx(6 / 8)
+    # t=45: a's first segment is over, G and d run -> 4; t=55: only G -> 2; t=70: G and a -> 4
+    assert _at(data.utilisation, 45) == pytest.approx(4 / 8)
+    assert _at(data.utilisation, 55) == pytest.approx(2 / 8)
+    assert _at(data.utilisation, 70) == pytest.approx(4 / 8)
+    assert _at(data.utilisation, 120) == pytest.approx(1.0)
+    assert _at(data.utilisation, 150) == 0.0
+
+
+def test_pool_usage_and_reservations(case: tuple[Instance, ShowData]) -> None:
+    _, data = case
+    used, held = data.pools
+    assert _at(used, 10) == pytest.approx(0.7)  # c (3) and d (4) of 10
+    assert _at(used, 40) == pytest.approx(0.4)
+    assert _at(held, 10) == pytest.approx(0.2)
+    assert _at(held, 60) == 0.0
+    (box,) = data.boxes
+    lane = data.lanes[0]
+    assert (box.id, box.start, box.end, box.rows) == (
+        "maint",
+        160,
+        200,
+        (lane.offset + 2, lane.offset + 3),
+    )
+    assert data.span == 200
+
+
+def test_hover_text_names_everything(case: tuple[Instance, ShowData]) -> None:
+    _, data = case
+    text = next(b.text for b in data.bars if b.job == "a" and b.segment == 1)
+    assert "<b>a</b> (segment 1)" in text
+    assert "n-1 GPU 2-3: start 60, end 90 s" in text
+    assert "JCT 90 s" in text and "deadline 300" in text and "release 0" in text
+    g2 = next(b.text for b in data.bars if b.job == "g2")
+    assert "vgg16, 2 GPU(s)" in g2 and "group G: g1, g2" in g2 and "JCT 60 s" in g2
+    assert "(segment" not in g2
+
+
+def test_without_instance_the_schedule_is_still_drawn() -> None:
+    data = show_data(SCHEDULE, None, "tenant")
+    assert {(b.job, b.segment) for b in data.bars} >= {("a", 0), ("a", 1), ("c", 0)}
+    assert set(data.colours) == {"unknown"} and not data.boxes and not data.pools
+    assert [lane.node for lane in data.lanes] == ["n-0", "n-1", NO_GPU]
+
+
+def test_plan_show_writes_a_self_contained_page_and_a_png(tmp_path: Path) -> None:
+    _, sched = write_case(tmp_path)
+    page, png = tmp_path / "out" / "g.html", tmp_path / "out" / "g.png"
+    code, _, err = run("show", sched, "-o", page, "--png", png, "--colour-by", "tenant")
+    assert code == 0, err
+    text = page.read_text(encoding="utf-8")
+    assert "<script src=" not in text and "<link" not in text
+    assert "Plotly.newPlot" in text and "tenant t1" in text
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_plan_show_draws_a_schedule_that_breaks_the_rules(tmp_path: Path) -> None:
+    inst_path, _ = write_case(tmp_path)
+    doc = copy.deepcopy(SCHEDULE)
+    doc["jobs"][5]["placement"] = [{"node": "n-0", "gpus": [0, 1]}]  # d on a's GPUs
+    inst = read_instance(inst_path)
+    # The verifier on this branch reads no segments: check the overlap on the other jobs.
+    plain = {**doc, "jobs": [j for j in doc["jobs"] if "segments" not in j]}
+    plain["jobs"].append({**doc["jobs"][0], "end": 40})
+    assert {v.rule for v in verify(inst, schedule_from_dict(plain))} >= {"R6"}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    code, _, err = run("show", bad, "--instance", inst_path, "-o", tmp_path / "g.html")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        (lambda d: d["jobs"][0].update(segments="soon"), "jobs[0].segments"),
+        (lambda d: d["jobs"][0]["segments"][1].pop("end"), "jobs[0].segments[1].end"),
+        (lambda d: d["jobs"][2].update(placement=[{"node": 3}]), "jobs[2].placement[0]"),
+    ],
+)
+def test_bad_schedule_exits_2_naming_the_path(tmp_path: Path, change: Any, path: str) -> None:
+    doc = copy.deepcopy(SCHEDULE)
+    change(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    page = tmp_path / "g.html"
+    code, _, err = run("show", bad, "-o", page)
+    assert code == 2 and path in err and str(bad) in err
+    assert not page.exists()
+
+
+def test_plan_show_needs_an_output(tmp_path: Path) -> None:
+    _, sched = write_case(tmp_path)
+    code, _, err = run("show", sched)
+    assert code == 2 and "-o" in err
+
+
+def test_plan_solve_show(tmp_path: Path) -> None:
+    out, page = tmp_path / "s.json", tmp_path / "g.html"
+    code, _, err = run("solve", DEMO, "--solver", "greedy", "-o", out, "--show", page)
+    assert code == 0, err
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert not verify(read_instance(DEMO), schedule_from_dict(doc))
+    text = page.read_text(encoding="utf-8")
+    start = text.index('id="gantt-bars">') + len('id="gantt-bars">')
+    bars = json.loads(text[start : text.index("</script>", start)])
+    named = {t.split("</b>")[0].removeprefix("<b>") for t in bars["t"]}
+    assert named == {j["id"] for j in doc["jobs"]}  # every job has its hover text
+
+
+def test_ratio_and_performance_profile() -> None:
+    per = {"A": {"i1": 10.0, "i2": 20.0, "i3": 0.0}, "B": {"i1": 12.0, "i2": 10.0}}
+    profile = performance_profile(per, ["A", "B"], ["i1", "i2", "i3"])
+    # best: i1 10 (A), i2 10 (B), i3 0 (A; B has no verified schedule there)
+    assert profile["A"] == [(1.0, 1 / 3), (1.0, 2 / 3), (2.0, 1.0)]
+    assert profile["B"] == [(1.0, 1 / 3), (1.2, 2 / 3)]
+    assert ratio(0.0, 0.0) == 1.0 and math.isinf(ratio(1.0, 0.0))
+
+
+def test_plan_bench_report(tmp_path: Path) -> None:
+    report, results = tmp_path / "r.html", tmp_path / "r.csv"
+    code, _, err = run(
+        "bench", TINY, "--solvers", "greedy:fifo,greedy:srsf", "--workers", "1",
+        "--time-limit", "5", "-o", results, "--report", report,
+    )  # fmt: skip
+    assert code == 0, err
+    text = report.read_text(encoding="utf-8")
+    assert "performance profile" in text and "solve time against instance size" in text
+    table = text[text.index('<table class="rows">') :]
+    assert table.count("<tr>") == 1 + 2 * len(list(TINY.glob("*.json")))  # header + rows
+    assert "<script src=" not in text
+
+
+def test_shades_alternate_along_a_row_and_groups_share_one(
+    case: tuple[Instance, ShowData],
+) -> None:
+    _, data = case
+    shade = {(b.job, b.segment, b.node): b.shade for b in data.bars}
+    assert shade[("g1", 0, "n-1")] == shade[("g2", 0, "n-1")]
+    # On GPUs 0-1 of n-0: a's first segment, then b
+    assert shade[("b", 0, "n-0")] == 1 - shade[("a", 0, "n-0")]
+    # On GPUs 0-1 of n-1: the group, then b
+    assert shade[("b", 0, "n-1")] == 1 - shade[("g1", 0, "n-1")]

@@ -1,0 +1,198 @@
+"""`plan show` pages in a real browser: headless Chromium (Debian's package) driven by
+Playwright for Python. Assertions are on the rendered page: plotly's drawn traces, pixels
+of the screenshot, the hover tooltip, console messages and network requests.
+
+Skipped when Chromium or Playwright is missing, except in CI (`CI=true`), where that fails.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from show_cases import SCHEDULE, rows, write_case
+
+from planner.read import read_instance
+from planner.show.colours import shaded
+from planner.show.data import show_data
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _need(ok: bool, what: str) -> None:
+    if ok:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{what} is missing; CI must run the browser tests")
+    pytest.skip(f"{what} is missing")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    _need(CHROMIUM.exists(), str(CHROMIUM))
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _need(False, "playwright (Python)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+class Rendered:
+    """A page opened in the browser, with what it said and asked for."""
+
+    def __init__(self, browser: Any, html: Path):
+        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.goto(html.as_uri())
+        self.page.wait_for_function("window.ganttRendered !== undefined", timeout=60_000)
+        self.page.wait_for_timeout(300)
+
+    def eval(self, js: str, *args: Any) -> Any:
+        return self.page.evaluate(js, *args)
+
+    def pixel_of(self, x: float, row: float) -> tuple[float, float]:
+        """Page coordinates of data point (x, row) of the Gantt chart."""
+        return tuple(  # type: ignore[return-value]
+            self.eval(
+                """([x, y]) => {
+                  const gd = document.getElementById('gantt'), fl = gd._fullLayout;
+                  const box = gd.getBoundingClientRect();
+                  return [box.left + fl.xaxis._offset + fl.xaxis.d2p(x),
+                          box.top + fl.yaxis._offset + fl.yaxis.d2p(y)];
+                }""",
+                [x, row],
+            )
+        )
+
+    def screenshot(self, path: Path) -> Any:
+        from PIL import Image
+
+        data = self.page.screenshot(path=str(path))
+        return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+POLYGONS_JS = """() => {
+  const gd = document.getElementById('gantt');
+  return gd._fullData.filter(t => t.meta === 'bars').map(t => {
+    let n = 0;
+    for (const v of t.x) { if (v === null || Number.isNaN(v)) n++; }
+    return [t.name, t.fillcolor, n];
+  });
+}"""
+
+
+def _plan(*args: Any) -> None:
+    cmd = [sys.executable, "-m", "planner", *map(str, args)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def case(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    folder = tmp_path_factory.mktemp("show")
+    inst_path, sched = write_case(folder)
+    html = folder / "case.html"
+    _plan("show", sched, "-o", html)
+    r = Rendered(browser, html)
+    r.folder = folder  # type: ignore[attr-defined]
+    r.data = show_data(SCHEDULE, read_instance(inst_path))  # type: ignore[attr-defined]
+    yield r
+    r.page.close()
+
+
+def test_one_drawn_bar_per_job_segment_and_node(case: Any) -> None:
+    drawn = case.eval(POLYGONS_JS)
+    # Every GPU set in the case is contiguous, so each bar is exactly one polygon.
+    assert sum(n for _, _, n in drawn) == len(rows(SCHEDULE)) == 8
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    h = hex_colour.lstrip("#")
+    return (int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16))
+
+
+def _close(a: tuple[int, ...], b: tuple[int, ...], tol: int = 14) -> bool:
+    return all(abs(x - y) <= tol for x, y in zip(a, b, strict=True))
+
+
+def test_group_members_share_a_colour_on_screen(case: Any) -> None:
+    shot = case.screenshot(case.folder / "case.png")
+    n1 = case.data.lanes[1]
+    centre_row = n1.offset + 0.5  # GPUs 0-1 of n-1, where group G runs
+    bar = {b.job: b for b in case.data.bars}
+    group = shaded(case.data.colours[bar["g1"].key], bar["g1"].shade)
+    solo = shaded(case.data.colours["solo"], bar["d"].shade)
+    both = shot.getpixel(tuple(round(v) for v in case.pixel_of(30, centre_row)))
+    g1_alone = shot.getpixel(tuple(round(v) for v in case.pixel_of(80, centre_row)))
+    d = shot.getpixel(tuple(round(v) for v in case.pixel_of(25, case.data.lanes[0].offset + 2.5)))
+    assert _close(both, _rgb(group)) and _close(g1_alone, _rgb(group))
+    assert _close(d, _rgb(solo)) and not _close(d, _rgb(group))
+
+
+def test_hover_names_the_job_and_segment(case: Any) -> None:
+    n1 = case.data.lanes[1]
+    case.page.mouse.move(*case.pixel_of(75, n1.offset + 2.5))  # a, segment 1: 60-90 on GPUs 2-3
+    tip = case.page.locator("#gantt-tip")
+    tip.wait_for(state="visible", timeout=5_000)
+    text = tip.inner_text()
+    assert text.startswith("a (segment 1)") and "n-1 GPU 2-3" in text
+    case.page.mouse.move(*case.pixel_of(75, n1.offset + 0.5))  # g1 alone at 75
+    assert case.page.locator("#gantt-tip").inner_text().startswith("g1")
+    case.page.mouse.move(*case.pixel_of(55, n1.offset + 2.5))  # a's gap: nothing there
+    tip.wait_for(state="hidden", timeout=5_000)
+
+
+def test_no_console_error_and_no_network(case: Any) -> None:
+    assert case.errors == []
+    assert [u for u in case.requests if not u.startswith("file:")] == []
+
+
+def test_screenshot_is_not_blank(case: Any) -> None:
+    from PIL import ImageStat
+
+    shot = case.screenshot(case.folder / "case.png")
+    stat = ImageStat.Stat(shot.convert("L"))
+    assert stat.var[0] > 500  # a white page has variance 0
+    assert len(shot.getcolors(maxcolors=1 << 20) or []) > 20
+
+
+def test_a_planned_schedule_renders_every_bar(browser: Any, tmp_path: Path) -> None:
+    inst, sched, html = tmp_path / "i.json", tmp_path / "s.json", tmp_path / "g.html"
+    _plan("generate", "--family", "dl", "--jobs", 300, "--nodes", 8, "--seed", 3, "-o", inst)
+    # plan solve verifies the schedule before it writes it (exit 1 otherwise).
+    _plan("solve", inst, "--solver", "greedy", "-o", sched, "--show", html)
+    doc = json.loads(sched.read_text(encoding="utf-8"))
+    data = show_data(doc, read_instance(inst))
+    r = Rendered(browser, html)
+    try:
+        drawn = r.eval(POLYGONS_JS)
+        assert sum(n for _, _, n in drawn) == sum(len(b.runs) for b in data.bars)
+        assert len(data.bars) == len(rows(doc))
+        assert r.errors == []
+        r.screenshot(tmp_path / "planned.png")
+    finally:
+        r.page.close()
