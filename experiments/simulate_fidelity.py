@@ -69,8 +69,9 @@ def main() -> None:
     )
     inst = instance_from_dict(doc)
     print(f"{args.trace.name}: {len(inst.jobs)} jobs, {args.nodes} x 8 GPUs")
-    head = "| policy | avg JCT (s) | Muri sim | ratio | makespan (s) | Muri sim | ratio | decisions | preemptions | groups | wall (s) |"
-    print(head)
+    cols = ["policy", "avg JCT (s)", "Muri sim", "ratio", "makespan (s)", "Muri sim", "ratio"]
+    cols += ["decisions", "preemptions", "groups", "wall (s)"]
+    print("| " + " | ".join(cols) + " |")
     print("|" + " --- |" * 11)
     for name in args.policies.split(","):
         t0 = time.perf_counter()

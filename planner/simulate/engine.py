@@ -182,7 +182,9 @@ class Engine:
             cands.append(max(t + 1, ceil_units(run.epoch_ms + first, self.unit)))
         if self.wake is not None and self.wake > t:
             cands.append(self.wake)
-        waiting = len(self.released) > len(self.done) + sum(len(r.traj.rem) for r in self.runs.values())
+        waiting = len(self.released) > len(self.done) + sum(
+            len(r.traj.rem) for r in self.runs.values()
+        )
         if self.interval and (self.runs or waiting):
             cands.append((t // self.interval + 1) * self.interval)
         if cands and self.fixed_times:
@@ -230,8 +232,8 @@ class Engine:
     def _view(self, t: int) -> View:
         live: dict[str, float] = {}
         for run in self.runs.values():
-            rem, _ = self._state(run, t)
-            live.update(rem)
+            left, _ = self._state(run, t)
+            live.update(left)
         sims = []
         for a, rel in self.released.items():
             if a in self.done:

@@ -17,12 +17,12 @@ At each decision, as Muri's simulator does:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import networkx as nx
+from collections.abc import Hashable, Sequence
 
 from planner.durations import group_admissible, group_cycle, stage_tuple
+from planner.instance import Instance, Job
 from planner.simulate.engine import Policy, View
+from planner.simulate.matching import TypeMatcher
 from planner.simulate.model import Decision, SimJob
 from planner.simulate.packer import Packer
 from planner.simulate.policies import first_fit, jobs_of, settle, until
@@ -38,7 +38,8 @@ class Muri(Policy):
             raise ValueError(f"unknown Muri variant {name}")
         self.name = name
         self.blind = name == "muri-l"
-        self._weights: dict[tuple[str, ...], float] = {}
+        self._weights: dict[tuple[int, tuple[str, ...]], float] = {}
+        self._matchers: dict[int, TypeMatcher] = {}
 
     def _key(self, s: SimJob) -> tuple[float, int, str]:
         if self.blind:
@@ -69,9 +70,9 @@ class Muri(Policy):
         for s in order:
             k = s.gpus
             lst = by_k[k]
-            if taken[k] < len(lst) and lst[taken[k]].id == s.id:
-                if p.place([s.job], until(view, [s])) is not None:
-                    taken[k] = min(taken[k] + size, len(lst))
+            first = taken[k] < len(lst) and lst[taken[k]].id == s.id
+            if first and p.place([s.job], until(view, [s])) is not None:
+                taken[k] = min(taken[k] + size, len(lst))
         return {k: lst[: taken[k]] for k, lst in by_k.items() if taken[k]}
 
     def _group(self, view: View, cands: dict[int, list[SimJob]]) -> list[Pack]:
@@ -94,47 +95,35 @@ class Muri(Policy):
         return [pk for v in packs.values() for pk in v]
 
     def _match(self, view: View, nodes: list[Pack]) -> list[list[Pack]]:
-        """Max-weight matching of the packs; pairs (and singles) in the order of their later
-        member's position."""
-        size = view.instance.interleaving.max_group
-        g = nx.Graph()
-        g.add_nodes_from(range(len(nodes)))
-        for u in range(len(nodes)):
-            for v in range(u + 1, len(nodes)):
-                if len(nodes[u]) + len(nodes[v]) > size:
-                    continue
-                w = self._weight(view, nodes[u] + nodes[v])
-                if w > 0:
-                    g.add_edge(u, v, weight=w)
-        mate: dict[int, int] = {}
-        for a, b in nx.max_weight_matching(g):
-            mate[a], mate[b] = b, a
-        out: list[list[Pack]] = []
-        for u in range(len(nodes)):
-            v = mate.get(u)
-            if v is None:
-                out.append([nodes[u]])
-            elif v < u:
-                out.append([nodes[v], nodes[u]])
-        return out
+        """Max-weight matching of the packs (of one GPU count); pairs and singles in the
+        order of their later member's position."""
+        k = nodes[0][0].gpus
+        matcher = self._matchers.get(k)
+        if matcher is None:
+            size = view.instance.interleaving.max_group
+            inst = view.instance
 
-    def _weight(self, view: View, members: Pack) -> float:
-        key = (str(members[0].gpus), *sorted(m.job.model or "" for m in members))
-        w = self._weights.get(key)
-        if w is None:
-            w = _used_ratio(view, members)
-            self._weights[key] = w
-        return w
+            def weight(a: Hashable, b: Hashable) -> float:
+                ms = tuple(sorted((*a, *b)))  # type: ignore[misc]
+                if len(ms) > size:
+                    return 0.0
+                w = self._weights.get((k, ms))
+                if w is None:
+                    w = self._weights[(k, ms)] = _used_ratio(inst, k, ms)
+                return w
+
+            matcher = self._matchers[k] = TypeMatcher(weight)
+        types = [tuple(sorted(m.job.model or "" for m in pk)) for pk in nodes]
+        return [[nodes[i] for i in p] for p in matcher.pairs(types)]
 
 
-def _used_ratio(view: View, members: Pack) -> float:
+def _used_ratio(inst: Instance, gpus: int, models: tuple[str, ...]) -> float:
     """Muri's matching weight: the share of the 4 resource slots the group keeps busy; 0 for
-    a group contract §4 does not admit."""
-    inst = view.instance
-    jobs = jobs_of(members)
-    if any(j.model is None for j in jobs):
+    a group contract §4 does not admit (on the first node group that can run the count)."""
+    jobs = [Job(f"_{i}", gpus, m, 1) for i, m in enumerate(models)]
+    if any(not m for m in models):
         return 0.0
-    groups = Packer(inst, view.now).eligible(jobs)
+    groups = [ng for ng in inst.node_groups if inst.misfit(jobs[0], ng) is None]
     if not groups:
         return 0.0
     ng = groups[0]

@@ -19,10 +19,10 @@ def _busy(instance: Instance, res: SimResult) -> dict[str, float]:
     """Node -> busy GPU-time, each GPU counted once while any segment uses it (§8)."""
     spans: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
     for segs in res.segments.values():
-        for s in segs:
-            for p in s.placement:
+        for seg in segs:
+            for p in seg.placement:
                 for g in p.gpus:
-                    spans[(p.node, g)].append((s.start, s.end))
+                    spans[(p.node, g)].append((seg.start, seg.end))
     busy: dict[str, float] = defaultdict(float)
     for (node, _g), iv in spans.items():
         iv.sort()
