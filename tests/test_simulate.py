@@ -192,3 +192,36 @@ def _check_segments(inst: Instance, res: SimResult) -> None:
         iv.sort()
         for (_s0, e0, k0), (s1, _e1, k1) in zip(iv, iv[1:], strict=False):
             assert k0 == k1 or e0 <= s1
+
+
+def test_type_matching_reaches_the_maximum_weight():
+    import random
+
+    import networkx as nx
+
+    from planner.simulate.matching import TypeMatcher
+
+    rng = random.Random(7)
+    for _trial in range(30):
+        ntypes = rng.randint(1, 4)
+        table = {}
+        for a in range(ntypes):
+            for b in range(a, ntypes):
+                table[(a, b)] = rng.choice([0.0, rng.random()])
+
+        def w(a, b, table=table):
+            return table[(min(a, b), max(a, b))]
+
+        nodes = [rng.randrange(ntypes) for _ in range(rng.randint(1, 14))]
+        got = TypeMatcher(w).pairs(nodes)
+        assert sorted(i for p in got for i in p) == list(range(len(nodes)))
+        assert [max(p) for p in got] == sorted(max(p) for p in got)
+        value = sum(w(nodes[p[0]], nodes[p[1]]) for p in got if len(p) == 2)
+        assert all(w(nodes[p[0]], nodes[p[1]]) > 0 for p in got if len(p) == 2)
+        g = nx.Graph()
+        for u in range(len(nodes)):
+            for v in range(u + 1, len(nodes)):
+                if w(nodes[u], nodes[v]) > 0:
+                    g.add_edge(u, v, weight=w(nodes[u], nodes[v]))
+        best = sum(g[u][v]["weight"] for u, v in nx.max_weight_matching(g))
+        assert value == pytest.approx(best)

@@ -137,9 +137,10 @@ class PreemptivePolicy(Policy):
 
 class Tiresias(Policy):
     """Discretised least-attained-service (blind, preemptive): a job starts in queue 0 and
-    moves down one queue each time its attained GPU-time passes the next threshold (time
-    units x GPUs); queues are served in order, inside a queue the jobs that run keep going
-    first, then the others by the time they entered the queue. The policy asks for a
+    moves down one queue each time its attained GPU-time passes the next threshold (GPU
+    seconds; Muri's simulator uses 3250 for its first queue); queues are served in order,
+    inside a queue the jobs that run keep going first, then the others by the time they
+    entered the queue. The policy asks for a
     decision when a running job will pass its threshold."""
 
     name = "tiresias"
@@ -148,10 +149,11 @@ class Tiresias(Policy):
 
     def __init__(self, thresholds: Sequence[float] = (3250.0,)):
         self.thresholds = tuple(sorted(thresholds))
+        self.limits = self.thresholds  # in time units x GPUs, set per instance
         self.entered: dict[str, tuple[int, int]] = {}  # job -> (queue, time it entered)
 
     def _queue(self, sj: SimJob, now: int) -> tuple[int, int]:
-        q = sum(1 for x in self.thresholds if sj.attained_gpu >= x)
+        q = sum(1 for x in self.limits if sj.attained_gpu >= x)
         old = self.entered.get(sj.id)
         if old is None or old[0] != q:
             old = (q, now if old is not None else sj.released)
@@ -159,6 +161,8 @@ class Tiresias(Policy):
         return old
 
     def decide(self, view: View) -> Decision:
+        per_unit = view.instance.unit_ms / 1000.0
+        self.limits = tuple(x / per_unit for x in self.thresholds)
         qs = {s.id: self._queue(s, view.now) for s in view.jobs}
         order = sorted(
             view.jobs, key=lambda s: (qs[s.id][0], s.run is None, qs[s.id][1], s.released, s.id)
@@ -168,8 +172,8 @@ class Tiresias(Policy):
         running = {a for w in wants for a in w.jobs}
         for s in view.jobs:
             q = qs[s.id][0]
-            if s.id in running and q < len(self.thresholds):
-                need = (self.thresholds[q] - s.attained_gpu) / max(1, s.gpus)
+            if s.id in running and q < len(self.limits):
+                need = (self.limits[q] - s.attained_gpu) / max(1, s.gpus)
                 at = view.now + max(1, math.ceil(need))
                 wake = at if wake is None else min(wake, at)
         return Decision(wants, wake)
