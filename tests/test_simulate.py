@@ -225,3 +225,16 @@ def test_type_matching_reaches_the_maximum_weight():
                     g.add_edge(u, v, weight=w(nodes[u], nodes[v]))
         best = sum(g[u][v]["weight"] for u, v in nx.max_weight_matching(g))
         assert value == pytest.approx(best)
+
+
+def test_a_reservation_holding_every_gpu_delays_the_start():
+    inst = make_instance(
+        [Job("a", 1, "A", 10)],
+        [NodeGroup("n", 1, 1)],
+        PROFILES,
+        reservations=(reservation("maint", 0, 30, nodes=["n-0"]),),
+    )
+    for policy in ("fifo", "srtf", "muri-s"):
+        res = simulate(inst, make_policy(policy), interval=7)
+        assert spans(res, "a") == [(30, 40)]
+        assert_valid(inst, res)

@@ -182,15 +182,15 @@ class Engine:
             cands.append(max(t + 1, ceil_units(run.epoch_ms + first, self.unit)))
         if self.wake is not None and self.wake > t:
             cands.append(self.wake)
-        waiting = len(self.released) > len(self.done) + sum(
-            len(r.traj.rem) for r in self.runs.values()
-        )
-        if self.interval and (self.runs or waiting):
-            cands.append((t // self.interval + 1) * self.interval)
-        if cands and self.fixed_times:
+        waiting = len(self.released) > len(self.done) + len(self.job_run)
+        if (cands or waiting) and self.fixed_times:
             later = [x for x in self.fixed_times if x > t]
             if later:
                 cands.append(later[0])
+        # Ticks only while something can change: with nothing running and nothing to come,
+        # waiting jobs would wait forever.
+        if self.interval and cands:
+            cands.append((t // self.interval + 1) * self.interval)
         return min(cands) if cands else None
 
     def _finish_until(self, t: int) -> None:
