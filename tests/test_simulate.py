@@ -238,3 +238,13 @@ def test_a_reservation_holding_every_gpu_delays_the_start():
         res = simulate(inst, make_policy(policy), interval=7)
         assert spans(res, "a") == [(30, 40)]
         assert_valid(inst, res)
+
+
+def test_event_log_names_what_started_and_stopped():
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
+    res = simulate(inst, make_policy("srtf"), restart_cost=restart(5), events=True)
+    log = {e.time: e for e in res.events}
+    assert sorted(log) == [0, 10, 30, 125]
+    assert (log[10].started, log[10].stopped) == (("short",), ("long",))
+    assert (log[30].started, log[30].stopped) == (("long",), ())
+    assert log[10].to_dict()["time"] == 10
