@@ -1,0 +1,371 @@
+"""The event-driven, preemptive, rate-based simulation (contract §8 progress, §10 loop).
+
+Time runs in integer time units. Decisions happen at releases, at the first integer time
+unit at or after a completion, at reservation starts and ends, every `interval` units when
+given, and when the policy asks (`Decision.wake`). Between decisions every run (a group
+on one GPU set) progresses by its precomputed trajectory; a member leaves its co-runners at
+the exact instant its work is done and its segment is reported ending at the next integer.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from planner.durations import ceil_units, group_cycle, solo_iteration_ms, stage_tuple
+from planner.instance import Instance, Job, NodeGroup
+from planner.simulate.model import (
+    Decision,
+    EventRecord,
+    PlacementT,
+    Segment,
+    SimJob,
+    SimResult,
+    Want,
+)
+from planner.simulate.packer import reservation_times
+from planner.simulate.progress import Trajectory, state_at, trajectory
+
+RestartCost = Callable[[Job, int], int]
+
+
+class Policy:
+    """Base of every policy: `decide` sees the released, unfinished jobs at `now`."""
+
+    name = "policy"
+    preemptive = False
+    blind = False
+
+    def decide(self, view: View) -> Decision:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    members: tuple[str, ...]  # jobs whose segments are still running
+    placement: PlacementT
+    label: str | None
+
+
+@dataclass(frozen=True)
+class View:
+    """What a policy sees at a decision point."""
+
+    instance: Instance
+    now: int
+    jobs: tuple[SimJob, ...]
+    runs: Mapping[int, RunInfo]
+
+
+@dataclass
+class _Run:
+    rid: int
+    placement: PlacementT
+    node_group: NodeGroup
+    label: str | None
+    epoch_ms: float
+    traj: Trajectory
+    seg_start: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def members(self) -> list[str]:
+        return sorted(self.traj.rem)
+
+
+def default_restart_cost(instance: Instance) -> RestartCost:
+    """A profile's `restart_ms` at that GPU count if the profile carries one, else the
+    instance's `policy.preemption.restart` when the instance has it, else 0 (contract §8)."""
+    pre = getattr(instance, "preemption", None)
+    flat = int(getattr(pre, "restart", 0) or 0)
+
+    def cost(job: Job, gpus: int) -> int:
+        if job.model is not None:
+            gp = instance.profiles[job.model].by_gpus.get(gpus)
+            ms = getattr(gp, "restart_ms", None)
+            if ms is not None:
+                return ceil_units(float(ms), instance.unit_ms)
+        return flat
+
+    return cost
+
+
+class Engine:
+    def __init__(
+        self,
+        instance: Instance,
+        policy: Policy,
+        *,
+        interval: int | None = None,
+        restart_cost: RestartCost | None = None,
+        keep_events: bool = False,
+    ):
+        self.inst = instance
+        self.policy = policy
+        self.interval = interval
+        self.restart_cost = restart_cost or default_restart_cost(instance)
+        self.keep_events = keep_events
+        self.unit = instance.unit_ms
+        self.jobs = {j.id: j for j in instance.jobs}
+        self.rem: dict[str, float] = {j.id: _work(j) for j in instance.jobs}
+        self.segments: dict[str, list[Segment]] = {j.id: [] for j in instance.jobs}
+        self.attained: dict[str, int] = dict.fromkeys(self.jobs, 0)
+        self.released: dict[str, int] = {}
+        self.done: dict[str, int] = {}
+        self.job_run: dict[str, int] = {}
+        self.runs: dict[int, _Run] = {}
+        self.next_rid = 0
+        self.next_label = 0
+        self.preemptions = 0
+        self.policy_seconds = 0.0
+        self.decisions = 0
+        self.events: list[EventRecord] = []
+        self.waiting_preds = {j.id: set(j.after) for j in instance.jobs}
+        self.succs: dict[str, list[str]] = {j.id: [] for j in instance.jobs}
+        for j in instance.jobs:
+            for a in j.after:
+                self.succs[a].append(j.id)
+        self.arrivals = [(j.release, j.id) for j in instance.jobs if not j.after]
+        heapq.heapify(self.arrivals)
+        self.fixed_times = reservation_times(instance)
+        self.wake: int | None = None
+
+    # -- progress -----------------------------------------------------------------------
+    def _its(self, ng: NodeGroup) -> Callable[[Sequence[str]], Mapping[str, float]]:
+        inst = self.inst
+
+        def cycle(active: Sequence[str]) -> Mapping[str, float]:
+            jobs = [self.jobs[a] for a in active]
+            if len(jobs) == 1:
+                j = jobs[0]
+                if j.model is None:
+                    return {j.id: self.unit}
+                return {j.id: solo_iteration_ms(inst.gpu_profile(j), ng.speed)}
+            stages = [stage_tuple(inst.gpu_profile(j), ng.speed) for j in jobs]
+            c = group_cycle(stages, inst.interleaving.overhead)
+            return dict.fromkeys(active, c)
+
+        return cycle
+
+    def _state(self, run: _Run, t: int) -> tuple[dict[str, float], dict[str, float]]:
+        return state_at(run.traj, t * self.unit - run.epoch_ms)
+
+    def _retraj(
+        self, run: _Run, t: int, rem: Mapping[str, float], rst: Mapping[str, float]
+    ) -> None:
+        run.epoch_ms = t * self.unit
+        run.traj = trajectory(rem, rst, self._its(run.node_group))
+
+    # -- the loop -----------------------------------------------------------------------
+    def run(self) -> SimResult:
+        t = self._next_time(-1)
+        while t is not None:
+            self._finish_until(t)
+            self._release_until(t)
+            self._decide(t)
+            t = self._next_time(t)
+        unfinished = [j for j in self.jobs if j not in self.done]
+        if unfinished:
+            raise RuntimeError(
+                f"simulation stopped with {len(unfinished)} job(s) never run "
+                f"(first: {unfinished[0]}): the policy left them waiting with nothing running"
+            )
+        return self._result()
+
+    def _next_time(self, t: int) -> int | None:
+        cands: list[int] = []
+        if self.arrivals:
+            cands.append(max(self.arrivals[0][0], t + 1))
+        for run in self.runs.values():
+            first = min(run.traj.finish.values())
+            cands.append(max(t + 1, ceil_units(run.epoch_ms + first, self.unit)))
+        if self.wake is not None and self.wake > t:
+            cands.append(self.wake)
+        waiting = len(self.released) > len(self.done) + len(self.job_run)
+        if (cands or waiting) and self.fixed_times:
+            later = [x for x in self.fixed_times if x > t]
+            if later:
+                cands.append(later[0])
+        # Ticks only while something can change: with nothing running and nothing to come,
+        # waiting jobs would wait forever.
+        if self.interval and cands:
+            cands.append((t // self.interval + 1) * self.interval)
+        return min(cands) if cands else None
+
+    def _finish_until(self, t: int) -> None:
+        t_ms = t * self.unit
+        for rid in list(self.runs):
+            run = self.runs[rid]
+            ended = [a for a, f in run.traj.finish.items() if run.epoch_ms + f <= t_ms + 1e-6]
+            if not ended:
+                continue
+            rem, rst = self._state(run, t)
+            for a in ended:
+                end = ceil_units(run.epoch_ms + run.traj.finish[a], self.unit)
+                self._close(run, a, end)
+                self.done[a] = end
+                self.rem[a] = 0.0
+                del self.job_run[a]
+                for b in self.succs[a]:
+                    self.waiting_preds[b].discard(a)
+                    if not self.waiting_preds[b]:
+                        heapq.heappush(self.arrivals, (max(self.jobs[b].release, end), b))
+                rem.pop(a)
+                rst.pop(a)
+            if rem:
+                self._retraj(run, t, rem, rst)
+            else:
+                del self.runs[rid]
+
+    def _release_until(self, t: int) -> None:
+        while self.arrivals and self.arrivals[0][0] <= t:
+            rel, a = heapq.heappop(self.arrivals)
+            self.released[a] = rel
+
+    def _close(self, run: _Run, a: str, end: int) -> None:
+        start = run.seg_start.pop(a)
+        self.attained[a] += end - start
+        self.segments[a].append(Segment(start, end, run.placement, run.label))
+
+    # -- decisions ----------------------------------------------------------------------
+    def _view(self, t: int) -> View:
+        live: dict[str, float] = {}
+        for run in self.runs.values():
+            left, _ = self._state(run, t)
+            live.update(left)
+        sims = []
+        for a, rel in self.released.items():
+            if a in self.done:
+                continue
+            j = self.jobs[a]
+            rem = live.get(a, self.rem[a])
+            att = self.attained[a]
+            rid = self.job_run.get(a)
+            if rid is not None:
+                att += t - self.runs[rid].seg_start[a]
+            solo = None if self.policy.blind else self._solo_units(j, rem)
+            sims.append(SimJob(j, rel, None if self.policy.blind else rem, solo, att, rid))
+        runs = {
+            rid: RunInfo(tuple(r.members), r.placement, r.label) for rid, r in self.runs.items()
+        }
+        return View(self.inst, t, tuple(sims), runs)
+
+    def _solo_units(self, j: Job, rem: float) -> float:
+        if j.model is None:
+            return rem
+        return rem * solo_iteration_ms(self.inst.gpu_profile(j)) / self.unit
+
+    def _decide(self, t: int) -> None:
+        view = self._view(t)
+        t0 = time.perf_counter()
+        dec = self.policy.decide(view)
+        spent = time.perf_counter() - t0
+        self.policy_seconds += spent
+        self.decisions += 1
+        self.wake = dec.wake
+        started, stopped = self._apply(t, dec)
+        if self.keep_events:
+            groups = tuple(tuple(w.jobs) for w in dec.wants if len(w.jobs) > 1)
+            self.events.append(EventRecord(t, started, stopped, groups, spent))
+
+    def _apply(self, t: int, dec: Decision) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        keep: dict[int, set[str]] = {}
+        starts = []
+        for w in dec.wants:
+            rid = self.job_run.get(w.jobs[0])
+            run = self.runs.get(rid) if rid is not None else None
+            same = (
+                run is not None
+                and run.placement == w.placement
+                and rid not in keep
+                and all(self.job_run.get(a) == rid for a in w.jobs)
+            )
+            if same and run is not None:
+                keep[run.rid] = set(w.jobs)
+            else:
+                starts.append(w)
+        stopped = self._stop_unkept(t, keep)
+        for w in starts:
+            self._start(t, w)
+        return tuple(a for w in starts for a in w.jobs), tuple(stopped)
+
+    def _stop_unkept(self, t: int, keep: Mapping[int, set[str]]) -> list[str]:
+        stopped: list[str] = []
+        for rid in list(self.runs):
+            run = self.runs[rid]
+            stay = keep.get(rid, set())
+            leave = [a for a in run.members if a not in stay]
+            if not leave:
+                continue
+            if not self.policy.preemptive:
+                raise RuntimeError(f"policy {self.policy.name} stopped {leave[0]} at {t}")
+            rem, rst = self._state(run, t)
+            for a in leave:
+                self._close(run, a, t)
+                self.rem[a] = rem.pop(a)
+                rst.pop(a)
+                del self.job_run[a]
+                self.preemptions += 1
+                stopped.append(a)
+            if rem:
+                self._retraj(run, t, rem, rst)
+            else:
+                del self.runs[rid]
+        return stopped
+
+    def _start(self, t: int, w: Want) -> None:
+        ng = self.inst.node_by_name[w.placement[0].node].group if w.placement else None
+        if ng is None:
+            ng = self.inst.node_groups[0]
+        label = None
+        if len(w.jobs) > 1:
+            self.next_label += 1
+            label = f"g{self.next_label}"
+        rst = {}
+        for a in w.jobs:
+            again = bool(self.segments[a])
+            rst[a] = self.restart_cost(self.jobs[a], self.jobs[a].gpus) * self.unit if again else 0
+        rem = {a: self.rem[a] for a in w.jobs}
+        run = _Run(self.next_rid, w.placement, ng, label, 0.0, trajectory({}, {}, lambda a: {}))
+        self.next_rid += 1
+        self._retraj(run, t, rem, rst)
+        for a in w.jobs:
+            run.seg_start[a] = t
+            self.job_run[a] = run.rid
+        self.runs[run.rid] = run
+
+    def _result(self) -> SimResult:
+        info = {
+            "policy": self.policy.name,
+            "decisions": self.decisions,
+            "preemptions": self.preemptions,
+            "policy_seconds": round(self.policy_seconds, 3),
+        }
+        segs = {a: tuple(s) for a, s in self.segments.items()}
+        return SimResult(self.inst.name, self.policy.name, segs, info, tuple(self.events))
+
+
+def _work(j: Job) -> float:
+    """Work of a job in its own progress units: iterations, or time units when explicit."""
+    if j.model is not None:
+        return float(j.iterations or 0)
+    return float(j.duration or 0)
+
+
+def simulate(
+    instance: Instance,
+    policy: Policy,
+    *,
+    interval: int | None = None,
+    restart_cost: RestartCost | None = None,
+    events: bool = False,
+) -> SimResult:
+    """Run `policy` online over `instance` (contract §10) and return every job's segments."""
+    if interval is not None and interval < 1:
+        raise ValueError("interval must be at least one time unit")
+    eng = Engine(instance, policy, interval=interval, restart_cost=restart_cost, keep_events=events)
+    return eng.run()
+
+
+__all__ = ["Engine", "Policy", "RunInfo", "View", "simulate", "default_restart_cost"]

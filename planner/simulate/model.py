@@ -1,0 +1,100 @@
+"""Records of the online simulation (contract §8 and §10): what a policy sees, what it
+asks for, and what the engine reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.instance import Job
+from planner.schedule import Placement
+
+PlacementT = tuple[Placement, ...]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One stretch of a job on one GPU set; `group` labels its interleaving group (None: solo)."""
+
+    start: int
+    end: int
+    placement: PlacementT
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class SimJob:
+    """A released, unfinished job as a policy sees it at a decision point.
+
+    `remaining_iters` and `remaining_solo` (time units run alone) are None for a blind
+    policy; `attained` is the time units it has held GPUs so far (restarts included), and
+    `attained_gpu` the same times its GPU count.
+    """
+
+    job: Job
+    released: int
+    remaining_iters: float | None
+    remaining_solo: float | None
+    attained: int
+    run: int | None  # id of the run (group on a GPU set) it belongs to now, None if waiting
+
+    @property
+    def id(self) -> str:
+        return self.job.id
+
+    @property
+    def gpus(self) -> int:
+        return self.job.gpus
+
+    @property
+    def attained_gpu(self) -> int:
+        return self.attained * max(1, self.job.gpus)
+
+
+@dataclass(frozen=True)
+class Want:
+    """One group (a single job or an interleaving group) a policy wants running, and where."""
+
+    jobs: tuple[str, ...]
+    placement: PlacementT
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A policy's answer: the groups to run from now on, and an optional extra decision time."""
+
+    wants: tuple[Want, ...]
+    wake: int | None = None
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One decision point of the event log (contract §10 `--events`)."""
+
+    time: int
+    started: tuple[str, ...]
+    stopped: tuple[str, ...]
+    groups: tuple[tuple[str, ...], ...]
+    policy_seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "time": self.time,
+            "started": list(self.started),
+            "stopped": list(self.stopped),
+            "groups": [list(g) for g in self.groups],
+            "policy_seconds": round(self.policy_seconds, 6),
+        }
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Per job its segments in order; `info` = {policy, decisions, preemptions, policy_seconds}."""
+
+    instance: str
+    policy: str
+    segments: Mapping[str, tuple[Segment, ...]]
+    info: Mapping[str, Any]
+    events: tuple[EventRecord, ...] = field(default_factory=tuple)

@@ -1,0 +1,134 @@
+"""Muri's online policies (contract §10): `muri-s` orders jobs by remaining GPU-time, `muri-l`
+(blind) by attained GPU-time.
+
+At each decision, as Muri's simulator does:
+1. Candidates: jobs are taken in order and placed first fit on the whole cluster; each job
+   that fits books a GPU set for itself and the next `max_group - 1` jobs with the same GPU
+   count, so each GPU count's candidates are a prefix of its jobs in order.
+2. Grouping: while the candidates need more GPUs than the cluster has, jobs of the same GPU
+   count are paired by a maximum-weight matching whose weight is the group's use of the
+   three stages, `sum of members' (data + gpu + net) / (4 * c(G))`; matched pairs are merged
+   in order (of their later member) until the demand fits; the next round matches the
+   merged groups again, up to `max_group` members. Only admissible groups (contract §4)
+   get an edge.
+3. The groups, in the order of their best member, are placed first fit; what does not fit
+   waits (and is stopped if it ran). `settle` keeps unchanged runs on their GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+from planner.durations import group_admissible, group_cycle, stage_tuple
+from planner.instance import Instance, Job
+from planner.simulate.engine import Policy, View
+from planner.simulate.matching import TypeMatcher
+from planner.simulate.model import Decision, SimJob
+from planner.simulate.packer import Packer
+from planner.simulate.policies import first_fit, jobs_of, settle, until
+
+Pack = list[SimJob]
+
+
+class Muri(Policy):
+    preemptive = True
+
+    def __init__(self, name: str = "muri-s"):
+        if name not in ("muri-s", "muri-l"):
+            raise ValueError(f"unknown Muri variant {name}")
+        self.name = name
+        self.blind = name == "muri-l"
+        self._weights: dict[tuple[int, tuple[str, ...]], float] = {}
+        self._matchers: dict[int, TypeMatcher] = {}
+
+    def _key(self, s: SimJob) -> tuple[float, int, str]:
+        if self.blind:
+            return (float(s.attained_gpu), s.released, s.id)
+        rest = s.remaining_solo if s.remaining_solo is not None else 0.0
+        return (rest * max(1, s.gpus), s.released, s.id)
+
+    def decide(self, view: View) -> Decision:
+        order = sorted(view.jobs, key=self._key)
+        il = view.instance.interleaving
+        if not il.enabled or il.max_group < 2:
+            return Decision(settle(view, first_fit(view, order)))
+        cands = self._candidates(view, order)
+        packs = self._group(view, cands)
+        rank = {s.id: i for i, s in enumerate(order)}
+        packs.sort(key=lambda pk: min(rank[m.id] for m in pk))
+        p = Packer(view.instance, view.now)
+        chosen = [pk for pk in packs if p.place(jobs_of(pk), until(view, pk)) is not None]
+        return Decision(settle(view, chosen))
+
+    def _candidates(self, view: View, order: Sequence[SimJob]) -> dict[int, list[SimJob]]:
+        size = view.instance.interleaving.max_group
+        by_k: dict[int, list[SimJob]] = {}
+        for s in order:
+            by_k.setdefault(s.gpus, []).append(s)
+        taken = dict.fromkeys(by_k, 0)
+        p = Packer(view.instance, view.now)
+        for s in order:
+            k = s.gpus
+            lst = by_k[k]
+            first = taken[k] < len(lst) and lst[taken[k]].id == s.id
+            if first and p.place([s.job], until(view, [s])) is not None:
+                taken[k] = min(taken[k] + size, len(lst))
+        return {k: lst[: taken[k]] for k, lst in by_k.items() if taken[k]}
+
+    def _group(self, view: View, cands: dict[int, list[SimJob]]) -> list[Pack]:
+        inst = view.instance
+        capacity = sum(n.gpus for n in inst.nodes)
+        need = sum(k * len(v) for k, v in cands.items())
+        packs: dict[int, list[Pack]] = {k: [[s] for s in v] for k, v in cands.items()}
+        for _round in range(inst.interleaving.max_group):
+            if need <= capacity:
+                break
+            for k in list(packs):
+                merged: list[Pack] = []
+                for item in self._match(view, packs[k]):
+                    if len(item) == 2 and need > capacity:
+                        merged.append(item[0] + item[1])
+                        need -= k
+                    else:
+                        merged.extend(item)
+                packs[k] = merged
+        return [pk for v in packs.values() for pk in v]
+
+    def _match(self, view: View, nodes: list[Pack]) -> list[list[Pack]]:
+        """Max-weight matching of the packs (of one GPU count); pairs and singles in the
+        order of their later member's position."""
+        k = nodes[0][0].gpus
+        matcher = self._matchers.get(k)
+        if matcher is None:
+            size = view.instance.interleaving.max_group
+            inst = view.instance
+
+            def weight(a: Hashable, b: Hashable) -> float:
+                ms = tuple(sorted((*a, *b)))  # type: ignore[misc]
+                if len(ms) > size:
+                    return 0.0
+                w = self._weights.get((k, ms))
+                if w is None:
+                    w = self._weights[(k, ms)] = _used_ratio(inst, k, ms)
+                return w
+
+            matcher = self._matchers[k] = TypeMatcher(weight)
+        types = [tuple(sorted(m.job.model or "" for m in pk)) for pk in nodes]
+        return [[nodes[i] for i in p] for p in matcher.pairs(types)]
+
+
+def _used_ratio(inst: Instance, gpus: int, models: tuple[str, ...]) -> float:
+    """Muri's matching weight: the share of the 4 resource slots the group keeps busy; 0 for
+    a group contract §4 does not admit (on the first node group that can run the count)."""
+    jobs = [Job(f"_{i}", gpus, m, 1) for i, m in enumerate(models)]
+    if any(not m for m in models):
+        return 0.0
+    groups = [ng for ng in inst.node_groups if inst.misfit(jobs[0], ng) is None]
+    if not groups:
+        return 0.0
+    ng = groups[0]
+    if not group_admissible(inst, jobs, ng.speed, ng.gpu_mem_gb):
+        return 0.0
+    stages = [stage_tuple(inst.gpu_profile(j), ng.speed) for j in jobs]
+    busy = sum(sum(st) for st in stages)
+    return busy / (4 * group_cycle(stages, inst.interleaving.overhead))

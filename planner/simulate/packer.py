@@ -1,0 +1,136 @@
+"""Which GPUs are free at a decision point, and first-fit placement on them.
+
+A job with `g` GPUs, `g` at most a node's, takes `g` free GPUs of the first node (in
+instance order) that has them; a bigger job takes `g / gpus-per-node` wholly free nodes of
+one node group (contract R5). Node CPU and memory are counted (R7). GPUs of a reservation
+are usable only by jobs it admits (R10), while it is active or before it starts if the run
+would reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from planner.instance import Instance, Job, Node, NodeGroup, Reservation
+from planner.schedule import Placement
+
+PlacementT = tuple[Placement, ...]
+
+
+class Packer:
+    def __init__(self, instance: Instance, now: int):
+        self.instance = instance
+        self.now = now
+        self.free: list[set[int]] = [set(range(n.gpus)) for n in instance.nodes]
+        self.cpus: list[float] = [0.0] * len(instance.nodes)
+        self.mem: list[float] = [0.0] * len(instance.nodes)
+        self._res = [r for r in instance.reservations if r.pool is None and r.end > now]
+
+    # -- reservations -------------------------------------------------------------------
+    def _blocked(self, node: Node, jobs: Sequence[Job], until: int) -> set[int]:
+        out: set[int] = set()
+        for r in self._res:
+            if node.name not in r.nodes or r.start >= until:
+                continue
+            if all(r.admits.admits(j) for j in jobs):
+                continue
+            out |= set(range(node.gpus)) if r.gpus is None else set(r.gpus)
+        return out
+
+    def blocked_now(self, placement: PlacementT, jobs: Sequence[Job]) -> bool:
+        """True if a reservation active now forbids `jobs` some GPU of `placement`."""
+        for p in placement:
+            node = self.instance.node_by_name[p.node]
+            if set(p.gpus) & self._blocked(node, jobs, self.now + 1):
+                return True
+        return False
+
+    # -- capacity -----------------------------------------------------------------------
+    def _node_ok(self, node: Node, jobs: Sequence[Job], k: int) -> bool:
+        g = node.group
+        cpus = sum(j.cpus_per_gpu for j in jobs) * k
+        mem = sum(j.mem_gb_per_gpu for j in jobs) * k
+        if g.cpus is not None and self.cpus[node.index] + cpus > g.cpus + 1e-9:
+            return False
+        return g.mem_gb is None or self.mem[node.index] + mem <= g.mem_gb + 1e-9
+
+    def _usable(self, node: Node, jobs: Sequence[Job], until: int) -> set[int]:
+        if not self._res:
+            return self.free[node.index]
+        return self.free[node.index] - self._blocked(node, jobs, until)
+
+    def take(self, placement: PlacementT, jobs: Sequence[Job], until: int) -> bool:
+        """Book exactly `placement` for `jobs` if all of it is usable; else change nothing."""
+        nodes = [self.instance.node_by_name[p.node] for p in placement]
+        for node, p in zip(nodes, placement, strict=True):
+            if not set(p.gpus) <= self._usable(node, jobs, until):
+                return False
+            if not self._node_ok(node, jobs, len(p.gpus)):
+                return False
+        for node, p in zip(nodes, placement, strict=True):
+            self._book(node, jobs, p.gpus)
+        return True
+
+    def book_running(self, placement: PlacementT, jobs: Sequence[Job]) -> None:
+        """Book a run that keeps going whatever it overlaps (non-preemptive policies)."""
+        for p in placement:
+            self._book(self.instance.node_by_name[p.node], jobs, p.gpus)
+
+    def _book(self, node: Node, jobs: Sequence[Job], gpus: Sequence[int]) -> None:
+        self.free[node.index] -= set(gpus)
+        self.cpus[node.index] += sum(j.cpus_per_gpu for j in jobs) * len(gpus)
+        self.mem[node.index] += sum(j.mem_gb_per_gpu for j in jobs) * len(gpus)
+
+    def place(
+        self, jobs: Sequence[Job], until: int, groups: Sequence[NodeGroup] | None = None
+    ) -> PlacementT | None:
+        """First-fit placement of `jobs` (one job, or a group sharing one GPU set); booked."""
+        g = jobs[0].gpus
+        if g == 0:
+            return ()
+        allowed = groups if groups is not None else self.eligible(jobs)
+        for ng in allowed:
+            found = self._find(ng, jobs, g, until)
+            if found is not None:
+                for node, gpus in found:
+                    self._book(node, jobs, gpus)
+                return tuple(Placement(n.name, tuple(gs)) for n, gs in found)
+        return None
+
+    def eligible(self, jobs: Sequence[Job]) -> list[NodeGroup]:
+        sets = [set(self.instance.eligible_groups(j)) for j in jobs]
+        return [ng for ng in self.instance.node_groups if all(ng in s for s in sets)]
+
+    def _find(
+        self, ng: NodeGroup, jobs: Sequence[Job], g: int, until: int
+    ) -> list[tuple[Node, list[int]]] | None:
+        nodes = self.instance.nodes_of(ng)
+        if g <= ng.gpus:
+            for node in nodes:
+                usable = self._usable(node, jobs, until)
+                if len(usable) >= g and self._node_ok(node, jobs, g):
+                    return [(node, sorted(usable)[:g])]
+            return None
+        need = g // ng.gpus
+        whole = [
+            n
+            for n in nodes
+            if len(self._usable(n, jobs, until)) == n.gpus and self._node_ok(n, jobs, n.gpus)
+        ]
+        if len(whole) < need:
+            return None
+        return [(n, list(range(n.gpus))) for n in whole[:need]]
+
+    @property
+    def free_gpus(self) -> int:
+        return sum(len(f) for f in self.free)
+
+
+def reservation_times(instance: Instance) -> list[int]:
+    """Starts and ends of GPU reservations: the engine decides again at each of them."""
+    out: set[int] = set()
+    r: Reservation
+    for r in instance.reservations:
+        if r.pool is None:
+            out.update((r.start, r.end))
+    return sorted(out)

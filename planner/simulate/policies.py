@@ -1,0 +1,179 @@
+"""The list and preemptive policies of contract §10 (all but Muri's, in `muri`).
+
+Non-preemptive (`fifo`, `sjf`, `srsf`, `priority`): what runs keeps running; waiting jobs
+are taken in the rule's order and started where they fit now, a job that does not fit is
+passed over (backfilling). Preemptive (`srtf`, `srsf-p`, `tiresias`): every decision
+re-takes all jobs in the rule's order, first fit on the whole cluster, and stops what no
+longer fits; `settle` then keeps every chosen run on the GPUs it already has.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from planner.instance import Job
+from planner.simulate.engine import Policy, View
+from planner.simulate.model import Decision, SimJob, Want
+from planner.simulate.packer import Packer
+
+Key = Callable[[SimJob], tuple[float | int | str, ...]]
+
+
+def until(view: View, members: Sequence[SimJob]) -> int:
+    """How far ahead a run must be clear of reservations: its members' remaining solo times
+    summed (a group's cycle is below the sum of its members' solo times); one unit if blind."""
+    rest = [m.remaining_solo for m in members]
+    if any(r is None for r in rest):
+        return view.now + 1
+    return view.now + max(1, math.ceil(sum(r or 0.0 for r in rest)))
+
+
+def jobs_of(members: Sequence[SimJob]) -> list[Job]:
+    return [m.job for m in members]
+
+
+def settle(view: View, chosen: Sequence[Sequence[SimJob]]) -> tuple[Want, ...]:
+    """Placements for the chosen groups: a group whose members all belong to one current run
+    keeps that run's GPUs; the others are placed first fit, largest first. If that fails
+    (fragmentation), everything is placed again largest first, each preferring its current
+    GPUs; a group that still does not fit is left out."""
+    p = Packer(view.instance, view.now)
+    done: dict[int, Want] = {}
+    rest: list[int] = []
+    for i, grp in enumerate(chosen):
+        rid = grp[0].run
+        same = rid is not None and all(m.run == rid for m in grp)
+        if same and rid is not None:
+            pl = view.runs[rid].placement
+            if p.take(pl, jobs_of(grp), until(view, grp)):
+                done[i] = Want(tuple(m.id for m in grp), pl)
+                continue
+        rest.append(i)
+    rest.sort(key=lambda i: -chosen[i][0].gpus)
+    for i in rest:
+        pl2 = p.place(jobs_of(chosen[i]), until(view, chosen[i]))
+        if pl2 is None:
+            return _settle_again(view, chosen)
+        done[i] = Want(tuple(m.id for m in chosen[i]), pl2)
+    return tuple(done[i] for i in sorted(done))
+
+
+def _settle_again(view: View, chosen: Sequence[Sequence[SimJob]]) -> tuple[Want, ...]:
+    p = Packer(view.instance, view.now)
+    out: list[Want] = []
+    for grp in sorted(chosen, key=lambda g: -g[0].gpus):
+        jobs, end = jobs_of(grp), until(view, grp)
+        rid = grp[0].run
+        pl = view.runs[rid].placement if rid is not None else None
+        if pl is None or not p.take(pl, jobs, end):
+            pl = p.place(jobs, end)
+        if pl is not None:
+            out.append(Want(tuple(m.id for m in grp), pl))
+    return tuple(out)
+
+
+def first_fit(view: View, order: Sequence[SimJob]) -> list[list[SimJob]]:
+    """The jobs that fit, taken in `order` on the whole cluster (a job that does not fit is
+    passed over), each as a group of one."""
+    p = Packer(view.instance, view.now)
+    return [[sj] for sj in order if p.place([sj.job], until(view, [sj])) is not None]
+
+
+def _rest(sj: SimJob) -> float:
+    return sj.remaining_solo if sj.remaining_solo is not None else math.inf
+
+
+KEYS: dict[str, Key] = {
+    "fifo": lambda s: (s.released, s.job.release, s.id),
+    "sjf": lambda s: (_rest(s), s.released, s.id),
+    "srsf": lambda s: (_rest(s) * max(1, s.gpus), s.released, s.id),
+    "priority": lambda s: (
+        -s.job.priority,
+        s.job.due if s.job.due is not None else math.inf,
+        s.released,
+        s.id,
+    ),
+    "srtf": lambda s: (_rest(s), s.released, s.id),
+    "srsf-p": lambda s: (_rest(s) * max(1, s.gpus), s.released, s.id),
+}
+
+
+class ListPolicy(Policy):
+    """Non-preemptive list scheduling with backfilling."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.key = KEYS[name]
+
+    def decide(self, view: View) -> Decision:
+        p = Packer(view.instance, view.now)
+        by_id = {s.id: s for s in view.jobs}
+        wants = []
+        for info in view.runs.values():
+            p.book_running(info.placement, [by_id[a].job for a in info.members])
+            wants.append(Want(info.members, info.placement))
+        waiting = sorted((s for s in view.jobs if s.run is None), key=self.key)
+        for sj in waiting:
+            pl = p.place([sj.job], until(view, [sj]))
+            if pl is not None:
+                wants.append(Want((sj.id,), pl))
+        return Decision(tuple(wants))
+
+
+class PreemptivePolicy(Policy):
+    """`srtf` / `srsf-p`: shortest remaining (GPU-)time first, re-decided at every event."""
+
+    preemptive = True
+
+    def __init__(self, name: str):
+        self.name = name
+        self.key = KEYS[name]
+
+    def decide(self, view: View) -> Decision:
+        order = sorted(view.jobs, key=self.key)
+        return Decision(settle(view, first_fit(view, order)))
+
+
+class Tiresias(Policy):
+    """Discretised least-attained-service (blind, preemptive): a job starts in queue 0 and
+    moves down one queue each time its attained GPU-time passes the next threshold (GPU
+    seconds; Muri's simulator uses 3250 for its first queue); queues are served in order,
+    inside a queue the jobs that run keep going first, then the others by the time they
+    entered the queue. The policy asks for a
+    decision when a running job will pass its threshold."""
+
+    name = "tiresias"
+    preemptive = True
+    blind = True
+
+    def __init__(self, thresholds: Sequence[float] = (3250.0,)):
+        self.thresholds = tuple(sorted(thresholds))
+        self.limits = self.thresholds  # in time units x GPUs, set per instance
+        self.entered: dict[str, tuple[int, int]] = {}  # job -> (queue, time it entered)
+
+    def _queue(self, sj: SimJob, now: int) -> tuple[int, int]:
+        q = sum(1 for x in self.limits if sj.attained_gpu >= x)
+        old = self.entered.get(sj.id)
+        if old is None or old[0] != q:
+            old = (q, now if old is not None else sj.released)
+            self.entered[sj.id] = old
+        return old
+
+    def decide(self, view: View) -> Decision:
+        per_unit = view.instance.unit_ms / 1000.0
+        self.limits = tuple(x / per_unit for x in self.thresholds)
+        qs = {s.id: self._queue(s, view.now) for s in view.jobs}
+        order = sorted(
+            view.jobs, key=lambda s: (qs[s.id][0], s.run is None, qs[s.id][1], s.released, s.id)
+        )
+        wants = settle(view, first_fit(view, order))
+        wake = None
+        running = {a for w in wants for a in w.jobs}
+        for s in view.jobs:
+            q = qs[s.id][0]
+            if s.id in running and q < len(self.limits):
+                need = (self.limits[q] - s.attained_gpu) / max(1, s.gpus)
+                at = view.now + max(1, math.ceil(need))
+                wake = at if wake is None else min(wake, at)
+        return Decision(wants, wake)

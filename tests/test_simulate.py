@@ -1,0 +1,250 @@
+"""The online simulation engine and its policies (contract §8 progress, §10 policies).
+
+Hand-computed cases on one GPU, then every policy on a small mixed instance. Schedules with
+one segment per job are checked by `planner.verify`; schedules with several segments are
+checked by it too once it knows segments, and always by the structural checks here
+(GPU exclusivity per segment, releases, `after`, reservations, groups).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pytest
+from builders import make_instance, profile, reservation
+
+from planner.durations import group_cycle, stage_tuple
+from planner.instance import Instance, Interleaving, Job, NodeGroup
+from planner.schedule import Assignment, schedule_from_dict
+from planner.simulate import POLICIES, make_policy, result_to_schedule_dict, simulate
+from planner.simulate.model import SimResult
+from planner.verify import verify
+
+# A is data-bound, B GPU-bound: they interleave well (contract §4).
+PROFILES = [
+    profile("A", {1: (1000, 800, 100, 50), 2: (1000, 800, 100, 50), 4: (1000, 800, 100, 50)}),
+    profile("B", {1: (1000, 50, 800, 100), 2: (1000, 50, 800, 100), 4: (1000, 50, 800, 100)}),
+]
+
+
+def one_gpu(*jobs: Job) -> Instance:
+    return make_instance(jobs, [NodeGroup("n", 1, 1)], PROFILES, interleaving=Interleaving(True, 4))
+
+
+def pair_cycle_ms(inst: Instance) -> float:
+    st = [stage_tuple(inst.profiles[m].by_gpus[1]) for m in ("A", "B")]
+    return group_cycle(st, inst.interleaving.overhead)
+
+
+def spans(res: SimResult, job: str) -> list[tuple[int, int]]:
+    return [(s.start, s.end) for s in res.segments[job]]
+
+
+def restart(seconds: int):
+    return lambda job, gpus: seconds
+
+
+def test_pair_interleaves_then_the_survivor_runs_solo():
+    inst = one_gpu(Job("a", 1, "A", 100), Job("b", 1, "B", 300))
+    res = simulate(inst, make_policy("muri-s"))
+    c = pair_cycle_ms(inst)
+    assert c < 2000  # the pair pays
+    a_end = math.ceil(100 * c / 1000)
+    b_end = math.ceil((100 * c + 200 * 1000) / 1000)
+    assert spans(res, "a") == [(0, a_end)]
+    assert spans(res, "b") == [(0, b_end)]  # kept running when a left: no restart
+    assert res.segments["a"][0].group == res.segments["b"][0].group is not None
+    assert res.info["preemptions"] == 0
+    assert_valid(inst, res)
+
+
+def test_regrouping_restarts_the_moved_job_and_counts_it_as_co_runner():
+    inst = one_gpu(Job("a", 1, "A", 100), Job("b", 1, "B", 300, release=10))
+    res = simulate(inst, make_policy("muri-s"), restart_cost=restart(5))
+    c = pair_cycle_ms(inst)
+    # a runs alone for 10 s (10 iterations), then is stopped and regrouped with b: 5 s of
+    # restart during which b already progresses at the pair's cycle, then both at c.
+    a_done = 15_000 + 90 * c
+    b_left = 300 - 5_000 / c - 90
+    assert spans(res, "a") == [(0, 10), (10, math.ceil(a_done / 1000))]
+    assert spans(res, "b") == [(10, math.ceil((a_done + b_left * 1000) / 1000))]
+    assert res.segments["a"][1].group == res.segments["b"][0].group is not None
+    assert res.segments["a"][0].group is None
+    assert res.info["preemptions"] == 1
+    assert_valid(inst, res)
+
+
+def test_srtf_preempts_the_long_job_and_charges_its_restart():
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
+    res = simulate(inst, make_policy("srtf"), restart_cost=restart(5))
+    assert spans(res, "short") == [(10, 30)]
+    assert spans(res, "long") == [(0, 10), (30, 30 + 5 + 90)]
+    assert res.info["preemptions"] == 1
+    assert_valid(inst, res)
+
+
+def test_fifo_does_not_preempt():
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
+    res = simulate(inst, make_policy("fifo"), restart_cost=restart(5))
+    assert spans(res, "long") == [(0, 100)]
+    assert spans(res, "short") == [(100, 120)]
+    assert_valid(inst, res)
+
+
+def mixed() -> Instance:
+    jobs = [
+        Job("j1", 1, "A", 40),
+        Job("j2", 1, "B", 60, release=3),
+        Job("j3", 2, "A", 30, release=5),
+        Job("j4", 2, "B", 50, release=5),
+        Job("j5", 4, "A", 20, release=8),
+        Job("j6", 8, "B", 15, release=12, after=("j1",)),
+        Job("j7", 1, "B", 70, release=20),
+        Job("j8", 1, "A", 25, release=20),
+        Job("j9", 4, "B", 35, release=30),
+        Job("x1", 1, duration=12, release=2),
+    ]
+    profs = [
+        profile("A", {g: (1000, 800, 100, 50) for g in (1, 2, 4, 8)}, gpu_mem_gb=4),
+        profile("B", {g: (1000, 50, 800, 100) for g in (1, 2, 4, 8)}, gpu_mem_gb=4),
+    ]
+    return make_instance(
+        jobs,
+        [NodeGroup("n", 2, 4, gpu_mem_gb=16)],
+        profs,
+        interleaving=Interleaving(True, 3),
+        reservations=(reservation("maint", 50, 80, nodes=["n-1"], gpus=[0, 1]),),
+    )
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_finishes_every_job(policy):
+    inst = mixed()
+    res = simulate(inst, make_policy(policy), restart_cost=restart(2), events=True)
+    assert all(res.segments[j.id] for j in inst.jobs)
+    assert res.info["decisions"] == len(res.events) > 0
+    if not make_policy(policy).preemptive:
+        assert res.info["preemptions"] == 0
+        assert all(len(s) == 1 for s in res.segments.values())
+    assert_valid(inst, res)
+
+
+def test_interval_adds_decisions():
+    inst = mixed()
+    plain = simulate(inst, make_policy("srsf-p"))
+    ticks = simulate(inst, make_policy("srsf-p"), interval=5)
+    assert ticks.info["decisions"] > plain.info["decisions"]
+    assert_valid(inst, ticks)
+
+
+def test_schedule_dict_repeats_the_first_segment():
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
+    res = simulate(inst, make_policy("srtf"), restart_cost=restart(5))
+    doc = result_to_schedule_dict(inst, res)
+    by_id = {j["id"]: j for j in doc["jobs"]}
+    assert (by_id["long"]["start"], by_id["long"]["end"]) == (0, 125)
+    assert [s["start"] for s in by_id["long"]["segments"]] == [0, 30]
+    assert "segments" not in by_id["short"]
+    assert doc["solver"] == "simulate:srtf"
+    assert doc["info"]["simulation"]["preemptions"] == 1
+    assert doc["metrics"]["makespan"] == 125
+
+
+# -- checks -------------------------------------------------------------------------------
+
+
+def assert_valid(inst: Instance, res: SimResult) -> None:
+    """The verifier on the schedule document, plus the §8 structure of every segment."""
+    doc = result_to_schedule_dict(inst, res)
+    multi = any(len(s) > 1 for s in res.segments.values())
+    if not multi or hasattr(Assignment, "segments"):
+        assert verify(inst, schedule_from_dict(doc)) == []
+    _check_segments(inst, res)
+
+
+def _check_segments(inst: Instance, res: SimResult) -> None:
+    by_label: dict[str, list[tuple[str, int, object]]] = defaultdict(list)
+    holders: dict[tuple[str, int], list[tuple[int, int, str]]] = defaultdict(list)
+    for j in inst.jobs:
+        segs = res.segments[j.id]
+        assert segs[0].start >= j.release
+        for a in j.after:
+            assert segs[0].start >= res.segments[a][-1].end
+        for s0, s1 in zip(segs, segs[1:], strict=False):
+            assert s0.end <= s1.start
+        for s in segs:
+            assert s.start < s.end
+            assert sum(len(p.gpus) for p in s.placement) == j.gpus
+            if s.group is not None:
+                by_label[s.group].append((j.id, s.start, s.placement))
+            key = s.group or f"{j.id}@{s.start}"
+            for p in s.placement:
+                for g in p.gpus:
+                    holders[(p.node, g)].append((s.start, s.end, key))
+                    for r in inst.reservations:
+                        if p.node in r.nodes and (r.gpus is None or g in r.gpus):
+                            assert s.end <= r.start or s.start >= r.end
+    for members in by_label.values():
+        assert len({m[0] for m in members}) == len(members)  # one segment per job
+        assert len({(m[1], m[2]) for m in members}) == 1  # same start, same GPUs
+    for iv in holders.values():
+        iv.sort()
+        for (_s0, e0, k0), (s1, _e1, k1) in zip(iv, iv[1:], strict=False):
+            assert k0 == k1 or e0 <= s1
+
+
+def test_type_matching_reaches_the_maximum_weight():
+    import random
+
+    import networkx as nx
+
+    from planner.simulate.matching import TypeMatcher
+
+    rng = random.Random(7)
+    for _trial in range(30):
+        ntypes = rng.randint(1, 4)
+        table = {}
+        for a in range(ntypes):
+            for b in range(a, ntypes):
+                table[(a, b)] = rng.choice([0.0, rng.random()])
+
+        def w(a, b, table=table):
+            return table[(min(a, b), max(a, b))]
+
+        nodes = [rng.randrange(ntypes) for _ in range(rng.randint(1, 14))]
+        got = TypeMatcher(w).pairs(nodes)
+        assert sorted(i for p in got for i in p) == list(range(len(nodes)))
+        assert [max(p) for p in got] == sorted(max(p) for p in got)
+        value = sum(w(nodes[p[0]], nodes[p[1]]) for p in got if len(p) == 2)
+        assert all(w(nodes[p[0]], nodes[p[1]]) > 0 for p in got if len(p) == 2)
+        g = nx.Graph()
+        for u in range(len(nodes)):
+            for v in range(u + 1, len(nodes)):
+                if w(nodes[u], nodes[v]) > 0:
+                    g.add_edge(u, v, weight=w(nodes[u], nodes[v]))
+        best = sum(g[u][v]["weight"] for u, v in nx.max_weight_matching(g))
+        assert value == pytest.approx(best)
+
+
+def test_a_reservation_holding_every_gpu_delays_the_start():
+    inst = make_instance(
+        [Job("a", 1, "A", 10)],
+        [NodeGroup("n", 1, 1)],
+        PROFILES,
+        reservations=(reservation("maint", 0, 30, nodes=["n-0"]),),
+    )
+    for policy in ("fifo", "srtf", "muri-s"):
+        res = simulate(inst, make_policy(policy), interval=7)
+        assert spans(res, "a") == [(30, 40)]
+        assert_valid(inst, res)
+
+
+def test_event_log_names_what_started_and_stopped():
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
+    res = simulate(inst, make_policy("srtf"), restart_cost=restart(5), events=True)
+    log = {e.time: e for e in res.events}
+    assert sorted(log) == [0, 10, 30, 125]
+    assert (log[10].started, log[10].stopped) == (("short",), ("long",))
+    assert (log[30].started, log[30].stopped) == (("long",), ())
+    assert log[10].to_dict()["time"] == 10
