@@ -10,6 +10,7 @@ from planner.cli.bench import bench
 from planner.cli.commands import check, export, models, validate
 from planner.cli.common import DEBUG_KEY
 from planner.cli.convert import generate, import_
+from planner.cli.replan import replan
 from planner.cli.solve import solve
 
 
@@ -22,5 +23,5 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.meta[DEBUG_KEY] = debug
 
 
-for command in (solve, validate, check, export, models, import_, generate, bench):
+for command in (solve, replan, validate, check, export, models, import_, generate, bench):
     main.add_command(command)
