@@ -94,14 +94,7 @@ def live_instance(
     InputError naming `source` and the JSON path of each bad change.
     """
     changes = changes or Changes()
-    if now < instance.now:
-        late = [
-            Problem(f"jobs[{i}].ended", f"--now {now} is before this done job's end {j.live.ended}")
-            for i, j in enumerate(instance.jobs)
-            if j.live is not None and j.live.ended is not None and j.live.ended > now
-        ]
-        head = Problem("now", f"--now {now} is before the instance's now {instance.now}")
-        raise InputError(instance_source, [head, *late])
+    check_now(instance, now, instance_source)
     by_id = {a.id: a for a in schedule.jobs}
     jobs = [_state_at(j, by_id[j.id], now) for j in instance.jobs]
     at = replace(instance, jobs=tuple(jobs), now=now)
@@ -112,6 +105,18 @@ def live_instance(
     if problems:
         raise InputError(source, problems)
     return out
+
+
+def check_now(instance: Instance, now: int, source: str = "<instance>") -> None:
+    """`now` may not go back before the instance's own `now` (its done jobs' ends)."""
+    if now < instance.now:
+        late = [
+            Problem(f"jobs[{i}].ended", f"--now {now} is before this done job's end {j.live.ended}")
+            for i, j in enumerate(instance.jobs)
+            if j.live is not None and j.live.ended is not None and j.live.ended > now
+        ]
+        head = Problem("now", f"--now {now} is before the instance's now {instance.now}")
+        raise InputError(source, [head, *late])
 
 
 def _state_at(j: Job, a: Any, now: int) -> Job:

@@ -43,12 +43,13 @@ def replan(
     the rest is planned again, after the changes."""
     from planner.cli.commands import read_schedule
     from planner.read import read_instance
-    from planner.replan import live_instance, read_changes
+    from planner.replan import check_now, live_instance, read_changes
     from planner.verify import verify
 
     parse_spec(solver)
     settings = settings_of(objective, time_limit, seed, workers, milp_backend, slots, slot)
     inst = read_instance(instance)
+    check_now(inst, now, instance)
     sched = read_schedule(schedule)
     wrong = verify(inst, sched)
     if wrong or not sched.jobs:
