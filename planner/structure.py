@@ -307,14 +307,7 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
     node_types = ck.str_list(d, "node_types", path, default=None, nullable=True)
     if node_types == []:
         ck.add(join(path, "node_types"), "an empty list allows no node group (use null for any)")
-    demand: dict[str, float] = {}
-    if "demand" in d:
-        dm = ck.mapping(d["demand"], join(path, "demand"))
-        if dm is not None:
-            for k, x in dm.items():
-                a = ck.num_value(x, f"{join(path, 'demand')}.{k}")
-                if a is not None:
-                    demand[k] = a
+    demand = _demand(d, path, ck)
     live = parse_live(d, path, ck)
     if ck.fatal == before:
         out.jobs.append(
@@ -341,6 +334,18 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
                 ),
             )
         )
+
+
+def _demand(d: dict[str, Any], path: str, ck: Checker) -> dict[str, float]:
+    demand: dict[str, float] = {}
+    if "demand" in d:
+        dm = ck.mapping(d["demand"], join(path, "demand"))
+        if dm is not None:
+            for k, x in dm.items():
+                a = ck.num_value(x, f"{join(path, 'demand')}.{k}")
+                if a is not None:
+                    demand[k] = a
+    return demand
 
 
 def _reservation(v: Any, path: str, ck: Checker, out: Parsed) -> None:

@@ -372,3 +372,22 @@ def test_replan_before_a_done_job_ended_is_exit_2(
     live_path.write_text(json.dumps(doc))
     code, out = run("replan", live_path, sched_path, "--now", 2, "-o", tmp_path / "x.json")
     assert code == 2 and "before this done job's end" in out and ".ended" in out, out
+
+
+def test_with_preemption_a_running_job_may_stop_at_now(live: Instance, planned: Schedule) -> None:
+    from planner.instance import Preemption
+    from planner.schedule import Segment
+
+    r1 = by_id(planned)["r1"]
+    later = max(a.end for a in planned.jobs)
+    other = (replace(r1.placement[0], node="n-1", gpus=(1,)),)
+    # 3 of its 10 units done at now = 8, then a restart of 2 and the 7 units left
+    segs = (Segment(5, 8, r1.placement), Segment(later, later + 2 + 7, other))
+    stopped = with_job(planned, "r1", end=later + 9, segments=segs)
+    free = tuple(replace(j, after=()) if j.id == "w1" else j for j in live.jobs)
+    preemptive = replace(live, jobs=free, preemption=Preemption(True, restart=2))
+    assert verify(preemptive, stopped) == []
+    assert "R11" in rules(verify(live, stopped))
+    early = (Segment(5, 7, r1.placement), Segment(later, later + 2 + 8, other))
+    too_early = with_job(planned, "r1", end=later + 10, segments=early)
+    assert any("before now" in v.message for v in verify(preemptive, too_early))
