@@ -15,10 +15,8 @@ do the problems `live_instance` finds (with `source` as the file).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from planner.catalogue import load_catalogue
@@ -26,7 +24,9 @@ from planner.checker import Checker, join, kind, suggest
 from planner.errors import InputError, Problem, UsageError
 from planner.instance import Instance, Job, Live, Reservation
 from planner.live import progress_at
+from planner.read import raw_json
 from planner.schedule import Schedule
+from planner.state import STATE_FIELDS
 from planner.structure import Parsed, _parse_job
 
 CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress")
@@ -39,17 +39,12 @@ class Changes:
     cancel: tuple[str, ...] = ()
     nodes_down: tuple[str, ...] = ()
     progress: Mapping[str, float] = field(default_factory=dict)
+    documents: tuple[Any, ...] = ()  # the added jobs' JSON objects, for `live_document`
 
 
 def read_changes(path: str) -> Changes:
     """The changes file (README, "Replanning"); InputError names every problem."""
-    try:
-        d = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(path, [Problem("$", f"cannot read the file: {e}")]) from None
-    except json.JSONDecodeError as e:
-        msg = f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}"
-        raise InputError(path, [Problem("$", msg)]) from None
+    d = raw_json(path)
     ck = Checker()
     changes = changes_from_dict(d, ck)
     if ck.problems:
@@ -77,7 +72,8 @@ def changes_from_dict(d: Any, ck: Checker) -> Changes:
         x = ck.num_value(v, f"progress.{jid}")
         if x is not None:
             progress[jid] = x
-    return Changes(tuple(j for _, j in parsed.jobs), tuple(cancel), tuple(down), progress)
+    added = tuple(j for _, j in parsed.jobs)
+    return Changes(added, tuple(cancel), tuple(down), progress, tuple(add))
 
 
 def live_instance(
@@ -281,3 +277,42 @@ def _one_member_groups(jobs: tuple[Job, ...]) -> tuple[Job, ...]:
             j = replace(j, live=replace(j.live, group=None))
         out.append(j)
     return tuple(out)
+
+
+def live_document(
+    raw: Mapping[str, Any], live: Instance, changes: Changes | None
+) -> dict[str, Any]:
+    """The live instance as an instance document (contract §9), from the instance's own
+    document `raw`: what `plan check` takes with the replanned schedule."""
+    doc = dict(raw)
+    doc["now"] = live.now
+    jobs = []
+    for j in [*raw.get("jobs", []), *(changes.documents if changes else ())]:
+        job = live.job_by_id.get(j["id"])
+        if job is None:
+            continue  # cancelled
+        out = {k: v for k, v in j.items() if k not in STATE_FIELDS}
+        if job.live is not None:
+            out.update(_state_fields(job.live))
+        jobs.append(out)
+    doc["jobs"] = jobs
+    down = [r for r in live.reservations if r.id.startswith(DOWN)]
+    doc["reservations"] = [*raw.get("reservations", []), *map(_down_doc, down)]
+    return doc
+
+
+def _state_fields(live: Live) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": live.state, "started": live.started}
+    if live.ended is not None:
+        out["ended"] = live.ended
+    if live.placement:
+        out["placement"] = [{"node": n, "gpus": list(g)} for n, g in live.placement]
+    if live.group is not None:
+        out["group"] = live.group
+    if live.progress is not None:
+        out["progress"] = live.progress
+    return out
+
+
+def _down_doc(r: Reservation) -> dict[str, Any]:
+    return {"id": r.id, "start": r.start, "end": r.end, "nodes": list(r.nodes), "for": None}

@@ -271,16 +271,19 @@ def test_replan_after_a_node_fails_keeps_what_runs(
     old = by_id(before)
     failing = old["b"].placement[0].node  # b runs at 4 on this node; it fails at 4
     now = 4
+    assert old["b"].start < now < old["b"].end
     changes = {"nodes_down": [failing], "add": [{"id": "e", "duration": 3, "gpus": 1}]}
     ch_path = tmp_path / "changes.json"
     ch_path.write_text(json.dumps(changes))
-    out_path = tmp_path / "replanned.json"
+    out_path, live_path = tmp_path / "replanned.json", tmp_path / "live.json"
     code, out = run("replan", inst_path, sched_path, "--now", now, "--changes", ch_path,
-                    "-o", out_path, "--solver", "cpsat", "--time-limit", 5)  # fmt: skip
+                    "-o", out_path, "--live", live_path, "--solver", "cpsat",
+                    "--time-limit", 5)  # fmt: skip
     assert code == 0, out
     after = schedule_from_dict(json.loads(out_path.read_text()))
     live = _live_of(inst_path, before, now, changes)
     assert verify(live, after) == []
+    assert run("check", live_path, out_path)[0] == 0  # the live instance, as written
     new = by_id(after)
     for jid, a in old.items():
         on_failed = any(p.node == failing for p in a.placement)

@@ -20,6 +20,12 @@ from planner.solvers import parse_spec
     type=click.Path(dir_okay=False),
     help="JSON: add, cancel, nodes_down, progress (README, Replanning).",
 )
+@click.option(
+    "--live",
+    "live_out",
+    type=click.Path(dir_okay=False),
+    help="Write the live-state instance here (plan check takes it with the new schedule).",
+)
 @solve_options
 @handle_errors
 def replan(
@@ -27,6 +33,7 @@ def replan(
     schedule: str,
     now: int,
     changes: str | None,
+    live_out: str | None,
     output: str | None,
     gantt: str | None,
     solver: str,
@@ -42,8 +49,9 @@ def replan(
     """Replan SCHEDULE of INSTANCE from time T: what started keeps running (or is done),
     the rest is planned again, after the changes."""
     from planner.cli.commands import read_schedule
-    from planner.read import read_instance
-    from planner.replan import check_now, live_instance, read_changes
+    from planner.export import json_text
+    from planner.read import raw_json, read_instance
+    from planner.replan import check_now, live_document, live_instance, read_changes
     from planner.verify import verify
 
     parse_spec(solver)
@@ -63,4 +71,5 @@ def replan(
         states = [j.state for j in live.jobs]
         counts = ", ".join(f"{states.count(s)} {s}" for s in ("done", "running", "waiting"))
         terminal.print_note(f"at {now}: {counts}")
-    plan_and_write(live, instance, solver, settings, output, gantt, as_json)
+    extra = ((live_out, json_text(live_document(raw_json(instance), live, ch))),)
+    plan_and_write(live, instance, solver, settings, output, gantt, as_json, extra)

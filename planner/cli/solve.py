@@ -143,9 +143,10 @@ def plan_and_write(
     output: str | None,
     gantt: str | None,
     as_json: bool,
+    extra: tuple[tuple[str | None, str], ...] = (),
 ) -> None:
     """Solve with a live line and Ctrl-C handling, verify, write, print (`plan solve` and
-    `plan replan`)."""
+    `plan replan`); `extra` (path, text) files are written with the schedule."""
     from planner.export import gantt_csv, gantt_rows, json_text, schedule_document, write_atomic
     from planner.solvers import solve as run_solver
     from planner.verify import verify
@@ -183,7 +184,7 @@ def plan_and_write(
     if sched.jobs:
         # Both texts are made before either file is written: a failure while making the
         # second must not leave the first behind (exit 3 writes nothing).
-        texts = [(output, json_text(doc)), (gantt, gantt_csv(gantt_rows(sched, inst)))]
+        texts = [(output, json_text(doc)), (gantt, gantt_csv(gantt_rows(sched, inst))), *extra]
         for path, text in texts:
             if path:
                 write_atomic(path, text)
@@ -193,8 +194,9 @@ def plan_and_write(
         terminal.print_summary(doc, inst.time_unit)
         if output and sched.jobs:
             terminal.print_note(f"wrote {output}")
-        if gantt and sched.jobs:
-            terminal.print_note(f"wrote {gantt}")
+        for path in [gantt, *(p for p, _ in extra)]:
+            if path and sched.jobs:
+                terminal.print_note(f"wrote {path}")
     if not sched.jobs:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")
