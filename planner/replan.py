@@ -5,7 +5,8 @@ first segment started before `now` is done if the schedule ends it by `now`, els
 on its segment with the progress §8 gives at `now`; the others wait. Then the changes:
 - `cancel`: the job leaves the instance (a waiting or running one; not a done one, nor
   one another job still waits for);
-- `nodes_down`: each node is reserved for nobody from `now` on; jobs running on it are
+- `nodes_down`: each node (a name, or `{"node", "until"}` for a repair time) is reserved
+  for nobody from `now` on (until `until`, or for good); jobs running on it are
   stopped and wait again, restarting from scratch (their work is lost; see the README);
 - `progress`: a running job's progress at `now`, replacing the computed one;
 - `add`: new waiting jobs, in the instance's job format (no `state`).
@@ -37,7 +38,7 @@ DOWN = "~down:"  # id prefix of the reservation that takes a failed node out
 class Changes:
     add: tuple[Job, ...] = ()
     cancel: tuple[str, ...] = ()
-    nodes_down: tuple[str, ...] = ()
+    nodes_down: tuple[tuple[str, int | None], ...] = ()  # (node, until or None: for good)
     progress: Mapping[str, float] = field(default_factory=dict)
     documents: tuple[Any, ...] = ()  # the added jobs' JSON objects, for `live_document`
 
@@ -66,7 +67,7 @@ def changes_from_dict(d: Any, ck: Checker) -> Changes:
             ck.add(f"add[{i}].state", "an added job is waiting: it has no state")
         _parse_job(job, f"add[{i}]", ck, parsed)
     cancel = ck.str_list(top, "cancel", "$", default=[]) or []
-    down = ck.str_list(top, "nodes_down", "$", default=[]) or []
+    down = _down_list(top.get("nodes_down", []), ck)
     progress: dict[str, float] = {}
     for jid, v in (ck.mapping(top.get("progress", {}), "progress") or {}).items():
         x = ck.num_value(v, f"progress.{jid}")
@@ -74,6 +75,24 @@ def changes_from_dict(d: Any, ck: Checker) -> Changes:
             progress[jid] = x
     added = tuple(j for _, j in parsed.jobs)
     return Changes(added, tuple(cancel), tuple(down), progress, tuple(add))
+
+
+def _down_list(v: Any, ck: Checker) -> list[tuple[str, int | None]]:
+    if not isinstance(v, list):
+        ck.add("nodes_down", f"expected an array of node names, got {kind(v)}")
+        return []
+    out: list[tuple[str, int | None]] = []
+    for i, item in enumerate(v):
+        path = f"nodes_down[{i}]"
+        if isinstance(item, dict):
+            ck.obj(item, path, ("node", "until"))
+            node = ck.string(item, "node", path)
+            until = ck.integer(item, "until", path, default=None)
+        else:
+            node, until = ck.str_value(item, path), None
+        if node is not None:
+            out.append((node, until))
+    return out
 
 
 def live_instance(
@@ -188,18 +207,24 @@ def _cancel(
 
 
 def _nodes_down(
-    inst: Instance, jobs: dict[str, Job], names: tuple[str, ...], problems: list[Problem]
+    inst: Instance,
+    jobs: dict[str, Job],
+    down: tuple[tuple[str, int | None], ...],
+    problems: list[Problem],
 ) -> tuple[Reservation, ...]:
     """Take the nodes out from `now`; jobs running on them (and their co-members) wait again."""
     out = []
-    end = max([inst.horizon or 0, inst.now + 1, _far(inst)])
-    for k, name in enumerate(names):
+    far = max([inst.horizon or 0, inst.now + 1, _far(inst)])
+    for k, (name, until) in enumerate(down):
         if name not in inst.node_by_name:
             msg = f"unknown node '{name}'{suggest(name, inst.node_by_name)}"
             problems.append(Problem(f"nodes_down[{k}]", msg))
-            continue
-        out.append(Reservation(DOWN + name, inst.now, end, nodes=(name,)))
-    hit = set(names)
+        elif until is not None and until <= inst.now:
+            msg = f"until {until} is not after now {inst.now}"
+            problems.append(Problem(f"nodes_down[{k}].until", msg))
+        else:
+            out.append(Reservation(DOWN + name, inst.now, until or far, nodes=(name,)))
+    hit = {name for name, _ in down}
     stopped = {
         j.live.group or j.id
         for j in jobs.values()
