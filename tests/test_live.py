@@ -394,3 +394,58 @@ def test_with_preemption_a_running_job_may_stop_at_now(live: Instance, planned: 
     early = (Segment(5, 7, r1.placement), Segment(later, later + 2 + 8, other))
     too_early = with_job(planned, "r1", end=later + 10, segments=early)
     assert any("before now" in v.message for v in verify(preemptive, too_early))
+
+
+def test_a_done_co_member_runs_along_until_it_ended(solve_verified: SolveVerified) -> None:
+    # ga (500 iterations) finished at 66 in the pair; gb went on as the pair until 66
+    # (503.7 iterations at 131.03 ms), then alone at 100 ms: 496.3 iterations, 49.63 s.
+    d = live_doc(now=80)
+    set_job(d, "ga", iterations=500, state="done", ended=66)
+    d["jobs"] = [j for j in d["jobs"] if j["id"] in ("ga", "gb", "w2")]
+    inst = instance_from_dict(d)
+    s = solve_verified(inst, "greedy:fifo")
+    assert by_id(s)["gb"].end == 116 and by_id(s)["gb"].group == "g"
+    assert "R3" in rules(verify(inst, with_job(s, "gb", end=132)))
+
+
+@pytest.mark.parametrize("solver", ["greedy:fifo", "greedy:sjf", "cpsat", "milp:highs"])
+def test_waiting_jobs_leave_a_running_jobs_cpus_alone(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    doc = {
+        "now": 2,
+        "cluster": {"nodes": [{"name": "n", "gpus": 2, "cpus": 8}]},
+        "jobs": [
+            {"id": "r", "duration": 10, "gpus": 1, "cpus_per_gpu": 6, "state": "running",
+             "started": 0, "placement": [{"node": "n-0", "gpus": [0]}]},
+            {"id": "w", "duration": 1, "gpus": 1, "cpus_per_gpu": 4},
+        ],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    s = solve_verified(inst, solver)
+    assert by_id(s)["w"].start >= 10  # 6 + 4 CPUs would overload the node before
+
+
+@pytest.mark.parametrize("solver", ["greedy:srsf", "cpsat", "milp:cbc"])
+def test_a_running_multi_node_job_holds_both_nodes(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    doc = {
+        "now": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 3, "gpus": 2}]},
+        "objective": "makespan",
+        "jobs": [
+            {"id": "big", "duration": 6, "gpus": 4, "state": "running", "started": 0,
+             "placement": [{"node": "n-0", "gpus": [0, 1]}, {"node": "n-2", "gpus": [0, 1]}]},
+            {"id": "x", "duration": 2, "gpus": 2},
+            {"id": "y", "duration": 2, "gpus": 2},
+            {"id": "z", "duration": 1, "gpus": 1, "after": ["big"]},
+        ],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    s = solve_verified(inst, solver)
+    a = by_id(s)
+    assert all(p.node == "n-1" for j in ("x", "y") for p in a[j].placement)
+    assert a["z"].start >= 6
+    if solver != "greedy:srsf":
+        assert s.status == "optimal" and max(x.end for x in s.jobs) == 7
