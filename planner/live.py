@@ -38,6 +38,7 @@ from planner.progress import Leave, Runner, run_together
 from planner.schedule import Assignment, Group, Placement, Schedule
 
 STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
+WHOLE_NODE = "~node:"  # id prefix of a node held whole for its running jobs' CPUs or memory
 
 
 @dataclass(frozen=True)
@@ -47,12 +48,15 @@ class Residual:
     fixed: Mapping[str, Assignment]  # running and done jobs as the schedule keeps them
     stand_ins: frozenset[str]
     tightened: bool  # R9 on max(release, now) is stricter than on the releases
+    conservative: bool = False  # a node is held whole (module docstring)
 
     def merge(self, s: Schedule, bounds: Mapping[str, float] | None = None) -> Schedule:
         """The residual's schedule as a schedule of the live instance. `bounds` (residual
         bounds valid without R9) replace the schedule's own when `tightened`."""
         info = {**s.info, "live": self.summary()}
         if not s.jobs and self.instance.jobs:
+            if s.status == "infeasible" and (self.conservative or self.tightened):
+                return s.with_(status="unknown", info=info)  # the residual is stricter
             return s.with_(info=info)
         taken = {a.group for a in self.fixed.values() if a.group is not None}
         rename = _fresh_labels({g.id for g in s.groups}, taken)
@@ -130,7 +134,8 @@ def residual(inst: Instance) -> Residual:
         reservations=inst.reservations + tuple(extra),
         now=0,
     )
-    return Residual(static, inst, fixed, frozenset(stand_ins), _tightened(inst))
+    conservative = any(r.id.startswith(WHOLE_NODE) for r in extra)
+    return Residual(static, inst, fixed, frozenset(stand_ins), _tightened(inst), conservative)
 
 
 def fixed_assignments(inst: Instance) -> dict[str, Assignment]:
@@ -217,8 +222,7 @@ def _held(inst: Instance, fixed: Mapping[str, Assignment]) -> Iterable[Reservati
             mem[p.node] += len(p.gpus) * j.mem_gb_per_gpu
     for node, until in node_until.items():
         if not _room_safe(inst, node, {g for n, g in holds if n == node}, cpus[node], mem[node]):
-            for g in range(inst.node_by_name[node].gpus):
-                holds[(node, g)] = max(holds.get((node, g), 0), until)
+            yield Reservation(f"{WHOLE_NODE}{node}", inst.now, until, nodes=(node,))
     for (node, g), until in sorted(holds.items()):
         yield Reservation(f"~running:{node}:{g}", inst.now, until, nodes=(node,), gpus=(g,))
 

@@ -182,3 +182,17 @@ def _groups(jobs: list[tuple[str, Job]], inst: Instance, out: list[Problem]) -> 
             out.append(
                 Problem(where, f"group '{label}': give progress for all running members or none")
             )
+
+
+def ends_before_now(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]:
+    """A running job whose work is done before `now` by §8 is done, not running (asked
+    only of an otherwise valid instance: the §8 run needs its profiles and nodes)."""
+    from planner.live import fixed_assignments
+
+    fixed = fixed_assignments(instance)
+    out = []
+    for path, j in jobs:
+        if j.state == "running" and fixed[j.id].end < instance.now:
+            msg = f"its work is done at {fixed[j.id].end}, before now {instance.now}: mark it done"
+            out.append(Problem(f"{path}.state", msg))
+    return out

@@ -120,6 +120,7 @@ def test_a_live_instance_reads() -> None:
         (lambda d: set_job(d, "ga", progress=3), "jobs[0].group", "all running members"),
         (lambda d: set_job(d, "r1", release=6), "jobs[2].started", "before the release"),
         (lambda d: {**d, "now": -1}, "now", "negative"),
+        (lambda d: {**d, "now": 16}, "jobs[2].state", "done at 15, before now 16"),
     ],
 )  # fmt: skip
 def test_bad_live_state_names_the_path(mutate: Any, path: str, fragment: str) -> None:
@@ -449,3 +450,23 @@ def test_a_running_multi_node_job_holds_both_nodes(
     assert a["z"].start >= 6
     if solver != "greedy:srsf":
         assert s.status == "optimal" and max(x.end for x in s.jobs) == 7
+
+
+def test_priority_over_now_is_stricter_so_no_optimality_is_claimed(
+    solve_verified: SolveVerified,
+) -> None:
+    # at now = 10 both wait; the plan puts b (priority 1) first although R9 on the
+    # releases (a at 0, b at 5) would not ask it: a proof for that plan is none for this one
+    doc = {
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
+        "jobs": [
+            {"id": "a", "duration": 2, "gpus": 1},
+            {"id": "b", "duration": 9, "gpus": 1, "release": 5, "priority": 1},
+        ],
+    }
+    inst = instance_from_dict(doc)
+    s = solve_verified(inst, "cpsat")
+    assert s.status == "feasible" and by_id(s)["b"].start == 10
+    assert s.lower_bound is not None
+    assert s.lower_bound["total_weighted_jct"] <= _objective(inst, s, "total_weighted_jct")
