@@ -14,7 +14,9 @@ from click.testing import CliRunner
 
 from planner.cli import main
 from planner.errors import InputError
-from planner.instance import Instance
+from planner.bounds import lower_bounds
+from planner.instance import OBJECTIVES, Instance
+from planner.metrics import objective_values
 from planner.read import instance_from_dict
 from planner.replan import live_instance
 from planner.schedule import Assignment, Schedule, schedule_from_dict
@@ -218,11 +220,11 @@ def test_every_solver_plans_around_the_running_jobs(
     # the bound counts the fixed jobs: no verified plan beats it
     for name, bound in (s.lower_bound or {}).items():
         assert bound <= _objective(live, s, name) + 1e-6
+    for name, bound in lower_bounds(live, OBJECTIVES).items():
+        assert bound <= _objective(live, s, name) + 1e-6
 
 
 def _objective(inst: Instance, s: Schedule, name: str) -> float:
-    from planner.metrics import objective_values
-
     return objective_values(inst, s, (name,))[name]
 
 
@@ -470,3 +472,16 @@ def test_priority_over_now_is_stricter_so_no_optimality_is_claimed(
     assert s.status == "feasible" and by_id(s)["b"].start == 10
     assert s.lower_bound is not None
     assert s.lower_bound["total_weighted_jct"] <= _objective(inst, s, "total_weighted_jct")
+
+
+def test_replan_refuses_a_schedule_that_does_not_verify(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    inst_path, sched_path, _ = under_way
+    doc = json.loads(sched_path.read_text())
+    doc["jobs"][0]["end"] += 3
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(doc))
+    code, out = run("replan", inst_path, bad, "--now", 4, "-o", tmp_path / "x.json")
+    assert code == 2 and "not a valid schedule" in out and "R3" in out, out
+    assert not (tmp_path / "x.json").exists()
