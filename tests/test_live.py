@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from planner.bounds import lower_bounds
 from planner.cli import main
 from planner.errors import InputError
-from planner.bounds import lower_bounds
 from planner.instance import OBJECTIVES, Instance
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
