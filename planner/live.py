@@ -77,6 +77,17 @@ class Residual:
             info=info,
         )
 
+    def late(self) -> str | None:
+        """Why no plan can be valid: a fixed job that ends after its deadline or the
+        horizon (it cannot be moved), or None."""
+        for jid, a in self.fixed.items():
+            limit = self.live.job_by_id[jid].deadline
+            for what, t in (("deadline", limit), ("horizon", self.live.horizon)):
+                if t is not None and a.end > t:
+                    state = self.live.job_by_id[jid].state
+                    return f"{state} job {jid} ends at {a.end}, after its {what} {t}"
+        return None
+
     def shift(self, lb: Mapping[str, float]) -> dict[str, float]:
         """Residual lower bounds as bounds of the live instance: add what the fixed jobs
         contribute (and the waiting jobs' release shift, for JCT)."""

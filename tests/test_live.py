@@ -485,3 +485,11 @@ def test_replan_refuses_a_schedule_that_does_not_verify(
     code, out = run("replan", inst_path, bad, "--now", 4, "-o", tmp_path / "x.json")
     assert code == 2 and "not a valid schedule" in out and "R3" in out, out
     assert not (tmp_path / "x.json").exists()
+
+
+def test_a_running_job_past_its_deadline_makes_the_live_state_infeasible(live: Instance) -> None:
+    late = replace(live, jobs=tuple(
+        replace(j, deadline=100) if j.id == "ga" else j for j in live.jobs))  # fmt: skip
+    s = solve(late, "greedy")
+    assert s.status == "infeasible" and not s.jobs
+    assert "running job ga ends at 132, after its deadline 100" in s.info["reason"]

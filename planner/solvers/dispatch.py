@@ -57,6 +57,9 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     from planner.live import residual
 
     res = residual(instance)
+    late = res.late()
+    if late is not None:
+        return Schedule(instance.name, spec, "infeasible", info={"reason": late})
     if not res.instance.jobs:  # nothing left to decide
         empty = Schedule(instance.name, spec, "optimal")
         return res.merge(empty, {}).with_(lower_bound=None)
