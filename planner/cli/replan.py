@@ -71,5 +71,9 @@ def replan(
         states = [j.state for j in live.jobs]
         counts = ", ".join(f"{states.count(s)} {s}" for s in ("done", "running", "waiting"))
         terminal.print_note(f"at {now}: {counts}")
-    extra = ((live_out, json_text(live_document(raw_json(instance), live, ch))),)
-    plan_and_write(live, instance, solver, settings, output, gantt, as_json, extra)
+    extra = (
+        ((live_out, json_text(live_document(raw_json(instance), live, ch))),) if live_out else ()
+    )
+    # the schedule names the live instance when it is written, as `plan check` needs it
+    source = live_out or instance
+    plan_and_write(live, source, solver, settings, output, gantt, as_json, extra)
