@@ -493,3 +493,17 @@ def test_a_running_job_past_its_deadline_makes_the_live_state_infeasible(live: I
     s = solve(late, "greedy")
     assert s.status == "infeasible" and not s.jobs
     assert "running job ga ends at 132, after its deadline 100" in s.info["reason"]
+
+
+def test_plan_solve_and_check_take_a_live_instance(tmp_path: Path) -> None:
+    inst_path, out_path = tmp_path / "live.json", tmp_path / "s.json"
+    inst_path.write_text(json.dumps(LIVE))
+    code, out = run("solve", inst_path, "--solver", "greedy", "-o", out_path)
+    assert code == 0, out
+    assert run("check", inst_path, out_path)[0] == 0
+    doc = json.loads(out_path.read_text())
+    doc["jobs"] = [dict(j, start=j["start"] + 1, end=j["end"] + 1) if j["id"] == "r1" else j
+                   for j in doc["jobs"]]  # fmt: skip
+    out_path.write_text(json.dumps(doc))
+    code, out = run("check", inst_path, out_path)
+    assert code == 1 and "running since 5, but starts at 6" in out, out
