@@ -35,7 +35,8 @@ from typing import Any
 from planner.durations import ceil_units, solo_iteration_ms, stage_tuple
 from planner.instance import TOL, Instance, Job, Reservation
 from planner.progress import Leave, Runner, run_together
-from planner.schedule import Assignment, Group, Placement, Schedule
+from planner.resume import must_stop, resume_job
+from planner.schedule import Assignment, Group, Placement, Schedule, Segment
 
 STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
 WHOLE_NODE = "~node:"  # id prefix of a node held whole for its running jobs' CPUs or memory
@@ -49,6 +50,7 @@ class Residual:
     stand_ins: frozenset[str]
     tightened: bool  # R9 on max(release, now) is stricter than on the releases
     conservative: bool = False  # a node is held whole (module docstring)
+    stopped: frozenset[str] = frozenset()  # running jobs stopped at now, resumed later
 
     def merge(self, s: Schedule, bounds: Mapping[str, float] | None = None) -> Schedule:
         """The residual's schedule as a schedule of the live instance. `bounds` (residual
@@ -61,7 +63,10 @@ class Residual:
         taken = {a.group for a in self.fixed.values() if a.group is not None}
         rename = _fresh_labels({g.id for g in s.groups}, taken)
         planned = {a.id: _relabel(a, rename) for a in s.jobs if a.id not in self.stand_ins}
-        jobs = tuple({**planned, **self.fixed}[j.id] for j in self.live.jobs)
+        fixed = {k: a for k, a in self.fixed.items() if k not in self.stopped}
+        for jid in self.stopped:
+            planned[jid] = _resumed(self.fixed[jid], planned[jid])
+        jobs = tuple({**planned, **fixed}[j.id] for j in self.live.jobs)
         lb = s.lower_bound
         status = s.status
         if self.tightened and self.live.priority_policy == "strict":
@@ -103,9 +108,11 @@ class Residual:
                     + sum(j.weight * (end - j.release) for j, end in fixed)
                     + sum(j.weight * (max(j.release, self.live.now) - j.release) for j in waiting)
                 )
-            else:
+            else:  # a stopped job's tardiness is the residual's (it ends there)
                 out[name] = v + sum(
-                    j.weight * max(0, end - j.due) for j, end in fixed if j.due is not None
+                    j.weight * max(0, end - j.due)
+                    for j, end in fixed
+                    if j.due is not None and j.id not in self.stopped
                 )
         return out
 
@@ -120,33 +127,62 @@ class Residual:
 def residual(inst: Instance) -> Residual:
     """The static instance of `inst`'s waiting jobs around its fixed ones (module docstring)."""
     fixed = fixed_assignments(inst)
+    stopped = must_stop(inst, fixed)
+    done = progress_at(inst, inst.now) if stopped else {}
+    resumed, profiles = [], dict(inst.profiles)
+    for jid in sorted(stopped):
+        fixed[jid] = replace(fixed[jid], end=inst.now)
+        job, prof = resume_job(inst, inst.job_by_id[jid], done[jid])
+        resumed.append(job)
+        if prof is not None:
+            profiles[prof.model] = prof
     extra = list(_held(inst, fixed))
-    top = max((j.priority for j in inst.jobs), default=0) + 1
     stand_ins: dict[str, Job] = {}
-    waiting = []
+    waiting = [*resumed]
     for j in inst.jobs:
-        if j.live is not None:
-            continue
-        after = []
-        for dep in j.after:
-            if inst.job_by_id[dep].state == "running":
-                sid = STAND_IN + dep
-                length = max(0, fixed[dep].end - inst.now)
-                stand_ins[sid] = Job(
-                    sid, 0, duration=length, release=inst.now, priority=top, weight=0.0
-                )
-                after.append(sid)
-            elif inst.job_by_id[dep].state == "waiting":
-                after.append(dep)
-        waiting.append(replace(j, release=max(j.release, inst.now), after=tuple(after)))
+        if j.live is None:
+            after = tuple(_after(inst, j, fixed, stopped, stand_ins))
+            waiting.append(replace(j, release=max(j.release, inst.now), after=after))
     static = replace(
         inst,
         jobs=tuple(waiting) + tuple(stand_ins.values()),
+        profiles=profiles,
         reservations=inst.reservations + tuple(extra),
         now=0,
     )
     conservative = any(r.id.startswith(WHOLE_NODE) for r in extra)
-    return Residual(static, inst, fixed, frozenset(stand_ins), _tightened(inst), conservative)
+    return Residual(
+        static,
+        inst,
+        fixed,
+        frozenset(stand_ins),
+        _tightened(inst),
+        conservative,
+        frozenset(stopped),
+    )
+
+
+def _after(
+    inst: Instance,
+    j: Job,
+    fixed: Mapping[str, Assignment],
+    stopped: set[str],
+    stand_ins: dict[str, Job],
+) -> Iterable[str]:
+    """`j.after` in the residual: waiting and resumed predecessors stay, a running one
+    becomes its stand-in, a done one is dropped."""
+    top = max((x.priority for x in inst.jobs), default=0) + 1
+    for dep in j.after:
+        state = inst.job_by_id[dep].state
+        if state == "waiting" or dep in stopped:
+            yield dep
+        elif state == "running":
+            sid = STAND_IN + dep
+            length = max(0, fixed[dep].end - inst.now)
+            stand_ins[sid] = Job(
+                sid, 0, duration=length, release=inst.now, priority=top, weight=0.0
+            )
+            yield sid
 
 
 def fixed_assignments(inst: Instance) -> dict[str, Assignment]:
@@ -286,6 +322,15 @@ def _relabel(a: Assignment, rename: Mapping[str, str]) -> Assignment:
     )
     group = rename.get(a.group, a.group) if a.group else None
     return replace(a, group=group, segments=segs)
+
+
+def _resumed(first: Assignment, rest: Assignment) -> Assignment:
+    """A stopped job: its segment until now, then the rest as the residual planned it."""
+    segs = (
+        Segment(first.start, first.end, first.placement, first.group),
+        *(rest.segments or (Segment(rest.start, rest.end, rest.placement, rest.group),)),
+    )
+    return Assignment(first.id, first.start, rest.end, first.placement, first.group, segs)
 
 
 def _fixed_groups(fixed: Iterable[Assignment]) -> Iterable[Group]:

@@ -6,8 +6,10 @@ on its segment with the progress §8 gives at `now`; the others wait. Then the c
 - `cancel`: the job leaves the instance (a waiting or running one; not a done one, nor
   one another job still waits for);
 - `nodes_down`: each node (a name, or `{"node", "until"}` for a repair time) is reserved
-  for nobody from `now` on (until `until`, or for good); jobs running on it are
-  stopped and wait again, restarting from scratch (their work is lost; see the README);
+  for nobody from `now` on (until `until`, or for good); jobs running on it are stopped:
+  with preemption enabled they stop at `now` and resume later from their progress (the
+  planners do it, `planner.resume`); without, they wait again and restart from scratch
+  (their work is lost; see the README);
 - `progress`: a running job's progress at `now`, replacing the computed one;
 - `add`: new waiting jobs, in the instance's job format (no `state`).
 `read_changes` reads the changes file; problems name the file and the JSON path, and so
@@ -225,6 +227,8 @@ def _nodes_down(
         else:
             out.append(Reservation(DOWN + name, inst.now, until or far, nodes=(name,)))
     hit = {name for name, _ in down}
+    if inst.preemption.enabled:
+        return tuple(out)  # the planners stop them at now and resume them (planner.resume)
     stopped = {
         j.live.group or j.id
         for j in jobs.values()

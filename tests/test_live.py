@@ -507,3 +507,42 @@ def test_plan_solve_and_check_take_a_live_instance(tmp_path: Path) -> None:
     out_path.write_text(json.dumps(doc))
     code, out = run("check", inst_path, out_path)
     assert code == 1 and "running since 5, but starts at 6" in out, out
+
+
+def test_with_preemption_jobs_on_a_failed_node_resume_from_their_progress(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # n-0 fails at now = 8: the pair ga+gb (group g) and r1 stop there and resume later,
+    # each after its restart cost of 2, from the work it had done
+    d = live_doc(policy={"preemption": {"enabled": True, "restart": 2}})
+    d["reservations"] = [{"id": "down", "start": 8, "end": 10_000, "nodes": ["n-0"]}]
+    inst = instance_from_dict(d)
+    s = solve_verified(inst, solver, time_limit=10.0)
+    a = by_id(s)
+    for jid in ("ga", "gb", "r1"):
+        first, rest = a[jid].segments
+        assert (first.end, rest.placement[0].node) == (8, "n-1")
+        assert first.start == inst.job_by_id[jid].live.started  # type: ignore[union-attr]
+    r1 = a["r1"].segments[1]
+    assert r1.end - r1.start == 2 + 7  # 3 of its 10 units were done by 8
+    assert a["ga"].segments[0].group == "g" and a["w1"].start >= a["r1"].end
+
+
+def test_replan_with_preemption_resumes_the_stopped_job(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    inst_path, sched_path, before = under_way
+    doc = dict(OFFLINE, policy={"preemption": {"enabled": True, "restart": 2}})
+    inst_path.write_text(json.dumps(doc))
+    failing = by_id(before)["b"].placement[0].node
+    ch_path, out_path = tmp_path / "changes.json", tmp_path / "replanned.json"
+    ch_path.write_text(json.dumps({"nodes_down": [failing]}))
+    live_path = tmp_path / "live.json"
+    code, out = run("replan", inst_path, sched_path, "--now", 4, "--changes", ch_path,
+                    "-o", out_path, "--live", live_path, "--solver", "greedy")  # fmt: skip
+    assert code == 0, out
+    assert run("check", live_path, out_path)[0] == 0
+    b = by_id(schedule_from_dict(json.loads(out_path.read_text())))["b"]
+    first, rest = b.segments
+    assert (first.start, first.end) == (by_id(before)["b"].start, 4)
+    assert rest.end - rest.start == 2 + 20 - (4 - first.start)

@@ -55,6 +55,7 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     (`planner.live`), with the solver named by `spec`."""
     from planner.bounds import lower_bounds
     from planner.live import residual
+    from planner.verify import verify
 
     res = residual(instance)
     late = res.late()
@@ -66,4 +67,9 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     sched = solve(res.instance, spec, options)
     names = objectives_of(res.instance, options)
     bounds = lower_bounds(res.instance, names) if res.tightened else None
-    return res.merge(sched, bounds)
+    merged = res.merge(sched, bounds)
+    if res.stopped and merged.jobs and verify(instance, merged):
+        # a resumed job's own profile holds only its solo time (planner.resume): a group
+        # formed with it is not one of §8; plan again without groups
+        merged = res.merge(solve(res.instance, "greedy:srsf", options), bounds)
+    return merged
