@@ -116,6 +116,11 @@ def lower_bounds(instance: Instance, objectives: Sequence[str] | None = None) ->
     bad = [n for n in names if n not in OBJECTIVES]
     if bad:
         raise ValueError(f"unknown objective {', '.join(bad)}; known: {', '.join(OBJECTIVES)}")
+    if instance.is_live:  # contract §9: bound the waiting jobs, add what the fixed ones give
+        from planner.live import residual
+
+        res = residual(instance)
+        return res.shift(lower_bounds(res.instance, names))
     b = _Bounds(instance)
     out: dict[str, float] = {}
     for name in names:

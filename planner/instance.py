@@ -82,6 +82,23 @@ class Node:
 
 
 @dataclass(frozen=True)
+class Live:
+    """A job's present state (contract §9): running since `started`, or done.
+
+    `placement` is a tuple of (node name, GPU indices); empty for a job with no GPUs (or a
+    done job given without one). `progress` (running only) is the work done by `now`, in
+    iterations (time units for an explicit-duration job); None: what §8 gives from `started`.
+    """
+
+    state: str  # "running" | "done"
+    started: int
+    ended: int | None = None  # done only
+    placement: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    group: str | None = None
+    progress: float | None = None
+
+
+@dataclass(frozen=True)
 class Job:
     id: str
     gpus: int
@@ -99,10 +116,16 @@ class Job:
     tenant: str | None = None
     node_types: tuple[str, ...] | None = None  # None: any node group
     demand: Mapping[str, float] = field(default_factory=dict)
+    live: Live | None = None  # None: waiting (contract §9)
 
     @property
     def profiled(self) -> bool:
         return self.model is not None
+
+    @property
+    def state(self) -> str:
+        """ "waiting", "running" or "done" (contract §9)."""
+        return self.live.state if self.live is not None else "waiting"
 
 
 @dataclass(frozen=True)
@@ -160,6 +183,12 @@ class Instance:
     priority_policy: str = "strict"  # "strict" | "none"
     preemption: Preemption = Preemption()
     objective: tuple[str, ...] = ("total_weighted_jct",)
+    now: int = 0  # contract §9: nothing not yet running starts before it
+
+    @property
+    def is_live(self) -> bool:
+        """Does the instance describe a present (a `now` or running / done jobs, §9)?"""
+        return self.now > 0 or any(j.live is not None for j in self.jobs)
 
     @property
     def unit_ms(self) -> float:

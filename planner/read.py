@@ -40,6 +40,7 @@ def build_instance(p: Parsed, profiles: Mapping[str, Profile]) -> Instance:
         priority_policy=p.priority_policy,
         preemption=p.preemption,
         objective=p.objective,
+        now=p.now,
     )
 
 
@@ -82,6 +83,11 @@ def _document_order(p: Problem) -> tuple[int, int]:
 
 def read_instance(path: str | Path, catalogue: Mapping[str, Profile] | None = None) -> Instance:
     """Read and validate an instance file (contract §2)."""
+    return instance_from_dict(raw_json(path), file=str(path), catalogue=catalogue)
+
+
+def raw_json(path: str | Path) -> Any:
+    """A JSON file's value; InputError (path "$") when it cannot be read or parsed."""
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -97,7 +103,7 @@ def read_instance(path: str | Path, catalogue: Mapping[str, Profile] | None = No
         ) from None
     except ValueError as e:
         raise InputError(file, [Problem("$", f"malformed JSON: {e}")]) from None
-    return instance_from_dict(d, file=file, catalogue=catalogue)
+    return d
 
 
 def _reject_constant(name: str) -> Any:

@@ -26,6 +26,7 @@ class SolveInfo(TypedDict, total=False):
     reason: str  # why no schedule, or why the model's schedule was not returned
     interrupted: bool  # stopped by Ctrl-C (options.stop)
     instance_file: str  # set by `plan solve`
+    live: dict[str, Any]  # a live state (contract §9): now and the jobs per state
     # greedy
     rule: str
     groups: int

@@ -44,6 +44,7 @@ from planner.instance import (
     Reservation,
 )
 from planner.profiles import parse_profile
+from planner.state import STATE_FIELDS, parse_live
 
 # Node groups are expanded into Node objects; a typo like count 10**9 must not hang the reader.
 MAX_NODES = 100_000
@@ -54,6 +55,7 @@ TOP_FIELDS = (
     "description",
     "time_unit",
     "horizon",
+    "now",
     "cluster",
     "interleaving",
     "policy",
@@ -95,6 +97,7 @@ JOB_FIELDS = (
     "tenant",
     "node_types",
     "demand",
+    *STATE_FIELDS,
 )
 RESERVATION_FIELDS = ("id", "start", "end", "nodes", "gpus", "pool", "amount", "for")
 FOR_FIELDS = ("tenants", "jobs")
@@ -107,6 +110,7 @@ class Parsed:
     name: str = "instance"
     time_unit: str = "s"
     horizon: int | None = None
+    now: int = 0
     node_groups: list[tuple[str, NodeGroup]] = field(default_factory=list)
     pools: dict[str, float] = field(default_factory=dict)
     interleaving: Interleaving = field(default_factory=Interleaving)
@@ -303,14 +307,8 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
     node_types = ck.str_list(d, "node_types", path, default=None, nullable=True)
     if node_types == []:
         ck.add(join(path, "node_types"), "an empty list allows no node group (use null for any)")
-    demand: dict[str, float] = {}
-    if "demand" in d:
-        dm = ck.mapping(d["demand"], join(path, "demand"))
-        if dm is not None:
-            for k, x in dm.items():
-                a = ck.num_value(x, f"{join(path, 'demand')}.{k}")
-                if a is not None:
-                    demand[k] = a
+    demand = _demand(d, path, ck)
+    live = parse_live(d, path, ck)
     if ck.fatal == before:
         out.jobs.append(
             (
@@ -332,9 +330,22 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
                     tenant=tenant,
                     node_types=tuple(node_types) if node_types is not None else None,
                     demand=demand,
+                    live=live,
                 ),
             )
         )
+
+
+def _demand(d: dict[str, Any], path: str, ck: Checker) -> dict[str, float]:
+    demand: dict[str, float] = {}
+    if "demand" in d:
+        dm = ck.mapping(d["demand"], join(path, "demand"))
+        if dm is not None:
+            for k, x in dm.items():
+                a = ck.num_value(x, f"{join(path, 'demand')}.{k}")
+                if a is not None:
+                    demand[k] = a
+    return demand
 
 
 def _reservation(v: Any, path: str, ck: Checker, out: Parsed) -> None:
@@ -414,6 +425,7 @@ def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
     ck.string(top, "description", "$", default=None)
     out.time_unit = ck.string(top, "time_unit", "$", default="s", choices=tuple(UNIT_MS)) or "s"
     out.horizon = ck.integer(top, "horizon", "$", default=None, nullable=True)
+    out.now = ck.integer(top, "now", "$", default=0) or 0
     if "cluster" in top:
         n = ck.fatal
         _cluster(top["cluster"], ck, out)

@@ -12,6 +12,7 @@ from typing import Any
 from planner.checker import join, suggest
 from planner.errors import Problem
 from planner.instance import TOL, Instance, Job, Profile
+from planner.state import check_live, ends_before_now
 from planner.structure import Parsed
 
 
@@ -23,6 +24,9 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
     for path, job in p.jobs:
         _check_job_refs(p, instance, available, path, job, job_ids, group_names, out)
     out += _cycles(p)
+    out += check_live(p.jobs, instance)
+    if not out and instance.is_live:
+        out += ends_before_now(p.jobs, instance)
     tenants = p.tenants
     for path, r in p.reservations:
         raw = p.raw[path]

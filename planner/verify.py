@@ -26,12 +26,20 @@ silent"):
   pools (R8) count each member only while it runs.
 - R8 uses the exact subset rule (Hall's condition) for pool reservations, so pool
   reservations are checked there; R10 covers GPU reservations only.
+- Live state (contract §9): a waiting job starting before `now` breaks R2; a running job's
+  first segment must start at `started` (R2) with the given placement and group (R5), and
+  may end no earlier than `now`; a done job is kept as given (R2, R5) and is exempt from
+  R3 and, without a placement, from R5. R3 runs a running job's first segment from
+  `started` (co-runners that are done leave at their `ended`), or, with `progress` given,
+  from `now` with the work left. R9 does not apply when the later-starting job is running
+  or done: its start is history.
 - Overloads (R7, R8) are reported once per episode: at the instant the load first
   exceeds the capacity, not again while it stays over.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -98,6 +106,7 @@ def verify(instance: Instance, schedule: Schedule) -> list[Violation]:
     pieces = [p for jid, a in ok.items() if jid in sound for p in _pieces(a)]
     members = _members(pieces)
     _check_r2(instance, ok, out)
+    _check_live(instance, ok, members, out)
     placed = _check_r5(instance, pieces, out)  # keys of the pieces with a valid placement
     _check_r3(instance, pieces, members, placed, out)
     _check_r4(instance, ok, out)
@@ -282,6 +291,57 @@ def _check_r2(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
             )
 
 
+# --- Live state (contract §9): what runs or ran is kept as given --------------------
+
+
+def _check_live(
+    inst: Instance,
+    ok: dict[str, Assignment],
+    members: dict[str, list[Assignment]],
+    out: list[Violation],
+) -> None:
+    for jid, a in ok.items():
+        j = inst.job_by_id[jid]
+        if j.live is None:
+            if a.start < inst.now:
+                msg = f"starts at {a.start}, before now {inst.now}, yet it was waiting"
+                out.append(Violation("R2", msg, jid, time=a.start))
+            continue
+        first = a.pieces()[0]
+        if first.start != j.live.started:
+            msg = f"{j.state} since {j.live.started}, but starts at {first.start}"
+            out.append(Violation("R2", msg, jid, time=first.start))
+        given = tuple(sorted((n, tuple(sorted(g))) for n, g in j.live.placement))
+        if given != tuple(sorted((p.node, tuple(sorted(p.gpus))) for p in first.placement)):
+            out.append(Violation("R5", f"{j.state} job: placement differs from the given one", jid))
+        if first.group != j.live.group:
+            msg = f"{j.state} job: group {first.group} differs from the given {j.live.group}"
+            out.append(Violation("R5", msg, jid))
+        if j.live.ended is not None and (len(a.pieces()) > 1 or a.end != j.live.ended):
+            msg = f"done job ended at {j.live.ended}, but the schedule ends it at {a.end}"
+            out.append(Violation("R2", msg, jid, time=a.end))
+        elif j.live.ended is None and first.end < inst.now:
+            msg = f"running job's segment ends at {first.end}, before now {inst.now}"
+            out.append(Violation("R2", msg, jid, time=first.end))
+    _check_live_groups(inst, members, out)
+
+
+def _check_live_groups(
+    inst: Instance, members: dict[str, list[Assignment]], out: list[Violation]
+) -> None:
+    """A given group label holds exactly its given members (no newcomer joins it)."""
+    given: dict[str, set[str]] = defaultdict(set)
+    for j in inst.jobs:
+        if j.live is not None and j.live.group is not None:
+            given[j.live.group].add(j.id)
+    for label, ids in given.items():
+        for p in members.get(label, []):
+            if p.id not in ids:
+                formed = ", ".join(sorted(ids))
+                msg = f"joins group {label}, formed before now from {formed}"
+                out.append(Violation("R5", msg, p.id, time=p.start))
+
+
 # --- R5: placement ------------------------------------------------------------------
 
 
@@ -289,6 +349,11 @@ def _check_r5(inst: Instance, pieces: list[Assignment], out: list[Violation]) ->
     placed: set[Key] = set()
     for a in pieces:
         n0 = len(out)
+        live = inst.job_by_id[a.id].live
+        if live is not None and live.state == "done" and not live.placement:
+            if a.placement:
+                out.append(Violation("R5", "a done job given without placement has none", a.id))
+            continue
         _placement(inst, inst.job_by_id[a.id], a, out)
         if len(out) == n0:
             placed.add(_key(a))
@@ -406,14 +471,36 @@ def _work(j: Job) -> float:
     return float(j.duration if j.duration is not None else j.iterations or 0)
 
 
-def _runner(inst: Instance, p: Assignment, index: int, last: bool, work: float) -> Runner:
+def _runner(
+    inst: Instance, p: Assignment, index: int, last: bool, work: float, origin: int
+) -> Runner:
+    """A segment from `origin` (its start, or `now` for a running job with progress)."""
     j = inst.job_by_id[p.id]
     restart = restart_units(inst, j) * inst.unit_ms if index else 0.0
-    stop = None if last else (p.end - p.start) * inst.unit_ms
+    stop = None if last else (p.end - origin) * inst.unit_ms
     if not j.profiled:  # one "iteration" per time unit
         return Runner(work, (0.0, 0.0, 0.0), inst.unit_ms, restart, stop)
     gp, speed = inst.gpu_profile(j), _speed(inst, p)
     return Runner(work, stage_tuple(gp, speed), solo_iteration_ms(gp, speed), restart, stop)
+
+
+def _live_origin(inst: Instance, segs: list[Assignment], left: dict[str, float]) -> int:
+    """Where a unit's progress is counted from: `now` when its members are running jobs
+    with `progress` given (their work left is set here), else the unit's start."""
+    lives = [inst.job_by_id[p.id].live for p in segs]
+    progress = [x.progress for x in lives if x is not None and x.state == "running"]
+    if not progress or None in progress or segs[0].start != _started(inst, segs[0].id):
+        return segs[0].start
+    for p in segs:
+        live = inst.job_by_id[p.id].live
+        assert live is not None and live.progress is not None
+        left[p.id] = max(0.0, _work(inst.job_by_id[p.id]) - live.progress)
+    return inst.now
+
+
+def _started(inst: Instance, jid: str) -> int | None:
+    live = inst.job_by_id[jid].live
+    return live.started if live is not None else None
 
 
 def _run_unit(
@@ -424,29 +511,38 @@ def _run_unit(
     left: dict[str, float],
     out: list[Violation],
 ) -> None:
-    """Run one set of segments that start together and check each member's end."""
+    """Run one set of segments that start together and check each member's end. Done
+    members (contract §9) are not checked; they run along as co-runners until they ended."""
+    done = [p for p in segs if inst.job_by_id[p.id].state == "done"]
+    segs = [p for p in segs if inst.job_by_id[p.id].state != "done"]
+    if not segs:
+        return
+    origin = _live_origin(inst, segs, left)
     index = [by_job[p.id].index(p) for p in segs]
     last = [k == len(by_job[p.id]) - 1 for p, k in zip(segs, index, strict=True)]
     runners = [
-        _runner(inst, p, k, z, left[p.id]) for p, k, z in zip(segs, index, last, strict=True)
+        _runner(inst, p, k, z, left[p.id], origin)
+        for p, k, z in zip(segs, index, last, strict=True)
     ]
-    leaves = run_together(runners, inst.interleaving.overhead)
+    if origin == segs[0].start:
+        runners += [_runner(inst, d, 0, False, math.inf, d.start) for d in done]
+    leaves = run_together(runners, inst.interleaving.overhead)[: len(segs)]
     where = f" in group {gid} ({', '.join(p.id for p in segs)})" if gid else ""
     for p, k, z, leave in zip(segs, index, last, leaves, strict=True):
         j = inst.job_by_id[p.id]
         left[p.id] = max(0.0, left[p.id] - leave.done)
         want = ceil_units(leave.at_ms, inst.unit_ms)
         if len(by_job[p.id]) == 1:
-            if not _duration_ok(j, p.end - p.start, want):
-                msg = f"lasts {p.end - p.start}{where}, the duration is {want}"
+            if not _duration_ok(j, p.end - origin, want):
+                msg = f"lasts {p.end - p.start}{where}, the duration is {origin - p.start + want}"
                 out.append(Violation("R3", msg, p.id, time=p.start))
-        elif z and not _duration_ok(j, p.end, p.start + want):
-            msg = f"segment {k} [{p.start}, {p.end}){where} should end at {p.start + want}"
+        elif z and not _duration_ok(j, p.end, origin + want):
+            msg = f"segment {k} [{p.start}, {p.end}){where} should end at {origin + want}"
             out.append(Violation("R3", msg, p.id, time=p.start))
-        elif not z and leave.finished and p.end > p.start + want + (1 if j.profiled else 0):
+        elif not z and leave.finished and p.end > origin + want + (1 if j.profiled else 0):
             msg = (
                 f"segment {k} [{p.start}, {p.end}){where}: the work is done at "
-                f"{p.start + want}, yet later segments follow"
+                f"{origin + want}, yet later segments follow"
             )
             out.append(Violation("R3", msg, p.id, time=p.start))
 
@@ -801,6 +897,8 @@ def _check_r9(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -
             update(rank[inst.job_by_id[jid].priority], (ok[jid].start, jid))
         for jid in batch:
             b = inst.job_by_id[jid]
+            if b.live is not None:
+                continue  # running or done: its start is history (contract §9)
             start_a, a = query(rank[b.priority] - 1)
             if a and start_a > ok[jid].start:
                 pa = inst.job_by_id[a].priority

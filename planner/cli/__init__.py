@@ -10,6 +10,7 @@ from planner.cli.bench import bench
 from planner.cli.commands import check, export, models, validate
 from planner.cli.common import DEBUG_KEY
 from planner.cli.convert import generate, import_
+from planner.cli.replan import replan
 from planner.cli.show import show
 from planner.cli.solve import solve
 
@@ -23,5 +24,6 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.meta[DEBUG_KEY] = debug
 
 
-for command in (solve, validate, check, export, models, import_, generate, bench, show):
+from planner.cli.replan import replan
+from planner.cli.show import show
     main.add_command(command)

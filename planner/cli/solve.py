@@ -7,9 +7,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -21,8 +22,11 @@ from planner.cli.common import (
     parse_objective,
 )
 from planner.cli.show import show_page
+from planner.instance import Instance
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _in_thread(work: Callable[[], Schedule]) -> Schedule:
@@ -46,35 +50,71 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     return cast(Schedule, box["result"])
 
 
+_SOLVE_OPTIONS = [
+    click.option(
+        "-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule JSON here."
+    ),
+    click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here."),
+    click.option(
+        "--show", type=click.Path(dir_okay=False), help="Write the Gantt chart (HTML) here."
+    ),
+    click.option(
+        "--solver",
+        default="auto",
+        show_default=True,
+        help="auto, cpsat, milp, greedy or greedy:fifo|sjf|srsf|priority|interleave.",
+    ),
+    click.option("--time-limit", type=click.FloatRange(min=0.0), help="Seconds for the solver."),
+    click.option("--objective", help="Objective, or a comma-separated lexicographic list."),
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True),
+    click.option(
+        "--milp-backend", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True
+    ),
+    click.option(
+        "--slots",
+        type=click.IntRange(min=2),
+        default=200,
+        show_default=True,
+        help="MILP: at most this many time slots.",
+    ),
+    click.option("--slot", type=click.IntRange(min=1), help="MILP: slot length in time units."),
+    click.option(
+        "--json", "as_json", is_flag=True, help="Print the schedule JSON instead of tables."
+    ),
+]
+
+
+def solve_options(fn: F) -> F:
+    """The options `plan solve` and `plan replan` share (outputs, solver and its settings)."""
+    for option in reversed(_SOLVE_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+def settings_of(
+    objective: str | None,
+    time_limit: float | None,
+    seed: int,
+    workers: int,
+    milp_backend: str,
+    slots: int,
+    slot: int | None,
+) -> SolveOptions:
+    return SolveOptions(
+        time_limit=time_limit,
+        seed=seed,
+        workers=workers,
+        objective=parse_objective(objective),
+        milp_backend=milp_backend,
+        slots=slots,
+        slot=slot,
+    )
+
+
 @click.command()
 @click.argument("instance", type=click.Path(dir_okay=False))
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule JSON here."
-)
-@click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
-@click.option("--show", type=click.Path(dir_okay=False), help="Write the Gantt chart (HTML) here.")
-@click.option(
-    "--solver",
-    default="auto",
-    show_default=True,
-    help="auto, cpsat, milp, greedy or greedy:fifo|sjf|srsf|priority|interleave.",
-)
-@click.option("--time-limit", type=click.FloatRange(min=0.0), help="Seconds for the solver.")
-@click.option("--objective", help="Objective, or a comma-separated lexicographic list.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
-@click.option(
-    "--milp-backend", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True
-)
-@click.option(
-    "--slots",
-    type=click.IntRange(min=2),
-    default=200,
-    show_default=True,
-    help="MILP: at most this many time slots.",
-)
-@click.option("--slot", type=click.IntRange(min=1), help="MILP: slot length in time units.")
-@click.option("--json", "as_json", is_flag=True, help="Print the schedule JSON instead of tables.")
+@solve_options
 @handle_errors
 def solve(
     instance: str,
@@ -92,26 +132,33 @@ def solve(
     as_json: bool,
 ) -> None:
     """Plan INSTANCE and write the schedule."""
-    from planner.export import gantt_csv, gantt_rows, json_text, schedule_document, write_atomic
     from planner.read import read_instance
+
+    parse_spec(solver)  # a bad spec is a usage error before any reading
+    settings = settings_of(objective, time_limit, seed, workers, milp_backend, slots, slot)
+    inst = read_instance(instance)
+    plan_and_write(inst, instance, solver, settings, output, gantt, as_json, show=show)
+
+
+def plan_and_write(
+    inst: Instance,
+    instance: str,
+    solver: str,
+    settings: SolveOptions,
+    output: str | None,
+    gantt: str | None,
+    as_json: bool,
+    extra: tuple[tuple[str | None, str], ...] = (),
+    show: str | None = None,
+) -> None:
+    """Solve with a live line and Ctrl-C handling, verify, write, print (`plan solve` and
+    `plan replan`); `extra` (path, text) files are written with the schedule."""
+    from planner.export import gantt_csv, gantt_rows, json_text, schedule_document, write_atomic
     from planner.solvers import solve as run_solver
     from planner.verify import verify
 
-    parse_spec(solver)  # a bad spec is a usage error before any reading
-    objectives = parse_objective(objective)
-    inst = read_instance(instance)
-
     with terminal.LiveLine(enabled=not as_json) as live:
-        options = SolveOptions(
-            time_limit=time_limit,
-            seed=seed,
-            workers=workers,
-            objective=objectives,
-            progress=live.update,
-            milp_backend=milp_backend,
-            slots=slots,
-            slot=slot,
-        )
+        options = replace(settings, progress=live.update)
         previous = signal.getsignal(signal.SIGINT)
 
         def on_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -143,7 +190,7 @@ def solve(
     if sched.jobs:
         # Both texts are made before either file is written: a failure while making the
         # second must not leave the first behind (exit 3 writes nothing).
-        texts = [(output, json_text(doc)), (gantt, gantt_csv(gantt_rows(sched, inst)))]
+        texts = [(output, json_text(doc)), (gantt, gantt_csv(gantt_rows(sched, inst))), *extra]
         for path, text in texts:
             if path:
                 write_atomic(path, text)
@@ -153,9 +200,11 @@ def solve(
         terminal.print_json(doc)
     else:
         terminal.print_summary(doc, inst.time_unit)
-        for written in (output, gantt, show):
-            if written and sched.jobs:
-                terminal.print_note(f"wrote {written}")
+        if output and sched.jobs:
+            terminal.print_note(f"wrote {output}")
+        for path in [gantt, show, *(p for p, _ in extra)]:
+            if path and sched.jobs:
+                terminal.print_note(f"wrote {path}")
     if not sched.jobs:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")

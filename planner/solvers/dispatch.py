@@ -12,7 +12,7 @@ from planner.instance import Instance
 from planner.schedule import Schedule
 from planner.solvers.greedy import RULES as GREEDY_RULES
 from planner.solvers.greedy import solve_greedy
-from planner.solvers.options import SolveOptions
+from planner.solvers.options import SolveOptions, objectives_of
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -32,6 +32,8 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
 def solve(instance: Instance, spec: str, options: SolveOptions | None = None) -> Schedule:
     """Plan `instance` with the solver named by `spec`; the result is not yet verified."""
     options = options or SolveOptions()
+    if instance.is_live:
+        return _solve_live(instance, spec, options)
     name, rule = parse_spec(spec)
     if name == "greedy":
         return solve_greedy(instance, rule, options)
@@ -46,3 +48,28 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
     from planner.solvers.auto import solve_auto
 
     return solve_auto(instance, options)
+
+
+def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
+    """A live state (contract §9): plan the waiting jobs around the fixed ones
+    (`planner.live`), with the solver named by `spec`."""
+    from planner.bounds import lower_bounds
+    from planner.live import residual
+    from planner.verify import verify
+
+    res = residual(instance)
+    late = res.late()
+    if late is not None:
+        return Schedule(instance.name, spec, "infeasible", info={"reason": late})
+    if not res.instance.jobs:  # nothing left to decide
+        empty = Schedule(instance.name, spec, "optimal")
+        return res.merge(empty, {}).with_(lower_bound=None)
+    sched = solve(res.instance, spec, options)
+    names = objectives_of(res.instance, options)
+    bounds = lower_bounds(res.instance, names) if res.tightened else None
+    merged = res.merge(sched, bounds)
+    if res.stopped and merged.jobs and verify(instance, merged):
+        # a resumed job's own profile holds only its solo time (planner.resume): a group
+        # formed with it is not one of §8; plan again without groups
+        merged = res.merge(solve(res.instance, "greedy:srsf", options), bounds)
+    return merged

@@ -1,0 +1,80 @@
+"""`plan replan`: a schedule under way, replanned from time T (contract §9)."""
+
+from __future__ import annotations
+
+import click
+
+import planner.cli.terminal as terminal
+from planner.cli.common import handle_errors
+from planner.cli.solve import plan_and_write, settings_of, solve_options
+from planner.errors import InputError, Problem
+from planner.solvers import parse_spec
+
+
+@click.command()
+@click.argument("instance", type=click.Path(dir_okay=False))
+@click.argument("schedule", type=click.Path(dir_okay=False))
+@click.option("--now", "now", type=click.IntRange(min=0), required=True, help="Replan from T.")
+@click.option(
+    "--changes",
+    type=click.Path(dir_okay=False),
+    help="JSON: add, cancel, nodes_down, progress (README, Replanning).",
+)
+@click.option(
+    "--live",
+    "live_out",
+    type=click.Path(dir_okay=False),
+    help="Write the live-state instance here (plan check takes it with the new schedule).",
+)
+@solve_options
+@handle_errors
+def replan(
+    instance: str,
+    schedule: str,
+    now: int,
+    changes: str | None,
+    live_out: str | None,
+    output: str | None,
+    gantt: str | None,
+    show: str | None,
+    solver: str,
+    time_limit: float | None,
+    objective: str | None,
+    seed: int,
+    workers: int,
+    milp_backend: str,
+    slots: int,
+    slot: int | None,
+    as_json: bool,
+) -> None:
+    """Replan SCHEDULE of INSTANCE from time T: what started keeps running (or is done),
+    the rest is planned again, after the changes."""
+    from planner.cli.commands import read_schedule
+    from planner.export import json_text
+    from planner.read import raw_json, read_instance
+    from planner.replan import check_now, live_document, live_instance, read_changes
+    from planner.verify import verify
+
+    parse_spec(solver)
+    settings = settings_of(objective, time_limit, seed, workers, milp_backend, slots, slot)
+    inst = read_instance(instance)
+    check_now(inst, now, instance)
+    sched = read_schedule(schedule)
+    wrong = verify(inst, sched)
+    if wrong or not sched.jobs:
+        problems = [Problem("jobs", str(v)) for v in wrong[:20]] or [Problem("jobs", "no jobs")]
+        raise InputError(
+            schedule, [Problem("$", "not a valid schedule of the instance")] + problems
+        )
+    ch = read_changes(changes) if changes else None
+    live = live_instance(inst, sched, now, ch, source=changes or instance, instance_source=instance)
+    if not as_json:
+        states = [j.state for j in live.jobs]
+        counts = ", ".join(f"{states.count(s)} {s}" for s in ("done", "running", "waiting"))
+        terminal.print_note(f"at {now}: {counts}")
+    extra = (
+        ((live_out, json_text(live_document(raw_json(instance), live, ch))),) if live_out else ()
+    )
+    # the schedule names the live instance when it is written, as `plan check` needs it
+    source = live_out or instance
+    plan_and_write(live, source, solver, settings, output, gantt, as_json, extra, show=show)

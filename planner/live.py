@@ -1,0 +1,341 @@
+"""Planning a live state (contract §9) with any planner: the waiting jobs around the fixed ones.
+
+`residual(instance)` turns a live instance into a static one that every solver already
+handles, and the answer back into a schedule of the live instance:
+- running jobs keep their segment; its end follows §8 (from `started`, or from `now`
+  with `progress` given; done co-members run along until they ended). Their GPUs are
+  reserved for nobody from `now` to the end of their set of segments, and their pool
+  demands likewise, so no waiting job can touch them;
+- a node whose CPUs or memory the running jobs share could be overloaded by waiting jobs
+  on its free GPUs: then its free GPUs are reserved too, until its running jobs end (the
+  simplest valid rule: a GPU reservation cannot express a CPU budget);
+- done jobs occupy nothing after their end (<= now);
+- waiting jobs are released at `max(release, now)`; a predecessor that runs is replaced by
+  a stand-in job with no resources that lasts until the predecessor ends (top priority,
+  weight 0, released at `now`), so `after` holds without moving anyone's release; a done
+  predecessor is dropped (it ended by `now`).
+`Residual.merge` puts the fixed jobs back, renames the planner's group labels that clash
+with given ones, and shifts the residual's lower bounds by the fixed jobs' contribution.
+
+Strict priority (R9) in the residual compares `max(release, now)`, which is stricter than
+R9 on the original releases when two waiting jobs were both released by `now`; such a plan
+still verifies, but a proof of optimality for the residual is then none for the live
+state (`tightened`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from itertools import groupby
+from typing import Any
+
+from planner.durations import ceil_units, solo_iteration_ms, stage_tuple
+from planner.instance import TOL, Instance, Job, Reservation
+from planner.progress import Leave, Runner, run_together
+from planner.resume import must_stop, resume_job
+from planner.schedule import Assignment, Group, Placement, Schedule, Segment
+
+STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
+WHOLE_NODE = "~node:"  # id prefix of a node held whole for its running jobs' CPUs or memory
+
+
+@dataclass(frozen=True)
+class Residual:
+    instance: Instance  # static: the waiting jobs (and stand-ins), fixed jobs as reservations
+    live: Instance
+    fixed: Mapping[str, Assignment]  # running and done jobs as the schedule keeps them
+    stand_ins: frozenset[str]
+    tightened: bool  # R9 on max(release, now) is stricter than on the releases
+    conservative: bool = False  # a node is held whole (module docstring)
+    stopped: frozenset[str] = frozenset()  # running jobs stopped at now, resumed later
+
+    def merge(self, s: Schedule, bounds: Mapping[str, float] | None = None) -> Schedule:
+        """The residual's schedule as a schedule of the live instance. `bounds` (residual
+        bounds valid without R9) replace the schedule's own when `tightened`."""
+        info = {**s.info, "live": self.summary()}
+        if not s.jobs and self.instance.jobs:
+            if s.status == "infeasible" and (self.conservative or self.tightened):
+                return s.with_(status="unknown", info=info)  # the residual is stricter
+            return s.with_(info=info)
+        taken = {a.group for a in self.fixed.values() if a.group is not None}
+        rename = _fresh_labels({g.id for g in s.groups}, taken)
+        planned = {a.id: _relabel(a, rename) for a in s.jobs if a.id not in self.stand_ins}
+        fixed = {k: a for k, a in self.fixed.items() if k not in self.stopped}
+        for jid in self.stopped:
+            planned[jid] = _resumed(self.fixed[jid], planned[jid])
+        jobs = tuple({**planned, **fixed}[j.id] for j in self.live.jobs)
+        lb = s.lower_bound
+        status = s.status
+        if self.tightened and self.live.priority_policy == "strict":
+            lb = bounds
+            status = "feasible" if status == "optimal" else status
+        return s.with_(
+            instance=self.live.name,
+            jobs=jobs,
+            groups=tuple(_fixed_groups(self.fixed.values()))
+            + tuple(Group(rename.get(g.id, g.id), g.jobs) for g in s.groups),
+            lower_bound=self.shift(lb) if lb is not None else None,
+            status=status if self.instance.jobs else "optimal",
+            info=info,
+        )
+
+    def late(self) -> str | None:
+        """Why no plan can be valid: a fixed job that ends after its deadline or the
+        horizon (it cannot be moved), or None."""
+        for jid, a in self.fixed.items():
+            limit = self.live.job_by_id[jid].deadline
+            for what, t in (("deadline", limit), ("horizon", self.live.horizon)):
+                if t is not None and a.end > t:
+                    state = self.live.job_by_id[jid].state
+                    return f"{state} job {jid} ends at {a.end}, after its {what} {t}"
+        return None
+
+    def shift(self, lb: Mapping[str, float]) -> dict[str, float]:
+        """Residual lower bounds as bounds of the live instance: add what the fixed jobs
+        contribute (and the waiting jobs' release shift, for JCT)."""
+        fixed = [(self.live.job_by_id[jid], a.end) for jid, a in self.fixed.items()]
+        out = {}
+        for name, v in lb.items():
+            if name == "makespan":
+                out[name] = max([v] + [end for _, end in fixed])
+            elif name == "total_weighted_jct":
+                waiting = [j for j in self.live.jobs if j.live is None]
+                out[name] = (
+                    v
+                    + sum(j.weight * (end - j.release) for j, end in fixed)
+                    + sum(j.weight * (max(j.release, self.live.now) - j.release) for j in waiting)
+                )
+            else:  # a stopped job's tardiness is the residual's (it ends there)
+                out[name] = v + sum(
+                    j.weight * max(0, end - j.due)
+                    for j, end in fixed
+                    if j.due is not None and j.id not in self.stopped
+                )
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        states = [j.state for j in self.live.jobs]
+        return {
+            "now": self.live.now,
+            **{k: states.count(k) for k in ("waiting", "running", "done")},
+        }
+
+
+def residual(inst: Instance) -> Residual:
+    """The static instance of `inst`'s waiting jobs around its fixed ones (module docstring)."""
+    fixed = fixed_assignments(inst)
+    stopped = must_stop(inst, fixed)
+    done = progress_at(inst, inst.now) if stopped else {}
+    resumed, profiles = [], dict(inst.profiles)
+    for jid in sorted(stopped):
+        fixed[jid] = replace(fixed[jid], end=inst.now)
+        job, prof = resume_job(inst, inst.job_by_id[jid], done[jid])
+        resumed.append(job)
+        if prof is not None:
+            profiles[prof.model] = prof
+    extra = list(_held(inst, fixed))
+    stand_ins: dict[str, Job] = {}
+    waiting = [*resumed]
+    for j in inst.jobs:
+        if j.live is None:
+            after = tuple(_after(inst, j, fixed, stopped, stand_ins))
+            waiting.append(replace(j, release=max(j.release, inst.now), after=after))
+    static = replace(
+        inst,
+        jobs=tuple(waiting) + tuple(stand_ins.values()),
+        profiles=profiles,
+        reservations=inst.reservations + tuple(extra),
+        now=0,
+    )
+    conservative = any(r.id.startswith(WHOLE_NODE) for r in extra)
+    return Residual(
+        static,
+        inst,
+        fixed,
+        frozenset(stand_ins),
+        _tightened(inst),
+        conservative,
+        frozenset(stopped),
+    )
+
+
+def _after(
+    inst: Instance,
+    j: Job,
+    fixed: Mapping[str, Assignment],
+    stopped: set[str],
+    stand_ins: dict[str, Job],
+) -> Iterable[str]:
+    """`j.after` in the residual: waiting and resumed predecessors stay, a running one
+    becomes its stand-in, a done one is dropped."""
+    top = max((x.priority for x in inst.jobs), default=0) + 1
+    for dep in j.after:
+        state = inst.job_by_id[dep].state
+        if state == "waiting" or dep in stopped:
+            yield dep
+        elif state == "running":
+            sid = STAND_IN + dep
+            length = max(0, fixed[dep].end - inst.now)
+            stand_ins[sid] = Job(
+                sid, 0, duration=length, release=inst.now, priority=top, weight=0.0
+            )
+            yield sid
+
+
+def fixed_assignments(inst: Instance) -> dict[str, Assignment]:
+    """Running and done jobs as the schedule keeps them; a running job ends as §8 says."""
+    out: dict[str, Assignment] = {}
+    for j in inst.jobs:
+        if j.live is not None:
+            pl = tuple(Placement(n, g) for n, g in j.live.placement)
+            end = j.live.ended if j.live.ended is not None else j.live.started
+            out[j.id] = Assignment(j.id, j.live.started, end, pl, j.live.group)
+    for running, origin, leaves in _run_units(inst, None):
+        for j, leave in zip(running, leaves, strict=True):
+            out[j.id] = replace(out[j.id], end=origin + ceil_units(leave.at_ms, inst.unit_ms))
+    return out
+
+
+def progress_at(inst: Instance, t: int) -> dict[str, float]:
+    """Each running job's progress at time `t` (>= now) by §8, if it keeps running."""
+    out = {}
+    for running, _, leaves in _run_units(inst, t):
+        for j, leave in zip(running, leaves, strict=True):
+            assert j.live is not None
+            out[j.id] = (j.live.progress or 0.0) + leave.done
+    return out
+
+
+def _run_units(inst: Instance, stop: int | None) -> Iterable[tuple[list[Job], int, list[Leave]]]:
+    """Per set of running segments (a group label, or a solo job): its running members,
+    the time progress counts from (`now` with progress given, else `started`; done
+    co-members then run along until they ended), and how each member leaves by §8."""
+    units: dict[str, list[Job]] = defaultdict(list)
+    for j in inst.jobs:
+        if j.live is not None:
+            units[j.live.group or "~solo:" + j.id].append(j)
+    for members in units.values():
+        running = [j for j in members if j.state == "running"]
+        if not running:
+            continue
+        first = running[0].live
+        assert first is not None
+        origin = inst.now if first.progress is not None else first.started
+        runners = [_runner(inst, j, origin, None, stop) for j in running]
+        if first.progress is None:
+            for j in members:
+                if j.live is not None and j.live.ended is not None:
+                    runners.append(_runner(inst, j, origin, j.live.ended, stop))
+        leaves = run_together(runners, inst.interleaving.overhead)
+        yield running, origin, leaves[: len(running)]
+
+
+def _runner(inst: Instance, j: Job, origin: int, ended: int | None, stop: int | None) -> Runner:
+    """`ended`: a done co-runner's end (only its presence matters); `stop`: stop there."""
+    assert j.live is not None
+    work = float(j.duration if j.duration is not None else j.iterations or 0)
+    work = math.inf if ended is not None else work - (j.live.progress or 0.0)
+    until = min(x for x in (ended, stop, math.inf) if x is not None)
+    stop_ms = None if until == math.inf else (until - origin) * inst.unit_ms
+    if not j.profiled:
+        return Runner(work, (0.0, 0.0, 0.0), inst.unit_ms, 0.0, stop_ms)
+    node = inst.node_by_name[j.live.placement[0][0]]
+    gp = inst.gpu_profile(j)
+    return Runner(
+        work, stage_tuple(gp, node.speed), solo_iteration_ms(gp, node.speed), 0.0, stop_ms
+    )
+
+
+def _held(inst: Instance, fixed: Mapping[str, Assignment]) -> Iterable[Reservation]:
+    """Reservations for nobody that hold what the running jobs use from `now`."""
+    holds: dict[tuple[str, int], int] = {}  # (node, GPU) -> until
+    node_until: dict[str, int] = defaultdict(int)
+    cpus: dict[str, float] = defaultdict(float)
+    mem: dict[str, float] = defaultdict(float)
+    for jid, a in fixed.items():
+        j = inst.job_by_id[jid]
+        if j.state != "running" or a.end <= inst.now:
+            continue
+        for pool, amount in j.demand.items():
+            yield Reservation(f"~running:{jid}:{pool}", inst.now, a.end, pool=pool, amount=amount)
+        for p in a.placement:
+            for g in p.gpus:
+                holds[(p.node, g)] = max(holds.get((p.node, g), 0), a.end)
+            node_until[p.node] = max(node_until[p.node], a.end)
+            cpus[p.node] += len(p.gpus) * j.cpus_per_gpu
+            mem[p.node] += len(p.gpus) * j.mem_gb_per_gpu
+    for node, until in node_until.items():
+        if not _room_safe(inst, node, {g for n, g in holds if n == node}, cpus[node], mem[node]):
+            yield Reservation(f"{WHOLE_NODE}{node}", inst.now, until, nodes=(node,))
+    for (node, g), until in sorted(holds.items()):
+        yield Reservation(f"~running:{node}:{g}", inst.now, until, nodes=(node,), gpus=(g,))
+
+
+def _room_safe(inst: Instance, node: str, busy: set[int], cpus: float, mem: float) -> bool:
+    """Can waiting jobs on the node's free GPUs never exceed its CPUs or memory?"""
+    group = inst.node_by_name[node].group
+    free = group.gpus - len(busy)
+    waiting = [j for j in inst.jobs if j.live is None]
+    for cap, used, need in (
+        (group.cpus, cpus, max((j.cpus_per_gpu for j in waiting), default=0.0)),
+        (group.mem_gb, mem, max((j.mem_gb_per_gpu for j in waiting), default=0.0)),
+    ):
+        if cap is not None and used + free * need > cap + TOL:
+            return False
+    return True
+
+
+def _tightened(inst: Instance) -> bool:
+    """Two waiting jobs released by `now`, the later one of higher priority (see module)."""
+    early = sorted(
+        (j.release, j.priority) for j in inst.jobs if j.live is None and j.release <= inst.now
+    )
+    low = math.inf
+    for _, batch in groupby(early, key=lambda rp: rp[0]):
+        prios = [p for _, p in batch]
+        if max(prios) > low:
+            return True
+        low = min(low, *prios)
+    return False
+
+
+def _fresh_labels(labels: set[str], taken: set[str]) -> dict[str, str]:
+    out = {}
+    used = labels | taken
+    n = 1
+    for label in sorted(labels & taken):
+        while f"g{n}" in used:
+            n += 1
+        out[label] = f"g{n}"
+        used.add(f"g{n}")
+    return out
+
+
+def _relabel(a: Assignment, rename: Mapping[str, str]) -> Assignment:
+    if not rename:
+        return a
+    segs = tuple(
+        replace(g, group=rename.get(g.group, g.group) if g.group else None) for g in a.segments
+    )
+    group = rename.get(a.group, a.group) if a.group else None
+    return replace(a, group=group, segments=segs)
+
+
+def _resumed(first: Assignment, rest: Assignment) -> Assignment:
+    """A stopped job: its segment until now, then the rest as the residual planned it."""
+    segs = (
+        Segment(first.start, first.end, first.placement, first.group),
+        *(rest.segments or (Segment(rest.start, rest.end, rest.placement, rest.group),)),
+    )
+    return Assignment(first.id, first.start, rest.end, first.placement, first.group, segs)
+
+
+def _fixed_groups(fixed: Iterable[Assignment]) -> Iterable[Group]:
+    members: dict[str, list[str]] = defaultdict(list)
+    for a in fixed:
+        if a.group is not None:
+            members[a.group].append(a.id)
+    return (Group(label, tuple(ids)) for label, ids in members.items())

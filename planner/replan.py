@@ -1,0 +1,347 @@
+"""`plan replan` (contract §9): a schedule under way, at time T, as a live-state instance.
+
+`live_instance(instance, schedule, now, changes)` gives the instance at `now`: a job whose
+first segment started before `now` is done if the schedule ends it by `now`, else running
+on its segment with the progress §8 gives at `now`; the others wait. Then the changes:
+- `cancel`: the job leaves the instance (a waiting or running one; not a done one, nor
+  one another job still waits for);
+- `nodes_down`: each node (a name, or `{"node", "until"}` for a repair time) is reserved
+  for nobody from `now` on (until `until`, or for good); jobs running on it are stopped:
+  with preemption enabled they stop at `now` and resume later from their progress (the
+  planners do it, `planner.resume`); without, they wait again and restart from scratch
+  (their work is lost; see the README);
+- `progress`: a running job's progress at `now`, replacing the computed one;
+- `add`: new waiting jobs, in the instance's job format (no `state`).
+`read_changes` reads the changes file; problems name the file and the JSON path, and so
+do the problems `live_instance` finds (with `source` as the file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from planner.catalogue import load_catalogue
+from planner.checker import Checker, join, kind, suggest
+from planner.errors import InputError, Problem, UsageError
+from planner.instance import Instance, Job, Live, Reservation
+from planner.live import progress_at
+from planner.read import raw_json
+from planner.schedule import Schedule
+from planner.state import STATE_FIELDS
+from planner.structure import Parsed, _parse_job
+
+CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress")
+DOWN = "~down:"  # id prefix of the reservation that takes a failed node out
+
+
+@dataclass(frozen=True)
+class Changes:
+    add: tuple[Job, ...] = ()
+    cancel: tuple[str, ...] = ()
+    nodes_down: tuple[tuple[str, int | None], ...] = ()  # (node, until or None: for good)
+    progress: Mapping[str, float] = field(default_factory=dict)
+    documents: tuple[Any, ...] = ()  # the added jobs' JSON objects, for `live_document`
+
+
+def read_changes(path: str) -> Changes:
+    """The changes file (README, "Replanning"); InputError names every problem."""
+    d = raw_json(path)
+    ck = Checker()
+    changes = changes_from_dict(d, ck)
+    if ck.problems:
+        raise InputError(path, ck.problems)
+    return changes
+
+
+def changes_from_dict(d: Any, ck: Checker) -> Changes:
+    top = ck.obj(d, "$", CHANGE_FIELDS)
+    if top is None:
+        return Changes()
+    parsed = Parsed()
+    add = top.get("add", [])
+    if not isinstance(add, list):
+        ck.add("add", f"expected an array of jobs, got {kind(add)}")
+        add = []
+    for i, job in enumerate(add):
+        if isinstance(job, dict) and "state" in job:
+            ck.add(f"add[{i}].state", "an added job is waiting: it has no state")
+        _parse_job(job, f"add[{i}]", ck, parsed)
+    cancel = ck.str_list(top, "cancel", "$", default=[]) or []
+    down = _down_list(top.get("nodes_down", []), ck)
+    progress: dict[str, float] = {}
+    for jid, v in (ck.mapping(top.get("progress", {}), "progress") or {}).items():
+        x = ck.num_value(v, f"progress.{jid}")
+        if x is not None:
+            progress[jid] = x
+    added = tuple(j for _, j in parsed.jobs)
+    return Changes(added, tuple(cancel), tuple(down), progress, tuple(add))
+
+
+def _down_list(v: Any, ck: Checker) -> list[tuple[str, int | None]]:
+    if not isinstance(v, list):
+        ck.add("nodes_down", f"expected an array of node names, got {kind(v)}")
+        return []
+    out: list[tuple[str, int | None]] = []
+    for i, item in enumerate(v):
+        path = f"nodes_down[{i}]"
+        if isinstance(item, dict):
+            ck.obj(item, path, ("node", "until"))
+            node = ck.string(item, "node", path)
+            until = ck.integer(item, "until", path, default=None)
+        else:
+            node, until = ck.str_value(item, path), None
+        if node is not None:
+            out.append((node, until))
+    return out
+
+
+def live_instance(
+    instance: Instance,
+    schedule: Schedule,
+    now: int,
+    changes: Changes | None = None,
+    source: str = "<changes>",
+    instance_source: str = "<instance>",
+) -> Instance:
+    """The live state at `now` of `instance` planned by `schedule`, with `changes` applied.
+
+    `schedule` must be a valid schedule of `instance` (the caller verifies it). Raises
+    InputError naming `source` and the JSON path of each bad change.
+    """
+    changes = changes or Changes()
+    check_now(instance, now, instance_source)
+    by_id = {a.id: a for a in schedule.jobs}
+    jobs = [_state_at(j, by_id[j.id], now) for j in instance.jobs]
+    at = replace(instance, jobs=tuple(jobs), now=now)
+    progress = progress_at(at, now)
+    jobs = [_with_progress(j, progress) for j in jobs]
+    problems: list[Problem] = []
+    out = _apply(replace(at, jobs=tuple(jobs)), changes, problems)
+    if problems:
+        raise InputError(source, problems)
+    return out
+
+
+def check_now(instance: Instance, now: int, source: str = "<instance>") -> None:
+    """`now` may not go back before the instance's own `now` (its done jobs' ends)."""
+    if now < instance.now:
+        late = [
+            Problem(f"jobs[{i}].ended", f"--now {now} is before this done job's end {j.live.ended}")
+            for i, j in enumerate(instance.jobs)
+            if j.live is not None and j.live.ended is not None and j.live.ended > now
+        ]
+        head = Problem("now", f"--now {now} is before the instance's now {instance.now}")
+        raise InputError(source, [head, *late])
+
+
+def _state_at(j: Job, a: Any, now: int) -> Job:
+    """The job at `now` as the schedule says (done jobs of the instance stay as they are)."""
+    if j.state == "done":
+        return j
+    segs = a.pieces()
+    if segs[0].start >= now:
+        return replace(j, live=None)
+    if a.end <= now:
+        whole = len(segs) == 1  # a stopped and resumed job keeps no placement (README)
+        pl = tuple((p.node, p.gpus) for p in segs[0].placement) if whole else ()
+        return replace(j, live=Live("done", a.start, a.end, pl, segs[0].group if whole else None))
+    if len(segs) > 1 and segs[1].start <= now or segs[0].end < now:
+        msg = f"job {j.id} was stopped before now {now}: replanning a resumed job is not supported"
+        raise UsageError(msg)
+    pl = tuple((p.node, p.gpus) for p in segs[0].placement)
+    return replace(j, live=Live("running", segs[0].start, None, pl, segs[0].group))
+
+
+def _with_progress(j: Job, progress: Mapping[str, float]) -> Job:
+    if j.live is None or j.state != "running":
+        return j
+    work = float(j.duration if j.duration is not None else j.iterations or 0)
+    # The schedule may end a job up to one unit after its work is done (contract §4).
+    p = min(progress[j.id], work * (1 - 1e-9))
+    return replace(j, live=replace(j.live, progress=p))
+
+
+def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
+    jobs = {j.id: j for j in inst.jobs}
+    _cancel(jobs, ch.cancel, inst.now, problems)
+    down = _nodes_down(inst, jobs, ch.nodes_down, problems)
+    for jid, value in ch.progress.items():
+        j = jobs.get(jid)
+        if j is None or j.live is None or j.state != "running":
+            state = "unknown" if j is None else f"{j.state} at now {inst.now}"
+            problems.append(Problem(f"progress.{jid}", f"job '{jid}' is {state}, not running"))
+            continue
+        work = j.duration if j.duration is not None else j.iterations or 0
+        if not 0 <= value < work:
+            problems.append(Problem(f"progress.{jid}", f"{value:g} is not in [0, {work})"))
+            continue
+        jobs[jid] = replace(j, live=replace(j.live, progress=value))
+    profiles = dict(inst.profiles)
+    added = _add(inst, jobs, ch.add, profiles, problems)
+    kept = tuple(jobs.values()) + added
+    return replace(
+        inst,
+        jobs=_one_member_groups(kept),
+        profiles=profiles,
+        reservations=inst.reservations + down,
+    )
+
+
+def _cancel(
+    jobs: dict[str, Job], cancel: tuple[str, ...], now: int, problems: list[Problem]
+) -> None:
+    gone = set(cancel)
+    for k, jid in enumerate(cancel):
+        j = jobs.get(jid)
+        if j is None:
+            problems.append(Problem(f"cancel[{k}]", f"unknown job '{jid}'{suggest(jid, jobs)}"))
+        elif j.state == "done":
+            problems.append(Problem(f"cancel[{k}]", f"job '{jid}' is done by now {now}"))
+        else:
+            waiting = sorted(o.id for o in jobs.values() if jid in o.after and o.id not in gone)
+            if waiting:
+                msg = f"{', '.join(waiting)} wait(s) for job '{jid}' (after): cancel them too"
+                problems.append(Problem(f"cancel[{k}]", msg))
+    for jid in gone:
+        jobs.pop(jid, None)
+
+
+def _nodes_down(
+    inst: Instance,
+    jobs: dict[str, Job],
+    down: tuple[tuple[str, int | None], ...],
+    problems: list[Problem],
+) -> tuple[Reservation, ...]:
+    """Take the nodes out from `now`; jobs running on them (and their co-members) wait again."""
+    out = []
+    far = max([inst.horizon or 0, inst.now + 1, _far(inst)])
+    for k, (name, until) in enumerate(down):
+        if name not in inst.node_by_name:
+            msg = f"unknown node '{name}'{suggest(name, inst.node_by_name)}"
+            problems.append(Problem(f"nodes_down[{k}]", msg))
+        elif until is not None and until <= inst.now:
+            msg = f"until {until} is not after now {inst.now}"
+            problems.append(Problem(f"nodes_down[{k}].until", msg))
+        else:
+            out.append(Reservation(DOWN + name, inst.now, until or far, nodes=(name,)))
+    hit = {name for name, _ in down}
+    if inst.preemption.enabled:
+        return tuple(out)  # the planners stop them at now and resume them (planner.resume)
+    stopped = {
+        j.live.group or j.id
+        for j in jobs.values()
+        if j.state == "running" and j.live is not None and {n for n, _ in j.live.placement} & hit
+    }
+    for jid, j in list(jobs.items()):
+        if j.state == "running" and j.live is not None and (j.live.group or jid) in stopped:
+            jobs[jid] = replace(j, live=None)
+    return tuple(out)
+
+
+def _far(inst: Instance) -> int:
+    """A time no plan of `inst` reaches: now, plus every job run one after another on the
+    slowest node, plus the last reservation's end."""
+    slow = min((g.speed for g in inst.node_groups), default=1.0)
+    total = 0
+    for j in inst.jobs:
+        if j.duration is not None:
+            total += j.duration
+        elif j.model is not None and j.model in inst.profiles:
+            it = max(gp.iteration_ms for gp in inst.profiles[j.model].by_gpus.values())
+            total += int((j.iterations or 0) * it / min(slow, 1.0) / inst.unit_ms) + 2
+    return inst.now + total + max((r.end for r in inst.reservations), default=0) + 1
+
+
+def _add(
+    inst: Instance,
+    jobs: dict[str, Job],
+    add: tuple[Job, ...],
+    profiles: dict[str, Any],
+    problems: list[Problem],
+) -> tuple[Job, ...]:
+    known = set(jobs) | {j.id for j in add}
+    catalogue: dict[str, Any] | None = None
+    for i, j in enumerate(add):
+        path = f"add[{i}]"
+        if j.id in jobs or any(o.id == j.id for o in add[:i]):
+            problems.append(Problem(join(path, "id"), f"job id '{j.id}' is taken"))
+        if j.model is not None and j.model not in profiles:
+            catalogue = catalogue if catalogue is not None else load_catalogue()
+            if j.model in catalogue:
+                profiles[j.model] = catalogue[j.model]
+            else:
+                problems.append(Problem(join(path, "model"), f"unknown model '{j.model}'"))
+                continue
+        if j.model is not None and j.gpus not in profiles[j.model].by_gpus:
+            problems.append(
+                Problem(join(path, "gpus"), f"{j.model} has no profile for {j.gpus} GPUs")
+            )
+            continue
+        for k, dep in enumerate(j.after):
+            if dep not in known:
+                problems.append(
+                    Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, known)}")
+                )
+        for pool in j.demand:
+            if pool not in inst.pools:
+                problems.append(Problem(f"{path}.demand.{pool}", f"unknown pool '{pool}'"))
+        with_profile = replace(inst, profiles=profiles)
+        if j.gpus and not with_profile.eligible_groups(j):
+            problems.append(Problem(path, f"job '{j.id}' fits no node"))
+    return add
+
+
+def _one_member_groups(jobs: tuple[Job, ...]) -> tuple[Job, ...]:
+    """A group label left on one job (its co-members cancelled or stopped) is dropped: the
+    job runs on alone, counted from its progress at now."""
+    count: dict[str, int] = {}
+    for j in jobs:
+        if j.live is not None and j.live.group is not None:
+            count[j.live.group] = count.get(j.live.group, 0) + 1
+    out = []
+    for j in jobs:
+        if j.live is not None and j.live.group is not None and count[j.live.group] < 2:
+            j = replace(j, live=replace(j.live, group=None))
+        out.append(j)
+    return tuple(out)
+
+
+def live_document(
+    raw: Mapping[str, Any], live: Instance, changes: Changes | None
+) -> dict[str, Any]:
+    """The live instance as an instance document (contract §9), from the instance's own
+    document `raw`: what `plan check` takes with the replanned schedule."""
+    doc = dict(raw)
+    doc["now"] = live.now
+    jobs = []
+    for j in [*raw.get("jobs", []), *(changes.documents if changes else ())]:
+        job = live.job_by_id.get(j["id"])
+        if job is None:
+            continue  # cancelled
+        out = {k: v for k, v in j.items() if k not in STATE_FIELDS}
+        if job.live is not None:
+            out.update(_state_fields(job.live))
+        jobs.append(out)
+    doc["jobs"] = jobs
+    down = [r for r in live.reservations if r.id.startswith(DOWN)]
+    doc["reservations"] = [*raw.get("reservations", []), *map(_down_doc, down)]
+    return doc
+
+
+def _state_fields(live: Live) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": live.state, "started": live.started}
+    if live.ended is not None:
+        out["ended"] = live.ended
+    if live.placement:
+        out["placement"] = [{"node": n, "gpus": list(g)} for n, g in live.placement]
+    if live.group is not None:
+        out["group"] = live.group
+    if live.progress is not None:
+        out["progress"] = live.progress
+    return out
+
+
+def _down_doc(r: Reservation) -> dict[str, Any]:
+    return {"id": r.id, "start": r.start, "end": r.end, "nodes": list(r.nodes), "for": None}

@@ -1,0 +1,71 @@
+"""Running jobs that must stop at `now` and resume later (contract §8-9, preemption on).
+
+A running job whose GPUs a reservation for others takes before its segment would end (a
+node that failed at `now`, say) cannot keep its segment. With preemption enabled its
+segment ends at `now` and the rest of its work runs later as a second segment that begins
+with its restart cost. `planner.live` plans that rest as a waiting job of its own
+(`resume_job`), same id, released at `now`, whose solo duration on any node is exactly
+what §8 gives for the second segment: restart plus the work left at the node's speed. For
+a profiled job that is a one-iteration profile of its own whose GPU stage is the work
+left's GPU stage (so node speed scales it as §4 does) and whose other stages lump the rest
+together with the restart; such a job practically never forms an admissible group (its
+single "iteration" is the whole rest of the job), and `planner.solvers.dispatch` falls
+back to a plan without groups if a planner ever forms one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+from planner.durations import restart_units
+from planner.instance import GpuProfile, Instance, Job, Profile, Reservation, Stages
+from planner.schedule import Assignment
+
+RESUME = "~resume:"  # model name prefix of a resumed job's own profile
+
+
+def must_stop(inst: Instance, fixed: Mapping[str, Assignment]) -> set[str]:
+    """Running jobs (and their group co-members) whose GPUs a reservation that does not
+    admit them takes before they end; none when preemption is disabled."""
+    if not inst.preemption.enabled:
+        return set()
+    out = set()
+    for jid, a in fixed.items():
+        j = inst.job_by_id[jid]
+        running = j.state == "running" and a.start < inst.now < a.end
+        if running and any(_blocks(r, j, a, inst.now) for r in inst.reservations):
+            out.add(jid)
+    labels = {fixed[jid].group for jid in out} - {None}
+    return out | {
+        jid
+        for jid, a in fixed.items()
+        if a.group in labels and inst.job_by_id[jid].state == "running"
+    }
+
+
+def _blocks(r: Reservation, j: Job, a: Assignment, now: int) -> bool:
+    if r.pool is not None or r.admits.admits(j) or r.end <= now or r.start >= a.end:
+        return False
+    return any(
+        p.node in r.nodes and (r.gpus is None or set(r.gpus) & set(p.gpus)) for p in a.placement
+    )
+
+
+def resume_job(inst: Instance, j: Job, done: float) -> tuple[Job, Profile | None]:
+    """The rest of `j` after `done` work, as a waiting job (and its own profile)."""
+    restart = restart_units(inst, j)
+    base = replace(j, live=None, release=inst.now, after=())
+    if not j.profiled:
+        left = max(0, math.ceil((j.duration or 0) - done - 1e-9))
+        return replace(base, duration=restart + left), None
+    left_it = max(0.0, (j.iterations or 0) - done)
+    prof = inst.profiles[j.model or ""]
+    gp = prof.by_gpus[j.gpus]
+    total = restart * inst.unit_ms + left_it * gp.iteration_ms
+    gpu = left_it * gp.stages.gpu
+    own = GpuProfile(total, Stages(total - gpu, gpu, 0.0))
+    name = RESUME + j.id
+    profile = Profile(name, {j.gpus: own}, prof.gpu_mem_gb, prof.batch_size)
+    return replace(base, model=name, iterations=1), profile

@@ -1,0 +1,198 @@
+"""Reading and checking a job's live state (contract §9): `state`, `started`, `ended`,
+`placement`, `group`, `progress`.
+
+`parse_live` is part of the structural pass (types, which fields go with which state);
+`check_live` is part of the cross-reference pass (times against `now`, nodes and GPUs of
+a placement, predecessors, group labels). Choices where the contract is silent (README):
+a done job may carry `group` with its `placement` (so members of a finished interleaving
+group may share GPUs); the running members of one group give `progress` all or none.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from planner.checker import Checker, join, kind, suggest
+from planner.errors import Problem
+from planner.instance import Instance, Job, Live
+
+STATE_FIELDS = ("state", "started", "ended", "placement", "group", "progress")
+STATES = ("waiting", "running", "done")
+_ALLOWED = {
+    "waiting": (),
+    "running": ("started", "placement", "group", "progress"),
+    "done": ("started", "ended", "placement", "group"),
+}
+
+
+def parse_live(d: dict[str, Any], path: str, ck: Checker) -> Live | None:
+    """The job's `Live` record from its JSON object, or None for a waiting job."""
+    state = ck.string(d, "state", path, default="waiting", choices=STATES) or "waiting"
+    for key in STATE_FIELDS[1:]:
+        if key in d and key not in _ALLOWED[state]:
+            ck.add(join(path, key), f"'{key}' does not go with state '{state}'")
+    if state == "waiting":
+        return None
+    started = ck.integer(d, "started", path)
+    ended = ck.integer(d, "ended", path) if state == "done" else None
+    if started is not None and ended is not None and ended < started:
+        ck.add(join(path, "ended"), f"ended {ended} is before started {started}")
+    placement = _placement(d.get("placement", []), join(path, "placement"), ck)
+    group = ck.string(d, "group", path, default=None, nullable=True)
+    if group is not None and "placement" not in d:
+        ck.add(join(path, "group"), "a group needs the job's placement")
+    progress = ck.number(d, "progress", path, default=None, nullable=True)
+    if None in (started, placement) or (state == "done" and ended is None):
+        return None
+    assert started is not None and placement is not None
+    return Live(state, started, ended, placement, group, progress)
+
+
+def _placement(v: Any, path: str, ck: Checker) -> tuple[tuple[str, tuple[int, ...]], ...] | None:
+    if not isinstance(v, list):
+        ck.add(path, f"expected an array of {{node, gpus}} objects, got {kind(v)}")
+        return None
+    out = []
+    for i, item in enumerate(v):
+        p = f"{path}[{i}]"
+        d = ck.obj(item, p, ("node", "gpus"))
+        if d is None:
+            return None
+        node = ck.string(d, "node", p)
+        gpus = d.get("gpus")
+        if not isinstance(gpus, list) or not gpus:
+            ck.add(join(p, "gpus"), "expected a non-empty array of GPU indices")
+            return None
+        idx = [ck.int_value(g, f"{p}.gpus[{k}]") for k, g in enumerate(gpus)]
+        if node is None or any(g is None for g in idx):
+            return None
+        out.append((node, tuple(g for g in idx if g is not None)))
+    return tuple(out)
+
+
+def check_live(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]:
+    """Cross-checks of the live state: times, placements, predecessors, groups."""
+    out: list[Problem] = []
+    state = {j.id: j for _, j in jobs}
+    for path, j in jobs:
+        if j.live is None:
+            continue
+        _times(path, j, instance.now, out)
+        _place(path, j, instance, out)
+        for k, dep in enumerate(j.after):
+            pred = state.get(dep)
+            if pred is None:
+                continue  # unknown: reported by the reference check
+            if pred.live is None or pred.live.ended is None:
+                msg = f"job '{dep}' is {pred.state}, yet this {j.state} job waits for it"
+                out.append(Problem(f"{path}.after[{k}]", msg))
+            elif pred.live.ended > j.live.started:
+                msg = f"job '{dep}' ended at {pred.live.ended}, after this job started"
+                out.append(Problem(f"{path}.after[{k}]", msg))
+    _groups(jobs, instance, out)
+    return out
+
+
+def _times(path: str, j: Job, now: int, out: list[Problem]) -> None:
+    live = j.live
+    assert live is not None
+    if live.started > now:
+        out.append(Problem(f"{path}.started", f"started {live.started} is after now {now}"))
+    if live.started < j.release:
+        msg = f"started {live.started} is before the release {j.release}"
+        out.append(Problem(f"{path}.started", msg))
+    if live.ended is not None and live.ended > now:
+        out.append(Problem(f"{path}.ended", f"ended {live.ended} is after now {now}"))
+    work = j.duration if j.duration is not None else j.iterations or 0
+    if live.progress is not None and live.progress >= work:
+        msg = f"progress {live.progress:g} reaches the job's work {work}: mark it done"
+        out.append(Problem(f"{path}.progress", msg))
+
+
+def _place(path: str, j: Job, inst: Instance, out: list[Problem]) -> None:
+    live = j.live
+    assert live is not None
+    p = f"{path}.placement"
+    if not live.placement:
+        if j.gpus and live.state == "running":
+            out.append(Problem(p, f"a running job needs its placement ({j.gpus} GPUs)"))
+        return
+    if not j.gpus:
+        out.append(Problem(p, "a job with 0 GPUs has no placement"))
+        return
+    count = 0
+    for i, (name, gpus) in enumerate(live.placement):
+        node = inst.node_by_name.get(name)
+        if node is None:
+            out.append(
+                Problem(
+                    f"{p}[{i}].node", f"unknown node '{name}'{suggest(name, inst.node_by_name)}"
+                )
+            )
+            return
+        for k, g in enumerate(gpus):
+            if g >= node.gpus:
+                msg = f"GPU {g} is outside node {name} (GPUs 0-{node.gpus - 1})"
+                out.append(Problem(f"{p}[{i}].gpus[{k}]", msg))
+        if len(set(gpus)) != len(gpus):
+            out.append(Problem(f"{p}[{i}].gpus", "a GPU is listed twice"))
+        count += len(set(gpus))
+    if len({name for name, _ in live.placement}) != len(live.placement):
+        out.append(Problem(p, "a node is listed twice"))
+    if count != j.gpus:
+        out.append(Problem(p, f"places {count} GPUs, the job has {j.gpus}"))
+
+
+def _groups(jobs: list[tuple[str, Job]], inst: Instance, out: list[Problem]) -> None:
+    """Members of a running group label share `started` and placement; 2..max_group of
+    them; progress all or none."""
+    members: dict[str, list[tuple[str, Job]]] = defaultdict(list)
+    for path, j in jobs:
+        if j.live is not None and j.live.group is not None:
+            members[j.live.group].append((path, j))
+    for label, ms in members.items():
+        path0, j0 = ms[0]
+        assert j0.live is not None
+        where = f"{path0}.group"
+        if not inst.interleaving.enabled:
+            out.append(Problem(where, f"group '{label}': interleaving is disabled"))
+        if not 2 <= len(ms) <= inst.interleaving.max_group:
+            n = len(ms)
+            msg = (
+                f"group '{label}' has {n} member(s), a group has 2 to {inst.interleaving.max_group}"
+            )
+            out.append(Problem(where, msg))
+        for path, j in ms[1:]:
+            assert j.live is not None
+            if j.live.started != j0.live.started:
+                msg = (
+                    f"group '{label}': started {j.live.started}, {j0.id} started {j0.live.started}"
+                )
+                out.append(Problem(f"{path}.started", msg))
+            if sorted(j.live.placement) != sorted(j0.live.placement):
+                out.append(
+                    Problem(
+                        f"{path}.placement", f"group '{label}': placement differs from {j0.id}'s"
+                    )
+                )
+        running = [j for _, j in ms if j.state == "running"]
+        given = {j.live.progress is not None for j in running if j.live is not None}
+        if len(given) > 1:
+            out.append(
+                Problem(where, f"group '{label}': give progress for all running members or none")
+            )
+
+
+def ends_before_now(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]:
+    """A running job whose work is done before `now` by §8 is done, not running (asked
+    only of an otherwise valid instance: the §8 run needs its profiles and nodes)."""
+    from planner.live import fixed_assignments
+
+    fixed = fixed_assignments(instance)
+    out = []
+    for path, j in jobs:
+        if j.state == "running" and fixed[j.id].end < instance.now:
+            msg = f"its work is done at {fixed[j.id].end}, before now {instance.now}: mark it done"
+            out.append(Problem(f"{path}.state", msg))
+    return out

@@ -1,0 +1,548 @@
+"""Live state and replanning (contract §9): the reader, the verifier, every solver, and
+`plan replan` through the CLI."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from planner.bounds import lower_bounds
+from planner.cli import main
+from planner.errors import InputError
+from planner.instance import OBJECTIVES, Instance
+from planner.metrics import objective_values
+from planner.read import instance_from_dict
+from planner.replan import live_instance
+from planner.schedule import Assignment, Schedule, schedule_from_dict
+from planner.solvers import solve
+from planner.verify import rules, verify
+from tests.conftest import SolveVerified
+
+
+def _profile(data: float, gpu: float) -> dict[str, Any]:
+    return {
+        "by_gpus": {"1": {"iteration_ms": 100, "stages_ms": {"data": data, "gpu": gpu, "net": 5}}}
+    }
+
+
+# Two nodes of two GPUs. At now = 8: the pair ga+gb has run as group "g" on n-0 GPU 0
+# since 0 (both end at 132, the §4 pair of tests/test_conformance.py); r1 runs on n-0 GPU
+# 1 since 5 (ends at 15); d1 ran on n-1 GPU 0 over [0, 4). w1 waits for r1; w2 and w3 wait.
+LIVE: dict[str, Any] = {
+    "name": "live",
+    "now": 8,
+    "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 2, "cpus": 8}], "pools": {"kw": 4}},
+    "interleaving": {"enabled": True},
+    "profiles": {"data": _profile(90, 5), "gpu": _profile(5, 90)},
+    "jobs": [
+        {"id": "ga", "model": "data", "gpus": 1, "iterations": 1000, "state": "running",
+         "started": 0, "group": "g", "placement": [{"node": "n-0", "gpus": [0]}]},
+        {"id": "gb", "model": "gpu", "gpus": 1, "iterations": 1000, "state": "running",
+         "started": 0, "group": "g", "placement": [{"node": "n-0", "gpus": [0]}]},
+        {"id": "r1", "duration": 10, "gpus": 1, "state": "running", "started": 5,
+         "placement": [{"node": "n-0", "gpus": [1]}], "cpus_per_gpu": 4, "demand": {"kw": 3}},
+        {"id": "d1", "duration": 4, "gpus": 1, "state": "done", "started": 0, "ended": 4,
+         "placement": [{"node": "n-1", "gpus": [0]}]},
+        {"id": "w1", "duration": 6, "gpus": 2, "after": ["r1"], "cpus_per_gpu": 2},
+        {"id": "w2", "model": "data", "gpus": 1, "iterations": 50, "priority": 1,
+         "cpus_per_gpu": 4},
+        {"id": "w3", "duration": 3, "gpus": 0, "demand": {"kw": 2}, "after": ["d1"]},
+    ],
+}  # fmt: skip
+
+
+def live_doc(**over: Any) -> dict[str, Any]:
+    d = copy.deepcopy(LIVE)
+    d.update(over)
+    return d
+
+
+def set_job(d: dict[str, Any], jid: str, **fields: Any) -> dict[str, Any]:
+    for j in d["jobs"]:
+        if j["id"] == jid:
+            j.update(fields)
+            for k in [k for k, v in fields.items() if v is None]:
+                del j[k]
+    return d
+
+
+def problems(d: dict[str, Any]) -> list[str]:
+    with pytest.raises(InputError) as e:
+        instance_from_dict(d)
+    return [str(p) for p in e.value.problems]
+
+
+def by_id(s: Schedule) -> dict[str, Assignment]:
+    return {a.id: a for a in s.jobs}
+
+
+# --- reader and validator --------------------------------------------------------------
+
+
+def test_a_live_instance_reads() -> None:
+    inst = instance_from_dict(live_doc())
+    assert inst.now == 8 and inst.is_live
+    states = {j.id: j.state for j in inst.jobs}
+    assert states == {"ga": "running", "gb": "running", "r1": "running", "d1": "done",
+                      "w1": "waiting", "w2": "waiting", "w3": "waiting"}  # fmt: skip
+    assert inst.job_by_id["ga"].live is not None
+    assert inst.job_by_id["ga"].live.placement == (("n-0", (0,)),)
+
+
+@pytest.mark.parametrize(
+    "mutate, path, fragment",
+    [
+        (lambda d: set_job(d, "r1", started=None), "jobs[2].started", "required"),
+        (lambda d: set_job(d, "r1", started=9), "jobs[2].started", "after now 8"),
+        (lambda d: set_job(d, "r1", ended=9), "jobs[2].ended", "does not go with"),
+        (lambda d: set_job(d, "w1", progress=2), "jobs[4].progress", "does not go with"),
+        (lambda d: set_job(d, "r1", state="paused"), "jobs[2].state", "not one of"),
+        (lambda d: set_job(d, "r1", placement=[{"node": "n-7", "gpus": [1]}]),
+         "jobs[2].placement[0].node", "unknown node"),
+        (lambda d: set_job(d, "r1", placement=[{"node": "n-0", "gpus": [0, 1]}]),
+         "jobs[2].placement", "places 2 GPUs, the job has 1"),
+        (lambda d: set_job(d, "r1", placement=[{"node": "n-0", "gpus": [5]}]),
+         "jobs[2].placement[0].gpus[0]", "outside node"),
+        (lambda d: set_job(d, "r1", placement=None), "jobs[2].placement", "needs its placement"),
+        (lambda d: set_job(d, "r1", progress=10), "jobs[2].progress", "mark it done"),
+        (lambda d: set_job(d, "d1", ended=9), "jobs[3].ended", "after now 8"),
+        (lambda d: set_job(d, "d1", ended=None), "jobs[3].ended", "required"),
+        (lambda d: set_job(d, "d1", after=["w2"]), "jobs[3].after[0]", "waiting"),
+        (lambda d: set_job(d, "r1", after=["ga"]), "jobs[2].after[0]", "running"),
+        (lambda d: set_job(d, "gb", started=1), "jobs[1].started", "group 'g'"),
+        (lambda d: set_job(d, "gb", placement=[{"node": "n-1", "gpus": [0]}]),
+         "jobs[1].placement", "differs"),
+        (lambda d: set_job(d, "gb", group=None), "jobs[0].group", "1 member"),
+        (lambda d: set_job(d, "ga", progress=3), "jobs[0].group", "all running members"),
+        (lambda d: set_job(d, "r1", release=6), "jobs[2].started", "before the release"),
+        (lambda d: {**d, "now": -1}, "now", "negative"),
+        (lambda d: {**d, "now": 16}, "jobs[2].state", "done at 15, before now 16"),
+    ],
+)  # fmt: skip
+def test_bad_live_state_names_the_path(mutate: Any, path: str, fragment: str) -> None:
+    found = problems(mutate(live_doc()))
+    assert any(p.startswith(path + ":") and fragment in p for p in found), found
+
+
+# --- verifier ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def live() -> Instance:
+    return instance_from_dict(live_doc())
+
+
+@pytest.fixture(scope="module")
+def planned(live: Instance) -> Schedule:
+    s = solve(live, "greedy:fifo")
+    assert verify(live, s) == []
+    return s
+
+
+def with_job(s: Schedule, jid: str, **fields: Any) -> Schedule:
+    return s.with_(jobs=tuple(replace(a, **fields) if a.id == jid else a for a in s.jobs))
+
+
+def test_running_and_done_jobs_are_kept_as_given(live: Instance, planned: Schedule) -> None:
+    a = by_id(planned)
+    assert (a["ga"].start, a["ga"].end, a["gb"].end, a["ga"].group) == (0, 132, 132, "g")
+    assert (a["r1"].start, a["r1"].end) == (5, 15)
+    assert (a["d1"].start, a["d1"].end) == (0, 4)
+    assert a["w1"].start >= 15 and a["w2"].start >= 8 and a["w3"].start >= 8
+
+
+def test_a_moved_running_job_is_a_violation(live: Instance, planned: Schedule) -> None:
+    moved = with_job(planned, "r1", start=6, end=16)
+    assert "R2" in rules(verify(live, moved))
+    elsewhere = with_job(planned, "r1", placement=by_id(planned)["d1"].placement)
+    assert any("placement differs" in v.message for v in verify(live, elsewhere))
+
+
+def test_a_done_job_is_exempt_from_durations_but_not_moved(
+    live: Instance, planned: Schedule
+) -> None:
+    # d1 ran 4 units, as its duration says; a done job that ran shorter is still fine
+    shorter = replace(live, jobs=tuple(
+        replace(j, duration=9) if j.id == "d1" else j for j in live.jobs))  # fmt: skip
+    assert verify(shorter, planned) == []
+    assert "R2" in rules(verify(live, with_job(planned, "d1", end=5)))
+
+
+def test_a_waiting_job_starting_before_now_is_a_violation(
+    live: Instance, planned: Schedule
+) -> None:
+    a = by_id(planned)["w3"]
+    early = with_job(planned, "w3", start=7, end=7 + a.end - a.start)
+    found = verify(live, early)
+    assert any(v.rule == "R2" and v.job == "w3" and "before now" in v.message for v in found)
+
+
+def test_progress_counts_the_remaining_work_from_now(live: Instance) -> None:
+    inst = instance_from_dict(set_job(live_doc(), "r1", progress=5))
+    s = solve(inst, "greedy:fifo")
+    assert verify(inst, s) == [] and by_id(s)["r1"].end == 8 + 5
+    # the same end without progress would be 15: wrong now
+    assert "R3" in rules(verify(inst, with_job(s, "r1", end=15)))
+
+
+def test_a_newcomer_cannot_join_a_running_group(live: Instance, planned: Schedule) -> None:
+    a = by_id(planned)["w2"]
+    joined = with_job(planned, "w2", group="g", start=0, placement=by_id(planned)["ga"].placement)
+    assert any("joins group g" in v.message for v in verify(live, joined)), a
+
+
+def test_priority_does_not_bind_jobs_that_already_run(live: Instance) -> None:
+    # r1 (priority 0) started before w2 (priority 1) was planned: history, not a violation
+    s = solve(live, "greedy:priority")
+    assert verify(live, s) == []
+    assert by_id(s)["r1"].start < by_id(s)["w2"].start
+
+
+# --- every solver ---------------------------------------------------------------------
+
+
+def test_every_solver_plans_around_the_running_jobs(
+    solver: str, solve_verified: SolveVerified, live: Instance
+) -> None:
+    s = solve_verified(live, solver, time_limit=10.0)
+    a = by_id(s)
+    assert s.status in ("optimal", "feasible"), s.info
+    assert (a["ga"].start, a["ga"].end, a["ga"].group, a["gb"].group) == (0, 132, "g", "g")
+    assert a["ga"].placement == a["gb"].placement and a["ga"].placement[0].gpus == (0,)
+    assert (a["r1"].start, a["r1"].end) == (5, 15) and (a["d1"].start, a["d1"].end) == (0, 4)
+    assert a["w1"].start >= 15 and min(a[w].start for w in ("w1", "w2", "w3")) >= 8
+    # the bound counts the fixed jobs: no verified plan beats it
+    for name, bound in (s.lower_bound or {}).items():
+        assert bound <= _objective(live, s, name) + 1e-6
+    for name, bound in lower_bounds(live, OBJECTIVES).items():
+        assert bound <= _objective(live, s, name) + 1e-6
+
+
+def _objective(inst: Instance, s: Schedule, name: str) -> float:
+    return objective_values(inst, s, (name,))[name]
+
+
+def test_nothing_left_to_plan(live: Instance) -> None:
+    fixed = replace(live, jobs=tuple(j for j in live.jobs if j.live is not None))
+    s = solve(fixed, "cpsat")
+    assert verify(fixed, s) == [] and len(s.jobs) == 4
+
+
+# --- plan replan ----------------------------------------------------------------------
+
+OFFLINE: dict[str, Any] = {
+    "name": "offline",
+    "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 2}]},
+    "jobs": [
+        {"id": "a", "duration": 10, "gpus": 2},
+        {"id": "b", "duration": 20, "gpus": 1},
+        {"id": "c", "duration": 5, "gpus": 1, "after": ["a"]},
+        {"id": "d", "duration": 8, "gpus": 2, "release": 3},
+    ],
+}
+
+
+def run(*args: Any) -> tuple[int, str]:
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    assert not isinstance(r.exception, Exception) or isinstance(r.exception, SystemExit), (
+        r.exception
+    )
+    return r.exit_code, r.output
+
+
+@pytest.fixture
+def under_way(tmp_path: Path) -> tuple[Path, Path, Schedule]:
+    inst_path = tmp_path / "offline.json"
+    inst_path.write_text(json.dumps(OFFLINE))
+    sched_path = tmp_path / "plan.json"
+    code, out = run("solve", inst_path, "--solver", "cpsat", "-o", sched_path)
+    assert code == 0, out
+    sched = schedule_from_dict(json.loads(sched_path.read_text()))
+    return inst_path, sched_path, sched
+
+
+def test_replan_after_a_node_fails_keeps_what_runs(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    inst_path, sched_path, before = under_way
+    old = by_id(before)
+    failing = old["b"].placement[0].node  # b runs at 4 on this node; it fails at 4
+    now = 4
+    assert old["b"].start < now < old["b"].end
+    changes = {"nodes_down": [failing], "add": [{"id": "e", "duration": 3, "gpus": 1}]}
+    ch_path = tmp_path / "changes.json"
+    ch_path.write_text(json.dumps(changes))
+    out_path, live_path = tmp_path / "replanned.json", tmp_path / "live.json"
+    code, out = run("replan", inst_path, sched_path, "--now", now, "--changes", ch_path,
+                    "-o", out_path, "--live", live_path, "--solver", "cpsat",
+                    "--time-limit", 5)  # fmt: skip
+    assert code == 0, out
+    after = schedule_from_dict(json.loads(out_path.read_text()))
+    live = _live_of(inst_path, before, now, changes)
+    assert verify(live, after) == []
+    assert run("check", live_path, out_path)[0] == 0  # the live instance, as written
+    new = by_id(after)
+    for jid, a in old.items():
+        on_failed = any(p.node == failing for p in a.placement)
+        if a.start < now and not on_failed:  # kept where and when it was
+            assert (new[jid].start, new[jid].end, new[jid].placement) == (
+                a.start, a.end, a.placement)  # fmt: skip
+        elif a.start < now:  # stopped: starts again from scratch, elsewhere, from now on
+            assert new[jid].start >= now and new[jid].end - new[jid].start == 20
+        for p in new[jid].placement:
+            assert p.node != failing or new[jid].end <= now or new[jid].start < now
+    assert "e" in new and new["e"].start >= now
+
+
+def _live_of(inst_path: Path, s: Schedule, now: int, changes: dict[str, Any]) -> Instance:
+    from planner.checker import Checker
+    from planner.read import read_instance
+    from planner.replan import changes_from_dict
+
+    ck = Checker()
+    ch = changes_from_dict(changes, ck)
+    assert ck.problems == []
+    return live_instance(read_instance(inst_path), s, now, ch)
+
+
+def test_replan_cancel_and_progress(tmp_path: Path, under_way: tuple[Path, Path, Schedule]) -> None:
+    inst_path, sched_path, before = under_way
+    running = [a.id for a in before.jobs if a.start < 4 < a.end]
+    assert running
+    changes = {"cancel": ["d"], "progress": {running[0]: 1}}
+    live = _live_of(inst_path, before, 4, changes)
+    assert "d" not in live.job_by_id
+    assert live.job_by_id[running[0]].live.progress == 1  # type: ignore[union-attr]
+    for spec in ("greedy", "milp"):
+        s = solve(live, spec)
+        assert verify(live, s) == []
+        work = live.job_by_id[running[0]].duration or 0
+        assert by_id(s)[running[0]].end == 4 + work - 1
+
+
+@pytest.mark.parametrize(
+    "changes, path, fragment",
+    [
+        ({"cancel": ["zz"]}, "cancel[0]", "unknown job"),
+        ({"nodes_down": ["n-9"]}, "nodes_down[0]", "unknown node"),
+        ({"progress": {"zz": 1}}, "progress.zz", "not running"),
+        ({"add": [{"id": "a", "duration": 1, "gpus": 1}]}, "add[0].id", "taken"),
+        ({"add": [{"id": "x", "duration": 1, "gpus": 1, "after": ["q"]}]}, "add[0].after[0]",
+         "unknown job"),
+        ({"add": [{"id": "x", "gpus": 1}]}, "add[0].duration", "required"),
+        ({"add": [{"id": "x", "duration": 1, "gpus": 9}]}, "add[0]", "fits no node"),
+        ({"remove": ["a"]}, "remove", "unknown field"),
+        ({"cancel": ["a"]}, "cancel[0]", "wait(s) for job 'a'"),
+    ],
+)  # fmt: skip
+def test_bad_changes_exit_2_with_the_path(
+    tmp_path: Path,
+    under_way: tuple[Path, Path, Schedule],
+    changes: dict[str, Any],
+    path: str,
+    fragment: str,
+) -> None:
+    inst_path, sched_path, _ = under_way
+    ch_path = tmp_path / "changes.json"
+    ch_path.write_text(json.dumps(changes))
+    out_path = tmp_path / "replanned.json"
+    code, out = run("replan", inst_path, sched_path, "--now", 4, "--changes", ch_path,
+                    "-o", out_path, "--solver", "greedy")  # fmt: skip
+    assert code == 2, out
+    flat = " ".join(out.split())
+    assert str(ch_path.name) in flat and path in flat and fragment in flat, out
+    assert not out_path.exists()
+
+
+def test_replan_before_a_done_job_ended_is_exit_2(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    inst_path, sched_path, before = under_way
+    live = _live_of(inst_path, before, 12, {})
+    done = [j for j in live.jobs if j.state == "done"]
+    assert done
+    doc = copy.deepcopy(OFFLINE)
+    doc["now"] = 12
+    for j in doc["jobs"]:
+        lj = live.job_by_id[j["id"]]
+        if lj.live is not None and lj.state == "done":
+            pl = [{"node": n, "gpus": list(g)} for n, g in lj.live.placement]
+            j.update(state="done", started=lj.live.started, ended=lj.live.ended, placement=pl)
+    live_path = tmp_path / "live.json"
+    live_path.write_text(json.dumps(doc))
+    code, out = run("replan", live_path, sched_path, "--now", 2, "-o", tmp_path / "x.json")
+    assert code == 2 and "before this done job's end" in out and ".ended" in out, out
+
+
+def test_with_preemption_a_running_job_may_stop_at_now(live: Instance, planned: Schedule) -> None:
+    from planner.instance import Preemption
+    from planner.schedule import Segment
+
+    r1 = by_id(planned)["r1"]
+    later = max(a.end for a in planned.jobs)
+    other = (replace(r1.placement[0], node="n-1", gpus=(1,)),)
+    # 3 of its 10 units done at now = 8, then a restart of 2 and the 7 units left
+    segs = (Segment(5, 8, r1.placement), Segment(later, later + 2 + 7, other))
+    stopped = with_job(planned, "r1", end=later + 9, segments=segs)
+    free = tuple(replace(j, after=()) if j.id == "w1" else j for j in live.jobs)
+    preemptive = replace(live, jobs=free, preemption=Preemption(True, restart=2))
+    assert verify(preemptive, stopped) == []
+    assert "R11" in rules(verify(live, stopped))
+    early = (Segment(5, 7, r1.placement), Segment(later, later + 2 + 8, other))
+    too_early = with_job(planned, "r1", end=later + 10, segments=early)
+    assert any("before now" in v.message for v in verify(preemptive, too_early))
+
+
+def test_a_done_co_member_runs_along_until_it_ended(solve_verified: SolveVerified) -> None:
+    # ga (500 iterations) finished at 66 in the pair; gb went on as the pair until 66
+    # (503.7 iterations at 131.03 ms), then alone at 100 ms: 496.3 iterations, 49.63 s.
+    d = live_doc(now=80)
+    set_job(d, "ga", iterations=500, state="done", ended=66)
+    d["jobs"] = [j for j in d["jobs"] if j["id"] in ("ga", "gb", "w2")]
+    inst = instance_from_dict(d)
+    s = solve_verified(inst, "greedy:fifo")
+    assert by_id(s)["gb"].end == 116 and by_id(s)["gb"].group == "g"
+    assert "R3" in rules(verify(inst, with_job(s, "gb", end=132)))
+
+
+@pytest.mark.parametrize("solver", ["greedy:fifo", "greedy:sjf", "cpsat", "milp:highs"])
+def test_waiting_jobs_leave_a_running_jobs_cpus_alone(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    doc = {
+        "now": 2,
+        "cluster": {"nodes": [{"name": "n", "gpus": 2, "cpus": 8}]},
+        "jobs": [
+            {"id": "r", "duration": 10, "gpus": 1, "cpus_per_gpu": 6, "state": "running",
+             "started": 0, "placement": [{"node": "n-0", "gpus": [0]}]},
+            {"id": "w", "duration": 1, "gpus": 1, "cpus_per_gpu": 4},
+        ],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    s = solve_verified(inst, solver)
+    assert by_id(s)["w"].start >= 10  # 6 + 4 CPUs would overload the node before
+
+
+@pytest.mark.parametrize("solver", ["greedy:srsf", "cpsat", "milp:cbc"])
+def test_a_running_multi_node_job_holds_both_nodes(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    doc = {
+        "now": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 3, "gpus": 2}]},
+        "objective": "makespan",
+        "jobs": [
+            {"id": "big", "duration": 6, "gpus": 4, "state": "running", "started": 0,
+             "placement": [{"node": "n-0", "gpus": [0, 1]}, {"node": "n-2", "gpus": [0, 1]}]},
+            {"id": "x", "duration": 2, "gpus": 2},
+            {"id": "y", "duration": 2, "gpus": 2},
+            {"id": "z", "duration": 1, "gpus": 1, "after": ["big"]},
+        ],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    s = solve_verified(inst, solver)
+    a = by_id(s)
+    assert all(p.node == "n-1" for j in ("x", "y") for p in a[j].placement)
+    assert a["z"].start >= 6
+    if solver != "greedy:srsf":
+        assert s.status == "optimal" and max(x.end for x in s.jobs) == 7
+
+
+def test_priority_over_now_is_stricter_so_no_optimality_is_claimed(
+    solve_verified: SolveVerified,
+) -> None:
+    # at now = 10 both wait; the plan puts b (priority 1) first although R9 on the
+    # releases (a at 0, b at 5) would not ask it: a proof for that plan is none for this one
+    doc = {
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
+        "jobs": [
+            {"id": "a", "duration": 2, "gpus": 1},
+            {"id": "b", "duration": 9, "gpus": 1, "release": 5, "priority": 1},
+        ],
+    }
+    inst = instance_from_dict(doc)
+    s = solve_verified(inst, "cpsat")
+    assert s.status == "feasible" and by_id(s)["b"].start == 10
+    assert s.lower_bound is not None
+    assert s.lower_bound["total_weighted_jct"] <= _objective(inst, s, "total_weighted_jct")
+
+
+def test_replan_refuses_a_schedule_that_does_not_verify(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    inst_path, sched_path, _ = under_way
+    doc = json.loads(sched_path.read_text())
+    doc["jobs"][0]["end"] += 3
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(doc))
+    code, out = run("replan", inst_path, bad, "--now", 4, "-o", tmp_path / "x.json")
+    assert code == 2 and "not a valid schedule" in out and "R3" in out, out
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_a_running_job_past_its_deadline_makes_the_live_state_infeasible(live: Instance) -> None:
+    late = replace(live, jobs=tuple(
+        replace(j, deadline=100) if j.id == "ga" else j for j in live.jobs))  # fmt: skip
+    s = solve(late, "greedy")
+    assert s.status == "infeasible" and not s.jobs
+    assert "running job ga ends at 132, after its deadline 100" in s.info["reason"]
+
+
+def test_plan_solve_and_check_take_a_live_instance(tmp_path: Path) -> None:
+    inst_path, out_path = tmp_path / "live.json", tmp_path / "s.json"
+    inst_path.write_text(json.dumps(LIVE))
+    code, out = run("solve", inst_path, "--solver", "greedy", "-o", out_path)
+    assert code == 0, out
+    assert run("check", inst_path, out_path)[0] == 0
+    doc = json.loads(out_path.read_text())
+    doc["jobs"] = [dict(j, start=j["start"] + 1, end=j["end"] + 1) if j["id"] == "r1" else j
+                   for j in doc["jobs"]]  # fmt: skip
+    out_path.write_text(json.dumps(doc))
+    code, out = run("check", inst_path, out_path)
+    assert code == 1 and "running since 5, but starts at 6" in out, out
+
+
+def test_with_preemption_jobs_on_a_failed_node_resume_from_their_progress(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # n-0 fails at now = 8: the pair ga+gb (group g) and r1 stop there and resume later,
+    # each after its restart cost of 2, from the work it had done
+    d = live_doc(policy={"preemption": {"enabled": True, "restart": 2}})
+    d["reservations"] = [{"id": "down", "start": 8, "end": 10_000, "nodes": ["n-0"]}]
+    inst = instance_from_dict(d)
+    s = solve_verified(inst, solver, time_limit=10.0)
+    a = by_id(s)
+    for jid in ("ga", "gb", "r1"):
+        first, rest = a[jid].segments
+        assert (first.end, rest.placement[0].node) == (8, "n-1")
+        assert first.start == inst.job_by_id[jid].live.started  # type: ignore[union-attr]
+    r1 = a["r1"].segments[1]
+    assert r1.end - r1.start == 2 + 7  # 3 of its 10 units were done by 8
+    assert a["ga"].segments[0].group == "g" and a["w1"].start >= a["r1"].end
+
+
+def test_replan_with_preemption_resumes_the_stopped_job(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    inst_path, sched_path, before = under_way
+    doc = dict(OFFLINE, policy={"preemption": {"enabled": True, "restart": 2}})
+    inst_path.write_text(json.dumps(doc))
+    failing = by_id(before)["b"].placement[0].node
+    ch_path, out_path = tmp_path / "changes.json", tmp_path / "replanned.json"
+    ch_path.write_text(json.dumps({"nodes_down": [failing]}))
+    live_path = tmp_path / "live.json"
+    code, out = run("replan", inst_path, sched_path, "--now", 4, "--changes", ch_path,
+                    "-o", out_path, "--live", live_path, "--solver", "greedy")  # fmt: skip
+    assert code == 0, out
+    assert run("check", live_path, out_path)[0] == 0
+    b = by_id(schedule_from_dict(json.loads(out_path.read_text())))["b"]
+    first, rest = b.segments
+    assert (first.start, first.end) == (by_id(before)["b"].start, 4)
+    assert rest.end - rest.start == 2 + 20 - (4 - first.start)
