@@ -24,6 +24,5 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.meta[DEBUG_KEY] = debug
 
 
-from planner.cli.replan import replan
-from planner.cli.show import show
+for command in (solve, replan, validate, check, export, models, import_, generate, bench, show):
     main.add_command(command)
