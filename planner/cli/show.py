@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from planner.cli import terminal
+import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
 from planner.errors import UsageError
 from planner.instance import Instance
