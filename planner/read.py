@@ -47,6 +47,7 @@ from planner.instance import (
     Reservation,
     Stages,
 )
+from planner.limits import MAX_NUMBER, MAX_WEIGHT
 
 # Node groups are expanded into Node objects; a typo like count 10**9 must not hang the reader.
 MAX_NODES = 100_000
@@ -193,7 +194,14 @@ class Checker:
             what = "negative" if minimum == 0 else f"less than {minimum}"
             self.add(path, f"{v} is {what}" + (" (times are non-negative)" if minimum == 0 else ""))
             return None
-        return v
+        return v if self.bounded(v, path) else None
+
+    def bounded(self, v: float, path: str, limit: float = MAX_NUMBER) -> bool:
+        """False (and a problem) when |v| exceeds the documented limit."""
+        if abs(v) > limit:
+            self.add(path, f"{v:g} is larger than the limit {limit:g}")
+            return False
+        return True
 
     def number(
         self,
@@ -222,7 +230,7 @@ class Checker:
         if minimum is not None and v < minimum:
             self.add(path, f"{v} must be >= {minimum:g}")
             return None
-        return float(v)
+        return float(v) if self.bounded(v, path) else None
 
     def string(
         self,
@@ -496,6 +504,8 @@ def _job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
     release = ck.integer(d, "release", path, default=0)
     priority = ck.integer(d, "priority", path, default=0, minimum=None)
     weight = ck.number(d, "weight", path, default=1.0)
+    if weight is not None and not ck.bounded(weight, join(path, "weight"), MAX_WEIGHT):
+        weight = None
     due = ck.integer(d, "due", path, default=None, nullable=True)
     deadline = ck.integer(d, "deadline", path, default=None, nullable=True)
     after = ck.str_list(d, "after", path, default=[])
@@ -726,22 +736,9 @@ def _document_order(p: Problem) -> tuple[int, int]:
 
 def read_instance(path: str | Path, catalogue: Mapping[str, Profile] | None = None) -> Instance:
     """Read and validate an instance file (contract §2)."""
-    file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(file, [Problem("$", "file not found")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(file, [Problem("$", f"cannot read the file: {e}")]) from None
-    try:
-        d = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as e:
-        raise InputError(
-            file, [Problem("$", f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}")]
-        ) from None
-    except ValueError as e:
-        raise InputError(file, [Problem("$", f"malformed JSON: {e}")]) from None
-    return instance_from_dict(d, file=file, catalogue=catalogue)
+    from planner.jsonio import read_json
+
+    return instance_from_dict(read_json(path), file=str(path), catalogue=catalogue)
 
 
 def _reject_constant(name: str) -> Any:

@@ -6,11 +6,14 @@ had structural problems still count as known, so one typo is reported once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
+from planner.durations import solo_iteration_ms
 from planner.errors import Problem
 from planner.instance import Instance, Job, Profile
+from planner.limits import MAX_DURATION
 from planner.read import Parsed, join, suggest
 
 
@@ -171,6 +174,8 @@ def _job(
         return
     if not allowed:
         return  # only unknown node types: reported above
+    if _too_long(instance, job, allowed, path, out):
+        return
     reasons = [(g.name, instance.misfit(job, g)) for g in allowed]
     if all(r is not None for _, r in reasons):
         why = "; ".join(f"{name}: {r}" for name, r in reasons)
@@ -221,3 +226,19 @@ def _cycles(p: Parsed) -> list[Problem]:
             )
         )
     return problems
+
+
+def _too_long(instance: Instance, job: Job, groups: Any, path: str, out: list[Problem]) -> bool:
+    """A profiled job whose duration on its slowest allowed node exceeds MAX_DURATION
+    (a huge iteration count or a tiny node speed) is refused before any arithmetic
+    overflows."""
+    if job.iterations is None:
+        return False
+    gp = instance.gpu_profile(job)
+    ms = max(job.iterations * solo_iteration_ms(gp, g.speed) for g in groups)
+    if math.isfinite(ms) and ms / instance.unit_ms <= MAX_DURATION:
+        return False
+    out.append(
+        Problem(path, f"job '{job.id}' would run longer than the limit {MAX_DURATION:g} time units")
+    )
+    return True

@@ -108,7 +108,9 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     p = Path(path)
     if not p.exists():
         return [], 0
-    text = p.read_text(encoding="utf-8")
+    from planner.jsonio import read_text
+
+    text = read_text(p)
     if not text.strip():
         return [], 0
     reader = csv.DictReader(io.StringIO(text))

@@ -12,6 +12,7 @@ import click
 
 from planner.cli import terminal
 from planner.cli.common import handle_errors
+from planner.cli.params import SECONDS
 from planner.errors import UsageError
 
 DEFAULT_SOLVERS = "greedy:fifo,greedy:srsf,greedy:interleave,cpsat,milp"
@@ -42,7 +43,7 @@ def parse_solvers(text: str) -> list[str]:
 )
 @click.option(
     "--time-limit",
-    type=click.FloatRange(min=0.0),
+    type=SECONDS,
     default=10.0,
     show_default=True,
     help="Seconds per solve.",
@@ -77,7 +78,7 @@ def parse_solvers(text: str) -> list[str]:
 )
 @click.option(
     "--margin",
-    type=click.FloatRange(min=0.0),
+    type=SECONDS,
     help="Seconds beyond the time limit before a run is killed "
     "[default: 10 + half the time limit].",
 )

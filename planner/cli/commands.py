@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -15,14 +14,9 @@ from planner.schedule import Schedule, ScheduleFormatError, schedule_from_dict
 
 
 def read_schedule(path: str) -> Schedule:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(path, [Problem("$", f"cannot read: {e.strerror}")]) from None
-    except json.JSONDecodeError as e:
-        raise InputError(
-            path, [Problem("$", f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")]
-        ) from None
+    from planner.jsonio import read_json
+
+    data = read_json(path)
     try:
         return schedule_from_dict(data)
     except ScheduleFormatError as e:

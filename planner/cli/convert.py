@@ -13,10 +13,9 @@ from planner.errors import InputError, Problem
 
 
 def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(path, [Problem("$", f"cannot read: {e.strerror}")]) from None
+    from planner.jsonio import read_text
+
+    return read_text(path)
 
 
 def _write_instance(doc: dict[str, Any], output: str, source: str) -> None:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
+from threading import Event
 from typing import Any, cast
 
 import click
@@ -16,10 +15,11 @@ import click
 from planner.cli import terminal
 from planner.cli.common import (
     EXIT_INFEASIBLE,
-    EXIT_INTERRUPTED,
     handle_errors,
     parse_objective,
 )
+from planner.cli.interrupts import Interrupts
+from planner.cli.params import SECONDS
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
 
@@ -57,7 +57,7 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     show_default=True,
     help="auto, cpsat, milp, greedy or greedy:fifo|sjf|srsf|priority|interleave.",
 )
-@click.option("--time-limit", type=click.FloatRange(min=0.0), help="Seconds for the solver.")
+@click.option("--time-limit", type=SECONDS, help="Seconds for the solver.")
 @click.option("--objective", help="Objective, or a comma-separated lexicographic list.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
@@ -89,16 +89,19 @@ def solve(
     as_json: bool,
 ) -> None:
     """Plan INSTANCE and write the schedule."""
-    from planner.export import schedule_document, write_gantt, write_json
+    from planner.export import gantt_csv, gantt_rows, schedule_document
+    from planner.jsonio import dumps
+    from planner.outputs import check_outputs, write_all
     from planner.read import read_instance
     from planner.solvers import solve as run_solver
     from planner.verify import verify
 
     parse_spec(solver)  # a bad spec is a usage error before any reading
     objectives = parse_objective(objective)
+    check_outputs([output, gantt], [instance])  # before solving: never lose a plan
     inst = read_instance(instance)
 
-    with terminal.LiveLine(enabled=not as_json) as live:
+    with terminal.LiveLine(enabled=not as_json) as live, Interrupts(Event()) as signals:
         options = SolveOptions(
             time_limit=time_limit,
             seed=seed,
@@ -108,51 +111,39 @@ def solve(
             milp_backend=milp_backend,
             slots=slots,
             slot=slot,
+            stop=signals.stop,
         )
-        previous = signal.getsignal(signal.SIGINT)
-
-        def on_interrupt(signum: int, frame: FrameType | None) -> None:
-            # A second Ctrl-C gives up on waiting for the solver.
-            if options.stop.is_set():
-                raise KeyboardInterrupt
-            options.stop.set()
-
-        signal.signal(signal.SIGINT, on_interrupt)
         t0 = time.perf_counter()
-        try:
-            sched = _in_thread(lambda: run_solver(inst, solver, options))
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        sched = _in_thread(lambda: run_solver(inst, solver, options))
+        interrupted = {"interrupted": True} if options.stop.is_set() else {}
         sched = sched.with_(
             wall_s=time.perf_counter() - t0,
-            info={**sched.info, "instance_file": str(Path(instance))},
+            info={**sched.info, **interrupted, "instance_file": str(Path(instance))},
         )
 
-    if sched.jobs:
-        violations = verify(inst, sched)
+        found = sched.status in ("optimal", "feasible")
+        violations = verify(inst, sched) if found else []
         if violations:  # a planner bug: never write a schedule that breaks the rules
             terminal.print_error(
                 f"solver {sched.solver} produced an invalid schedule; nothing written"
             )
             terminal.print_violations(violations)
             sys.exit(EXIT_INFEASIBLE)
-    doc = schedule_document(inst, sched, objectives_of(inst, options))
-    if sched.jobs:
-        if output:
-            write_json(output, doc)
+        doc = schedule_document(inst, sched, objectives_of(inst, options))
+        files = {output: dumps(doc)} if output else {}
         if gantt:
-            write_gantt(gantt, sched, inst)
+            files[gantt] = gantt_csv(gantt_rows(sched, inst))
+        if found:
+            write_all(files)
     if as_json:
         terminal.print_json(doc)
     else:
         terminal.print_summary(doc, inst.time_unit)
-        if output and sched.jobs:
-            terminal.print_note(f"wrote {output}")
-        if gantt and sched.jobs:
-            terminal.print_note(f"wrote {gantt}")
-    if not sched.jobs:
+        for path in files if found else ():
+            terminal.print_note(f"wrote {path}")
+    if not found:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")
         sys.exit(EXIT_INFEASIBLE)
-    if options.stop.is_set():
-        sys.exit(EXIT_INTERRUPTED)
+    if signals.exit_code is not None:
+        sys.exit(signals.exit_code)

@@ -27,6 +27,7 @@ Choices:
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,13 +40,15 @@ COLUMNS = ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "prio
 
 def read_rows(path: str | Path) -> list[dict[str, str]]:
     """The data rows of a trace CSV; InputError when the file is missing or not a trace."""
+    from planner.jsonio import read_text
+
+    text = read_text(path)
     try:
-        with Path(path).open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            rows = list(reader)
-            header = reader.fieldnames or []
-    except OSError as e:
-        raise InputError(str(path), [Problem("$", f"cannot read the file: {e}")]) from None
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = list(reader)
+        header = reader.fieldnames or []
+    except csv.Error as e:
+        raise InputError(str(path), [Problem("$", f"not a CSV file: {e}")]) from None
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise InputError(

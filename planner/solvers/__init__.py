@@ -63,6 +63,8 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
     """Plan `instance` with the solver named by `spec`; the result is not yet verified."""
     options = options or SolveOptions()
     name, rule = parse_spec(spec)
+    if not instance.jobs:  # nothing to plan: the empty plan is optimal for every objective
+        return Schedule(instance.name, spec, "optimal", info={"reason": "the instance has no jobs"})
     if name == "greedy":
         from planner.solvers.greedy import solve_greedy
 

@@ -1,0 +1,122 @@
+"""Reading and writing the tool's text files safely: one reader for every JSON and CSV
+input (instances, schedules, bench results, Muri traces) and one JSON writer.
+
+A hostile file must end in a clear InputError (exit 2), never in a traceback or in
+reading without end. So a file must be a regular file of at most `MAX_FILE_BYTES`, be
+valid UTF-8 (the error names the byte offset), and JSON must nest at most `MAX_DEPTH`
+deep (checked by a linear scan before `json.loads`, whose recursion would fail first)
+and contain no NaN or Infinity, which are not JSON numbers. The limits are in the README
+("What we chose where the contract is silent").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from planner.errors import InputError, Problem
+
+MAX_FILE_BYTES = 256 * 1024 * 1024  # 256 MiB: a 100k-job instance is about 20 MB
+MAX_DEPTH = 64  # the contract's documents nest at most 6 deep
+
+
+def _fail(file: str, message: str) -> InputError:
+    return InputError(file, [Problem("$", message)])
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes; InputError if it is missing, not a regular file, or too large."""
+    file = str(path)
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise _fail(file, "not a regular file (a directory, device or pipe)")
+            if st.st_size > MAX_FILE_BYTES:
+                raise _fail(file, f"larger than the {MAX_FILE_BYTES // 2**20} MiB limit")
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise _fail(file, "file not found") from None
+    except IsADirectoryError:
+        raise _fail(file, "not a regular file (a directory, device or pipe)") from None
+    except OSError as e:
+        raise _fail(file, f"cannot read the file: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:  # grew while being read
+        raise _fail(file, f"larger than the {MAX_FILE_BYTES // 2**20} MiB limit")
+    return data
+
+
+def decode(data: bytes, file: str) -> str:
+    """Strict UTF-8 (a leading byte-order mark is dropped); the error names the offset."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise _fail(file, f"not valid UTF-8 at byte offset {e.start}") from None
+
+
+def read_text(path: str | Path) -> str:
+    """A text file read safely (see the module docstring)."""
+    return decode(read_bytes(path), str(path))
+
+
+def nesting_depth(text: str, limit: int = MAX_DEPTH) -> int:
+    """The deepest bracket nesting outside strings, counted up to `limit + 1` (linear, no
+    recursion). Unbalanced text gets some count; `json.loads` reports it afterwards."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999 parses to Infinity
+        raise ValueError(f"{text} is too large for a number")
+    return value
+
+
+def loads(text: str, file: str) -> Any:
+    """Parse JSON text from `file`; every problem is an InputError naming the file."""
+    if nesting_depth(text) > MAX_DEPTH:
+        raise _fail(file, f"JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as e:
+        raise _fail(file, f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    except (ValueError, RecursionError) as e:
+        raise _fail(file, f"malformed JSON: {e}") from None
+
+
+def read_json(path: str | Path) -> Any:
+    """A JSON file read and parsed safely."""
+    return loads(read_text(path), str(path))
+
+
+def dumps(data: Any) -> str:
+    """The JSON text the tool writes: indented, and never NaN or Infinity (ValueError)."""
+    return json.dumps(data, indent=1, allow_nan=False) + "\n"
