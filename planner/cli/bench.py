@@ -120,12 +120,14 @@ def bench(
     from planner.bench.batch import collect_instances, make_tasks, run_bench
     from planner.bench.executors import check_executor
     from planner.bench.summary import summarize
+    from planner.outputs import check_outputs
 
     specs = parse_solvers(solvers)
     if baseline and baseline not in specs:
         raise UsageError(f"--baseline {baseline} is not among --solvers")
     check_executor(executor, address)
     files = collect_instances(instances)
+    check_outputs([output], files)
     tasks = make_tasks(files, specs, repeat, seed, time_limit, solver_threads, margin)
     # In-process runs fork each job: no refresh thread then (a fork copies no threads
     # but may copy a lock one of them holds).

@@ -102,14 +102,18 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
 def export(schedule: str, gantt: str, instance: str | None) -> None:
     """Write the Gantt CSV of a schedule."""
     from planner.export import write_gantt
+    from planner.outputs import check_outputs
     from planner.read import read_instance
 
+    check_outputs([gantt], [schedule, instance])
     sched = read_schedule(schedule)
-    path = instance or sched.info.get("instance_file")
+    recorded = sched.info.get("instance_file")
     inst = None
-    if path and Path(path).is_file():
-        inst = read_instance(path)
-    elif not instance:
+    if instance:  # named on the command line: it must be readable (exit 2 otherwise)
+        inst = read_instance(instance)
+    elif isinstance(recorded, str) and Path(recorded).is_file():
+        inst = read_instance(recorded)
+    else:
         terminal.print_note("instance file not found: priority, tenant and model left empty")
     write_gantt(gantt, sched, inst)
     terminal.print_note(f"wrote {gantt}")

@@ -9,7 +9,7 @@ import click
 
 from planner.cli import terminal
 from planner.cli.common import handle_errors
-from planner.errors import InputError, Problem
+from planner.errors import InputError, Problem, UsageError
 
 
 def _read_text(path: str) -> str:
@@ -83,6 +83,9 @@ def import_(
     time_unit: str,
 ) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
+    from planner.outputs import check_outputs
+
+    check_outputs([output], [file])
     name = name or Path(file).stem
     doc: dict[str, Any]
     if kind in ("psplib", "jobshop"):
@@ -123,5 +126,13 @@ def import_(
 def generate(family: str, n_jobs: int, nodes: int, seed: int, output: str) -> None:
     """Write a seeded synthetic instance."""
     from planner.generate import generate as make
+    from planner.limits import MAX_GENERATED_JOBS
+    from planner.outputs import check_outputs
 
+    if n_jobs > MAX_GENERATED_JOBS:
+        raise UsageError(
+            f"--jobs {n_jobs}: at most {MAX_GENERATED_JOBS} jobs per generated instance "
+            "(larger instances exceed what the solvers can plan; generate several)"
+        )
+    check_outputs([output])
     _write_instance(make(family, n_jobs, nodes, seed), output, f"<generated {family}>")

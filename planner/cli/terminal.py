@@ -98,6 +98,8 @@ def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
         t.add_row("auto chose", f"{info['auto'].get('chose')}: {info['auto'].get('why')}")
     if "reason" in info:
         t.add_row("note", str(info["reason"]))
+    if info.get("interrupted"):
+        t.add_row("interrupted", "stopped early: this is the best schedule found so far")
     out.print(t)
 
 

@@ -93,6 +93,10 @@ def muri_to_instance(
         )
     stop = None if first is None else offset + first
     chosen = list(enumerate(rows))[offset:stop]
+    if not chosen:  # an empty instance would plan nothing: almost surely a wrong --offset
+        raise InputError(
+            file, [Problem("$", f"selects no rows (the trace has {len(rows)}, offset {offset})")]
+        )
 
     problems: list[Problem] = []
     parsed: list[tuple[int, dict[str, Any]]] = []
@@ -107,7 +111,7 @@ def muri_to_instance(
                 continue
             try:
                 values[col] = int(float(text)) if col == "submit_time" else int(text)
-            except ValueError:
+            except (ValueError, OverflowError):  # also 'inf' and 'nan'
                 problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got '{text}'"))
         g = values.get("num_gpu")
         if g is not None:
