@@ -32,8 +32,10 @@ def read_bytes(path: str | Path) -> bytes:
     """The file's bytes; InputError if it is missing, not a regular file, or too large."""
     file = str(path)
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
+        # O_NONBLOCK: opening a FIFO must not wait for a writer before fstat refuses it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise _fail(file, "not a regular file (a directory, device or pipe)")
             if st.st_size > MAX_FILE_BYTES:
