@@ -5,7 +5,6 @@ Commands hand values to these functions; nothing else in the package prints.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from planner.errors import InputError
+from planner.jsonio import dumps
 from planner.solvers import Progress
 
 out = Console(highlight=False, soft_wrap=True)
@@ -24,7 +24,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=1) + "\n")
+    sys.stdout.write(dumps(data))  # never NaN or Infinity, like every JSON file written
     sys.stdout.flush()
 
 
