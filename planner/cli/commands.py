@@ -57,10 +57,16 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
     inst = read_instance(instance)
     sched = read_schedule(schedule)
     violations = verify(inst, sched)
+    # The first thing to know when every job seems wrong: the schedule is of another instance.
+    other = sched.instance if sched.instance != inst.name else None
+    if other is not None and not as_json:
+        terminal.print_error(f"{schedule} is a schedule of instance '{other}', not '{inst.name}'")
     if as_json:
         terminal.print_json(
             {
                 "valid": not violations,
+                "schedule_instance": sched.instance,
+                "instance": inst.name,
                 "violations": [
                     {
                         "rule": v.rule,
