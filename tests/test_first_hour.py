@@ -46,3 +46,20 @@ def test_check_json_reports_both_names() -> None:
     )
     doc = json.loads(r.stdout)
     assert (doc["instance"], doc["schedule_instance"], doc["valid"]) == ("good", "other", False)
+
+
+def test_bench_resumes_only_rows_of_the_same_time_limit_and_seed(tmp_path: Path) -> None:
+    out = tmp_path / "rows.csv"
+
+    def bench(*extra: str) -> dict[str, object]:
+        args = ["bench", str(HOSTILE / "good.json"), "--solvers", "greedy:fifo"]
+        r = CliRunner().invoke(main, [*args, "--workers", "1", "-o", str(out), "--json", *extra])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)
+
+    assert bench("--time-limit", "1")["skipped"] == 0
+    assert bench("--time-limit", "1")["skipped"] == 1  # the same run: resumed
+    assert bench("--time-limit", "2")["skipped"] == 0  # another limit: run again
+    assert bench("--time-limit", "2", "--seed", "5")["skipped"] == 0  # another seed
+    rows = out.read_text().splitlines()
+    assert len(rows) == 1 + 3

@@ -50,11 +50,21 @@ FLOAT_COLUMNS = frozenset(
 )
 BOOL_COLUMNS = frozenset({"verified"})
 
-Key = tuple[str, str, int]
+# A row is the same run only with the same seed and time limit: rows of another
+# --seed or --time-limit are run again, not taken as done.
+Key = tuple[str, str, int, int, float | None]
 
 
 def key_of(row: Mapping[str, Any]) -> Key:
-    return (str(row["instance"]), str(row["solver"]), int(row["repeat"]))
+    limit = row.get("time_limit")
+    seed = row.get("seed")
+    return (
+        str(row["instance"]),
+        str(row["solver"]),
+        int(row["repeat"]),
+        int(seed) if seed is not None else 0,
+        None if limit is None else float(limit),
+    )
 
 
 def format_value(v: Any) -> str:

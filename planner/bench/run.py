@@ -49,8 +49,10 @@ class Task:
     text: str | None = None  # the file's content, shipped to remote (Ray) workers
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.instance, self.solver, self.repeat)
+    def key(self) -> tuple[str, str, int, int, float | None]:
+        """The resume key (`planner.bench.results.key_of` of its row)."""
+        limit = None if self.time_limit is None else float(self.time_limit)
+        return (self.instance, self.solver, self.repeat, self.run_seed, limit)
 
     @property
     def run_seed(self) -> int:
