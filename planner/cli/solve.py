@@ -57,7 +57,11 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     show_default=True,
     help="auto, cpsat, milp, greedy or greedy:fifo|sjf|srsf|priority|interleave.",
 )
-@click.option("--time-limit", type=SECONDS, help="Seconds for the solver.")
+@click.option(
+    "--time-limit",
+    type=SECONDS,
+    help="Seconds for the solver [default: 30 for auto, cpsat and milp; greedy needs none].",
+)
 @click.option("--objective", help="Objective, or a comma-separated lexicographic list.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
@@ -141,6 +145,8 @@ def solve(
         terminal.print_summary(doc, inst.time_unit)
         for path in files if found else ():
             terminal.print_note(f"wrote {path}")
+        if found and not output:
+            terminal.print_note("the schedule was not written: give -o FILE to keep it")
     if not found:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")
