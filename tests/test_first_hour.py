@@ -63,3 +63,25 @@ def test_bench_resumes_only_rows_of_the_same_time_limit_and_seed(tmp_path: Path)
     assert bench("--time-limit", "2", "--seed", "5")["skipped"] == 0  # another seed
     rows = out.read_text().splitlines()
     assert len(rows) == 1 + 3
+
+
+def test_plainly_infeasible_instances_name_the_job_with_every_solver() -> None:
+    """A job that cannot end before the horizon: every solver names it, not only greedy."""
+    for solver in ("greedy", "cpsat", "milp", "auto"):
+        r = CliRunner().invoke(
+            main,
+            ["solve", str(HOSTILE / "horizon-short.json"), "--solver", solver]
+            + ["--time-limit", "2"],
+        )
+        assert r.exit_code == 1, r.output
+        assert "job a: horizon 10 passed" in r.stderr, (solver, r.stderr)
+
+
+def test_deadline_is_named_too() -> None:
+    from planner.read import instance_from_dict
+    from planner.solvers.plain import plain_infeasibility
+
+    doc = json.loads((HOSTILE / "good.json").read_text())
+    doc["jobs"][3]["deadline"] = 7  # released at 5, lasts 10
+    reason = plain_infeasibility(instance_from_dict(doc, file="x"))
+    assert reason == "job d: deadline 7 passed (earliest end 15)"

@@ -65,6 +65,17 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
     name, rule = parse_spec(spec)
     if not instance.jobs:  # nothing to plan: the empty plan is optimal for every objective
         return Schedule(instance.name, spec, "optimal", info={"reason": "the instance has no jobs"})
+    sched = _dispatch(instance, name, rule, options)
+    if not sched.jobs and "reason" not in sched.info:
+        from planner.solvers.plain import plain_infeasibility
+
+        reason = plain_infeasibility(instance)
+        if reason is not None:
+            sched = sched.with_(info={**sched.info, "reason": reason})
+    return sched
+
+
+def _dispatch(instance: Instance, name: str, rule: str | None, options: SolveOptions) -> Schedule:
     if name == "greedy":
         from planner.solvers.greedy import solve_greedy
 
