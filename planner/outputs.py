@@ -18,6 +18,7 @@ from pathlib import Path
 from planner.errors import UsageError
 
 PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
+STDOUT = "-"  # an output named "-" is standard output, which the command prints itself
 
 
 def _refuse(path: str, reason: str) -> UsageError:
@@ -61,8 +62,10 @@ def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = 
     """Every output writable, no two the same file, none an input (UsageError otherwise)."""
     seen: dict[Path, str] = {}
     ins = {Path(os.path.realpath(i)): i for i in inputs if i}
+    if sum(out == STDOUT for out in outputs) > 1:
+        raise _refuse(STDOUT, "only one output can go to standard output")
     for out in outputs:
-        if not out:
+        if not out or out == STDOUT:
             continue
         target = check_output(out)
         if target in seen:

@@ -84,5 +84,6 @@ def test_case(tmp_path: Path, code: int, args: list[str]) -> None:
     got, output = run_in(folder, args)
     assert "Traceback" not in output
     assert got == code, f"plan {shlex.join(args)}: exit {got}, expected {code}\n{output}"
+    assert not (folder / "-").exists(), "'-' is standard output, never a file"
     if code != 0:
         assert snapshot(folder) == before, "a failed run changed files"

@@ -92,10 +92,12 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
 @click.argument("schedule", type=click.Path(dir_okay=False))
 @click.option(
     "--gantt",
+    "-o",
+    "--output",
     "gantt",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="Write the Gantt CSV here.",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the Gantt CSV here ('-': standard output; --gantt is the same).",
 )
 @click.option(
     "--instance",
@@ -104,11 +106,12 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
     help="Instance file, for the priority, tenant and model columns "
     "(default: the file recorded in the schedule, when readable).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @handle_errors
-def export(schedule: str, gantt: str, instance: str | None) -> None:
+def export(schedule: str, gantt: str, instance: str | None, as_json: bool) -> None:
     """Write the Gantt CSV of a schedule."""
-    from planner.export import write_gantt
-    from planner.outputs import check_outputs
+    from planner.export import gantt_csv, gantt_rows, write_gantt
+    from planner.outputs import STDOUT, check_outputs
     from planner.read import read_instance
 
     check_outputs([gantt], [schedule, instance])
@@ -121,8 +124,14 @@ def export(schedule: str, gantt: str, instance: str | None) -> None:
         inst = read_instance(recorded)
     else:
         terminal.print_note("instance file not found: priority, tenant and model left empty")
+    if gantt == STDOUT:
+        terminal.print_raw(gantt_csv(gantt_rows(sched, inst)))
+        return
     write_gantt(gantt, sched, inst)
-    terminal.print_note(f"wrote {gantt}")
+    if as_json:
+        terminal.print_json({"output": gantt, "jobs": len(sched.jobs)})
+    else:
+        terminal.print_note(f"wrote {gantt}")
 
 
 @click.command()

@@ -18,20 +18,35 @@ def _read_text(path: str) -> str:
     return read_text(path)
 
 
-def _write_instance(doc: dict[str, Any], output: str, source: str) -> None:
+def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool) -> None:
     """Validate what a converter made before writing it: a bad file is never written."""
     from planner.export import write_json
+    from planner.jsonio import dumps
+    from planner.outputs import STDOUT
     from planner.read import instance_from_dict
 
     inst = instance_from_dict(doc, file=source)
+    if output == STDOUT:
+        terminal.print_raw(dumps(doc))
+        return
     write_json(output, doc)
-    terminal.print_note(f"wrote {output}: {len(inst.jobs)} jobs, {len(inst.nodes)} nodes")
+    if as_json:
+        terminal.print_json({"output": output, "jobs": len(inst.jobs), "nodes": len(inst.nodes)})
+    else:
+        terminal.print_note(f"wrote {output}: {len(inst.jobs)} jobs, {len(inst.nodes)} nodes")
 
 
 @click.command("import")
 @click.argument("kind", type=click.Choice(["psplib", "jobshop", "muri"]))
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the instance here ('-': standard output).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @click.option("--name", help="Instance name (default: the file's stem).")
 @click.option(
     "--nodes",
@@ -81,6 +96,7 @@ def import_(
     all_at_zero: bool,
     strict_priority: bool,
     time_unit: str,
+    as_json: bool,
 ) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
     from planner.outputs import check_outputs
@@ -111,19 +127,37 @@ def import_(
             time_unit=time_unit,
             strict_priority=strict_priority,
         )
-    _write_instance(doc, output, file)
+    _write_instance(doc, output, file, as_json)
 
 
 @click.command()
 @click.option(
-    "--family", type=click.Choice(["dl", "rcpsp", "mixed"]), default="dl", show_default=True
+    "--family",
+    type=click.Choice(["dl", "rcpsp", "mixed"]),
+    default="dl",
+    show_default=True,
+    help="dl: Muri-like training jobs; rcpsp: PSPLIB-like durations, pools and "
+    "precedence; mixed: every feature at once.",
 )
-@click.option("--jobs", "n_jobs", type=click.IntRange(min=1), required=True)
-@click.option("--nodes", type=click.IntRange(min=1), required=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--jobs",
+    "n_jobs",
+    type=click.IntRange(min=1),
+    required=True,
+    help="Number of jobs (at most 200,000).",
+)
+@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Number of nodes.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same instance.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the instance here ('-': standard output).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @handle_errors
-def generate(family: str, n_jobs: int, nodes: int, seed: int, output: str) -> None:
+def generate(family: str, n_jobs: int, nodes: int, seed: int, output: str, as_json: bool) -> None:
     """Write a seeded synthetic instance."""
     from planner.generate import generate as make
     from planner.limits import MAX_GENERATED_JOBS
@@ -135,4 +169,4 @@ def generate(family: str, n_jobs: int, nodes: int, seed: int, output: str) -> No
             "(larger instances exceed what the solvers can plan; generate several)"
         )
     check_outputs([output])
-    _write_instance(make(family, n_jobs, nodes, seed), output, f"<generated {family}>")
+    _write_instance(make(family, n_jobs, nodes, seed), output, f"<generated {family}>", as_json)

@@ -20,6 +20,7 @@ from planner.cli.common import (
 )
 from planner.cli.interrupts import Interrupts
 from planner.cli.params import SECONDS
+from planner.errors import UsageError
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
 
@@ -48,7 +49,10 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
 @click.command()
 @click.argument("instance", type=click.Path(dir_okay=False))
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule JSON here."
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the schedule JSON here ('-': standard output, like --json).",
 )
 @click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
 @click.option(
@@ -62,9 +66,19 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     type=SECONDS,
     help="Seconds for the solver [default: 30 for auto, cpsat and milp; greedy needs none].",
 )
-@click.option("--objective", help="Objective, or a comma-separated lexicographic list.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--objective",
+    help="total_weighted_jct, makespan or total_weighted_tardiness, or a "
+    "comma-separated lexicographic list [default: the instance's].",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the solvers.")
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Solver threads (CP-SAT search workers, MILP threads).",
+)
 @click.option(
     "--milp-backend", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True
 )
@@ -100,6 +114,10 @@ def solve(
     from planner.solvers import solve as run_solver
     from planner.verify import verify
 
+    if gantt == "-":
+        raise UsageError("--gantt -: write the CSV to standard output with plan export S -o -")
+    if output == "-":  # the schedule document on standard output, tables left out
+        output, as_json = None, True
     parse_spec(solver)  # a bad spec is a usage error before any reading
     objectives = parse_objective(objective)
     check_outputs([output, gantt], [instance])  # before solving: never lose a plan

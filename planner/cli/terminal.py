@@ -42,6 +42,12 @@ def print_input_error(e: InputError, as_json: bool = False) -> None:
         err.print(f"  {e.file}: [bold]{p.path}[/]: {p.message}", markup=True)
 
 
+def print_raw(text: str) -> None:
+    """An output file's text on standard output (`-o -`)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
 def print_error(message: str) -> None:
     err.print(Text("error: ", style="bold red") + Text(message))
 
