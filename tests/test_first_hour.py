@@ -85,3 +85,17 @@ def test_deadline_is_named_too() -> None:
     doc["jobs"][3]["deadline"] = 7  # released at 5, lasts 10
     reason = plain_infeasibility(instance_from_dict(doc, file="x"))
     assert reason == "job d: deadline 7 passed (earliest end 15)"
+
+
+def test_help_has_examples_of_real_commands() -> None:
+    from planner.cli import EXAMPLES
+
+    r = CliRunner().invoke(main, ["--help"])
+    assert "Examples:" in r.output
+    lines = [ln.split() for ln in EXAMPLES.splitlines() if ln.strip().startswith("plan ")]
+    assert len(lines) >= 5 and all(words[1] in main.commands for words in lines)
+
+
+def test_models_never_cuts_a_model_name() -> None:
+    r = CliRunner().invoke(main, ["models"], terminal_width=60, env={"COLUMNS": "60"})
+    assert "shufflenet_v2_x1_0" in r.output

@@ -117,7 +117,9 @@ def print_violations(violations: Sequence[Any]) -> None:
 
 def print_models(rows: Iterable[Mapping[str, Any]]) -> None:
     t = Table(title="model catalogue")
-    for col in ("model", "batch size", "GPU memory (GB)", "GPU counts", "iteration ms"):
+    # Model names are what users type into instances: never cut them; the lists wrap.
+    t.add_column("model", no_wrap=True, overflow="fold", min_width=18)
+    for col in ("batch size", "GPU memory (GB)", "GPU counts", "iteration ms"):
         t.add_column(col)
     for r in rows:
         t.add_row(
