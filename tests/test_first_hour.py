@@ -99,3 +99,55 @@ def test_help_has_examples_of_real_commands() -> None:
 def test_models_never_cuts_a_model_name() -> None:
     r = CliRunner().invoke(main, ["models"], terminal_width=60, env={"COLUMNS": "60"})
     assert "shufflenet_v2_x1_0" in r.output
+
+
+def test_job_table_says_why_each_job_waited() -> None:
+    from planner.read import instance_from_dict
+    from planner.schedule import Assignment, Placement, Schedule
+    from planner.verify import verify
+    from planner.waits import job_rows
+
+    inst = instance_from_dict(
+        {
+            "name": "why",
+            "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 4}]},
+            "policy": {"priority": "strict"},
+            "jobs": [
+                {"id": "held", "duration": 5, "gpus": 4},
+                {"id": "next", "duration": 3, "gpus": 1, "after": ["held"]},
+                {"id": "big", "duration": 2, "gpus": 4, "priority": 1},
+                {"id": "low", "duration": 2, "gpus": 4},
+                {"id": "late", "duration": 1, "gpus": 1, "release": 30},
+            ],
+            "reservations": [{"id": "r", "start": 0, "end": 10, "nodes": ["n-0"], "for": None}],
+        },
+        file="why",
+    )
+    all_gpus = (Placement("n-0", (0, 1, 2, 3)),)
+    sched = Schedule(
+        "why",
+        "hand",
+        "feasible",
+        jobs=(
+            Assignment("big", 10, 12, all_gpus),
+            Assignment("held", 12, 17, all_gpus),
+            Assignment("next", 17, 20, (Placement("n-0", (0,)),)),
+            Assignment("low", 20, 22, all_gpus),
+            Assignment("late", 30, 31, (Placement("n-0", (1,)),)),
+        ),
+    )
+    assert verify(inst, sched) == []
+    why = {r.job: (r.wait, r.why) for r in job_rows(inst, sched)}
+    assert why == {
+        "big": (10, "reservation r"),
+        "held": (12, "capacity (big ended)"),
+        "next": (17, "predecessor held"),
+        "low": (20, "capacity (next ended)"),
+        "late": (0, ""),
+    }
+
+
+def test_solve_prints_the_job_table_for_small_instances() -> None:
+    r = CliRunner().invoke(main, ["solve", str(HOSTILE / "good.json"), "--solver", "greedy"])
+    assert r.exit_code == 0 and "why it waited" in r.stdout
+    assert "the schedule was not written" in r.stderr

@@ -46,6 +46,9 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     return cast(Schedule, box["result"])
 
 
+JOB_TABLE_MAX = 25  # a larger table scrolls the summary away: ask for it with --jobs
+
+
 @click.command()
 @click.argument("instance", type=click.Path(dir_okay=False))
 @click.option(
@@ -90,6 +93,12 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     help="MILP: at most this many time slots.",
 )
 @click.option("--slot", type=click.IntRange(min=1), help="MILP: slot length in time units.")
+@click.option(
+    "--jobs",
+    "show_jobs",
+    is_flag=True,
+    help=f"Print the per-job table (shown anyway up to {JOB_TABLE_MAX} jobs).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the schedule JSON instead of tables.")
 @handle_errors
 def solve(
@@ -104,6 +113,7 @@ def solve(
     milp_backend: str,
     slots: int,
     slot: int | None,
+    show_jobs: bool,
     as_json: bool,
 ) -> None:
     """Plan INSTANCE and write the schedule."""
@@ -160,6 +170,10 @@ def solve(
     if as_json:
         terminal.print_json(doc)
     else:
+        if found and (show_jobs or len(sched.jobs) <= JOB_TABLE_MAX):
+            from planner.waits import job_rows
+
+            terminal.print_job_table(job_rows(inst, sched), inst.time_unit)
         terminal.print_summary(doc, inst.time_unit)
         for path in files if found else ():
             terminal.print_note(f"wrote {path}")

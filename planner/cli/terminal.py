@@ -109,6 +109,16 @@ def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
     out.print(t)
 
 
+def print_job_table(rows: Sequence[Any], time_unit: str) -> None:
+    """Where and when each job runs and, for a job that waited, why (`planner.waits`)."""
+    t = Table(title="jobs", box=None)
+    for col in ("job", "node", "GPUs", "start", "end", f"wait ({time_unit})", "why it waited"):
+        t.add_column(col, justify="left" if col in ("job", "node", "why it waited") else "right")
+    for r in rows:
+        t.add_row(r.job, r.nodes, str(r.gpus), _fmt(r.start), _fmt(r.end), _fmt(r.wait), r.why)
+    out.print(t)
+
+
 def print_violations(violations: Sequence[Any]) -> None:
     err.print(f"[bold red]{len(violations)} violation(s)[/]")
     for v in violations:
