@@ -151,3 +151,14 @@ def test_solve_prints_the_job_table_for_small_instances() -> None:
     r = CliRunner().invoke(main, ["solve", str(HOSTILE / "good.json"), "--solver", "greedy"])
     assert r.exit_code == 0 and "why it waited" in r.stdout
     assert "the schedule was not written" in r.stderr
+
+
+def test_live_line_shows_elapsed_over_limit_between_reports() -> None:
+    from planner.cli.terminal import StatusLine
+    from planner.solvers import Progress
+
+    line = StatusLine(limit_s=30)
+    assert str(line.__rich__()).strip().endswith("/ 30s  solving…")
+    line.last = Progress(elapsed_s=1.0, incumbent=200.0, bound=150.0)
+    text = str(line.__rich__())
+    assert "/ 30s" in text and "gap 25.00%" in text

@@ -23,6 +23,7 @@ from planner.cli.params import SECONDS
 from planner.errors import UsageError
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
+from planner.solvers.auto import DEFAULT_TIME_LIMIT
 
 
 def _in_thread(work: Callable[[], Schedule]) -> Schedule:
@@ -133,7 +134,11 @@ def solve(
     check_outputs([output, gantt], [instance])  # before solving: never lose a plan
     inst = read_instance(instance)
 
-    with terminal.LiveLine(enabled=not as_json) as live, Interrupts(Event()) as signals:
+    limit_s = time_limit
+    if limit_s is None and not solver.startswith("greedy"):
+        limit_s = DEFAULT_TIME_LIMIT
+    live_line = terminal.LiveLine(enabled=not as_json, limit_s=limit_s)
+    with live_line as live, Interrupts(Event()) as signals:
         options = SolveOptions(
             time_limit=time_limit,
             seed=seed,

@@ -147,17 +147,40 @@ def print_validated(name: str, counts: Mapping[str, int]) -> None:
     out.print(f"[green]ok[/] {name}: {parts}")
 
 
-class LiveLine:
-    """A one-line live display on stderr of incumbent, bound, gap and elapsed time."""
+class StatusLine:
+    """The live line's text, rendered afresh at every refresh so that elapsed time moves
+    between improvements: elapsed / limit, incumbent, bound and gap of the last report."""
 
-    def __init__(self, enabled: bool):
+    def __init__(self, limit_s: float | None):
+        self.t0 = time.monotonic()
+        self.limit_s = limit_s
+        self.last: Progress | None = None
+
+    def __rich__(self) -> Text:
+        elapsed = time.monotonic() - self.t0
+        clock = f"{elapsed:6.1f}s" + (f" / {self.limit_s:g}s" if self.limit_s is not None else "")
+        p = self.last
+        if p is None:
+            return Text(f"{clock}  solving…")
+        gap = "-"
+        if p.incumbent is not None and p.bound is not None and p.incumbent:
+            gap = f"{100 * (p.incumbent - p.bound) / abs(p.incumbent):.2f}%"
+        return Text(
+            f"{clock}  incumbent {_fmt(p.incumbent)}  bound {_fmt(p.bound)}  gap {gap}  {p.message}"
+        )
+
+
+class LiveLine:
+    """A one-line live display on stderr of elapsed / limit, incumbent, bound and gap."""
+
+    def __init__(self, enabled: bool, limit_s: float | None = None):
         self.enabled = enabled and err.is_terminal
         self._live: Live | None = None
-        self._last = 0.0
+        self.line = StatusLine(limit_s)
 
     def __enter__(self) -> LiveLine:
         if self.enabled:
-            self._live = Live(Text("solving…"), console=err, transient=True, refresh_per_second=4)
+            self._live = Live(self.line, console=err, transient=True, refresh_per_second=4)
             self._live.__enter__()
         return self
 
@@ -166,21 +189,7 @@ class LiveLine:
             self._live.__exit__(None, None, None)
 
     def update(self, p: Progress) -> None:
-        if self._live is None:
-            return
-        now = time.monotonic()
-        if now - self._last < 0.2:
-            return
-        self._last = now
-        gap = "-"
-        if p.incumbent is not None and p.bound is not None and p.incumbent:
-            gap = f"{100 * (p.incumbent - p.bound) / abs(p.incumbent):.2f}%"
-        self._live.update(
-            Text(
-                f"{p.elapsed_s:7.1f}s  incumbent {_fmt(p.incumbent)}  bound {_fmt(p.bound)}"
-                f"  gap {gap}  {p.message}"
-            )
-        )
+        self.line.last = p  # drawn at the next refresh
 
 
 # --- plan bench ---
