@@ -12,7 +12,7 @@ import click
 
 from planner.cli import terminal
 from planner.cli.common import handle_errors
-from planner.cli.params import SECONDS
+from planner.cli.params import SECONDS, SEED, THREADS
 from planner.errors import UsageError
 
 DEFAULT_SOLVERS = "greedy:fifo,greedy:srsf,greedy:interleave,cpsat,milp"
@@ -50,14 +50,14 @@ def parse_solvers(text: str) -> list[str]:
 )
 @click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=THREADS,
     default=2,
     show_default=True,
     help="Solves at a time (1: in this process).",
 )
 @click.option(
     "--solver-threads",
-    type=click.IntRange(min=1),
+    type=THREADS,
     default=1,
     show_default=True,
     help="Threads inside each solve (CP-SAT workers).",
@@ -69,7 +69,7 @@ def parse_solvers(text: str) -> list[str]:
     show_default=True,
     help="Runs per (instance, solver), with seeds seed, seed+1, ...",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--baseline",
     default="greedy:fifo",

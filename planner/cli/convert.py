@@ -9,6 +9,7 @@ import click
 
 from planner.cli import terminal
 from planner.cli.common import handle_errors
+from planner.cli.params import SEED
 from planner.errors import InputError, Problem, UsageError
 
 
@@ -147,7 +148,7 @@ def import_(
     help="Number of jobs (at most 200,000).",
 )
 @click.option("--nodes", type=click.IntRange(min=1), required=True, help="Number of nodes.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same instance.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Same seed, same instance.")
 @click.option(
     "-o",
     "--output",

@@ -30,3 +30,10 @@ class Seconds(click.ParamType):
 
 
 SECONDS = Seconds()
+
+# Solver seeds reach CP-SAT and HiGHS as 32-bit integers; bench adds the repeat number.
+SEED = click.IntRange(-(2**30), 2**30)
+
+# Threads or processes: HiGHS aborts the process when asked for tens of thousands.
+MAX_THREADS = 256
+THREADS = click.IntRange(1, MAX_THREADS)

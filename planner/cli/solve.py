@@ -19,7 +19,7 @@ from planner.cli.common import (
     parse_objective,
 )
 from planner.cli.interrupts import Interrupts
-from planner.cli.params import SECONDS
+from planner.cli.params import SECONDS, SEED, THREADS
 from planner.errors import UsageError
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
@@ -75,10 +75,10 @@ JOB_TABLE_MAX = 25  # a larger table scrolls the summary away: ask for it with -
     help="total_weighted_jct, makespan or total_weighted_tardiness, or a "
     "comma-separated lexicographic list [default: the instance's].",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of the solvers.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Random seed of the solvers.")
 @click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=THREADS,
     default=2,
     show_default=True,
     help="Solver threads (CP-SAT search workers, MILP threads).",
