@@ -178,3 +178,23 @@ def test_structural_mutations_never_crash(tmp_path: Path, data: st.DataObject) -
     run_cli(tmp_path, "check", "i.json", "s.json")
     run_cli(tmp_path, "export", "s.json", "--gantt", "g.csv", "--instance", "i.json")
     run_cli(tmp_path, "solve", "i.json", "--solver", "greedy:fifo", "-o", "out.json")
+
+
+IMPORTS = (
+    ("psplib", HOSTILE / "psplib-good.sm"),
+    ("jobshop", HOSTILE.parent.parent.parent / "instances" / "jobshop" / "ft06.jss"),
+    ("muri", HOSTILE / "trace.csv"),
+)
+
+
+@QUICK
+@given(st.sampled_from(IMPORTS), byte_edits())
+def test_mutated_import_files_never_crash(
+    tmp_path: Path, source: tuple[str, Path], edits: Any
+) -> None:
+    kind, path = source
+    (tmp_path / "in.txt").write_bytes(mutate_bytes(path.read_bytes(), edits))
+    code = run_cli(tmp_path, "import", kind, "in.txt", "-o", "out.json")
+    assert code in (0, 2)
+    if code == 0:
+        run_cli(tmp_path, "validate", "out.json")

@@ -112,7 +112,7 @@ def import_(
         parse = parse_sm if kind == "psplib" else parse_jss
         try:
             doc = {**parse(_read_text(file)), "name": name}
-        except (ValueError, IndexError) as e:  # the parsers' format errors
+        except (ValueError, LookupError, ArithmeticError) as e:  # the parsers' format errors
             raise InputError(file, [Problem("$", f"not a {kind} file: {e}")]) from None
     else:
         from planner.importers.muri import muri_to_instance
