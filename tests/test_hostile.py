@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from planner.bench.results import COLUMNS
 from planner.cli import main
 
 HERE = Path(__file__).resolve().parent / "hostile"
@@ -39,6 +40,11 @@ def make_folder(tmp: Path) -> Path:
     (work / "deep.json").write_text("[" * DEPTH + "]" * DEPTH)
     (work / "deep-object.json").write_text('{"a":' * DEPTH + "1" + "}" * DEPTH)
     (work / "deep-schedule.json").write_text('{"jobs": ' + "[" * DEPTH + "]" * DEPTH + "}")
+    # A field over csv's 128 KiB limit, in a bench results file and in a trace.
+    huge = '"' + "x" * 140_000 + '"\n'
+    (work / "bench-huge-field.csv").write_text(",".join(COLUMNS) + "\n" + huge)
+    trace_header = (work / "trace.csv").read_text().splitlines()[0]
+    (work / "trace-huge-field.csv").write_text(trace_header + "\n" + huge)
     os.mkfifo(work / "fifo.json")
     (work / "folder").mkdir()
     return work

@@ -124,7 +124,11 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     if not text.strip():
         return [], 0
     reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) != COLUMNS:
+    try:
+        header, raws = tuple(reader.fieldnames or ()), list(reader)
+    except csv.Error as e:  # e.g. a field over csv's size limit: not a file we wrote
+        raise UsageError(f"{path} is not a results file ({e}); choose another -o file") from None
+    if header != COLUMNS:
         raise UsageError(
             f"{path} is not a results file of this version of `plan bench` "
             "(its columns differ); choose another -o file"
@@ -132,7 +136,7 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     rows: list[dict[str, Any]] = []
     seen: dict[Key, int] = {}
     dropped = 0
-    for raw in reader:
+    for raw in raws:
         if None in raw:  # more fields than columns
             dropped += 1
             continue
