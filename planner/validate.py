@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from planner.durations import solo_iteration_ms
+from planner.durations import ceil_units, solo_iteration_ms
 from planner.errors import Problem
 from planner.instance import Instance, Job, Profile
 from planner.limits import MAX_DURATION
@@ -231,14 +231,17 @@ def _cycles(p: Parsed) -> list[Problem]:
 def _too_long(instance: Instance, job: Job, groups: Any, path: str, out: list[Problem]) -> bool:
     """A profiled job whose duration on its slowest allowed node exceeds MAX_DURATION
     (a huge iteration count or a tiny node speed) is refused before any arithmetic
-    overflows."""
+    overflows; one whose duration rounds to 0 units (a vanishing iteration time) too, as
+    the verifier holds profiled jobs to a positive length."""
     if job.iterations is None:
         return False
     gp = instance.gpu_profile(job)
-    ms = max(job.iterations * solo_iteration_ms(gp, g.speed) for g in groups)
-    if math.isfinite(ms) and ms / instance.unit_ms <= MAX_DURATION:
+    times = [job.iterations * solo_iteration_ms(gp, g.speed) for g in groups]
+    if not all(math.isfinite(ms) and ms / instance.unit_ms <= MAX_DURATION for ms in times):
+        why = f"would run longer than the limit {MAX_DURATION:g} time units"
+    elif any(ceil_units(ms, instance.unit_ms) == 0 for ms in times):
+        why = "would last 0 time units (its iteration time is vanishingly small)"
+    else:
         return False
-    out.append(
-        Problem(path, f"job '{job.id}' would run longer than the limit {MAX_DURATION:g} time units")
-    )
+    out.append(Problem(path, f"job '{job.id}' {why}"))
     return True
