@@ -46,14 +46,24 @@ def wait_until(pred: object, timeout: float = 60.0) -> None:
     raise AssertionError("timed out waiting for the process")
 
 
+TWICE = (signal.SIGINT, signal.SIGINT)
+
+
 @pytest.mark.parametrize(
-    ("signals", "code"),
-    [((signal.SIGINT, signal.SIGINT), 130), ((signal.SIGTERM,), 143)],
-    ids=["sigint-twice", "sigterm"],
+    ("solver", "signals", "code"),
+    [
+        ("cpsat", TWICE, 130),
+        ("cpsat", (signal.SIGTERM,), 143),
+        ("milp", (signal.SIGTERM,), 143),
+        ("auto", TWICE, 130),
+    ],
+    ids=["cpsat-sigint-twice", "cpsat-sigterm", "milp-sigterm", "auto-sigint-twice"],
 )
-def test_signal_writes_the_best_schedule(tmp_path: Path, signals: tuple[int, ...], code: int):
+def test_signal_writes_the_best_schedule(
+    tmp_path: Path, solver: str, signals: tuple[int, ...], code: int
+) -> None:
     out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
-    p = plan("solve", str(DEMO), "--solver", "cpsat", "--time-limit", "60", "-o", str(out))
+    p = plan("solve", str(DEMO), "--solver", solver, "--time-limit", "60", "-o", str(out))
     p2 = None
     try:
         # SIGTERM gets a handler only once the solve starts: then the signal is meant for it.
