@@ -212,14 +212,20 @@ class Checker:
         minimum: float | None = 0.0,
         positive: bool = False,
         nullable: bool = False,
+        maximum: float = MAX_NUMBER,
     ) -> Any:
         present, v = self._get(d, key, path, default)
         if not present or (v is None and nullable):
             return v
-        return self.num_value(v, join(path, key), minimum, positive)
+        return self.num_value(v, join(path, key), minimum, positive, maximum)
 
     def num_value(
-        self, v: Any, path: str, minimum: float | None = 0.0, positive: bool = False
+        self,
+        v: Any,
+        path: str,
+        minimum: float | None = 0.0,
+        positive: bool = False,
+        maximum: float = MAX_NUMBER,
     ) -> float | None:
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
             self.add(path, f"expected a number, got {kind(v)} {json.dumps(v)}")
@@ -230,7 +236,7 @@ class Checker:
         if minimum is not None and v < minimum:
             self.add(path, f"{v} must be >= {minimum:g}")
             return None
-        return float(v) if self.bounded(v, path) else None
+        return float(v) if self.bounded(v, path, maximum) else None
 
     def string(
         self,
@@ -503,9 +509,7 @@ def _job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
             duration = ck.integer(d, "duration", path)
     release = ck.integer(d, "release", path, default=0)
     priority = ck.integer(d, "priority", path, default=0, minimum=None)
-    weight = ck.number(d, "weight", path, default=1.0)
-    if weight is not None and not ck.bounded(weight, join(path, "weight"), MAX_WEIGHT):
-        weight = None
+    weight = ck.number(d, "weight", path, default=1.0, maximum=MAX_WEIGHT)
     due = ck.integer(d, "due", path, default=None, nullable=True)
     deadline = ck.integer(d, "deadline", path, default=None, nullable=True)
     after = ck.str_list(d, "after", path, default=[])

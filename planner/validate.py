@@ -172,10 +172,8 @@ def _job(
     if not instance.node_groups:
         out.append(Problem(path, f"job '{job.id}' fits no node (the cluster has no nodes)"))
         return
-    if not allowed:
-        return  # only unknown node types: reported above
-    if _too_long(instance, job, allowed, path, out):
-        return
+    if not allowed or _too_long(instance, job, allowed, path, out):
+        return  # only unknown node types (reported above), or a length out of bounds
     reasons = [(g.name, instance.misfit(job, g)) for g in allowed]
     if all(r is not None for _, r in reasons):
         why = "; ".join(f"{name}: {r}" for name, r in reasons)

@@ -21,6 +21,7 @@ from planner.cli.common import (
 from planner.cli.interrupts import Interrupts
 from planner.cli.params import SECONDS, SEED, THREADS
 from planner.errors import UsageError
+from planner.instance import Instance
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
 from planner.solvers.auto import DEFAULT_TIME_LIMIT
@@ -134,10 +135,7 @@ def solve(
     check_outputs([output, gantt], [instance])  # before solving: never lose a plan
     inst = read_instance(instance)
 
-    limit_s = time_limit
-    if limit_s is None and not solver.startswith("greedy"):
-        limit_s = DEFAULT_TIME_LIMIT
-    live_line = terminal.LiveLine(enabled=not as_json, limit_s=limit_s)
+    live_line = terminal.LiveLine(enabled=not as_json, limit_s=_shown_limit(time_limit, solver))
     with live_line as live, Interrupts(Event()) as signals:
         options = SolveOptions(
             time_limit=time_limit,
@@ -175,18 +173,38 @@ def solve(
     if as_json:
         terminal.print_json(doc)
     else:
-        if found and (show_jobs or len(sched.jobs) <= JOB_TABLE_MAX):
-            from planner.waits import job_rows
-
-            terminal.print_job_table(job_rows(inst, sched), inst.time_unit)
-        terminal.print_summary(doc, inst.time_unit)
-        for path in files if found else ():
-            terminal.print_note(f"wrote {path}")
-        if found and not output:
-            terminal.print_note("the schedule was not written: give -o FILE to keep it")
+        _print_result(doc, inst, sched, list(files) if found else None, bool(output), show_jobs)
     if not found:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")
         sys.exit(EXIT_INFEASIBLE)
     if signals.exit_code is not None:
         sys.exit(signals.exit_code)
+
+
+def _shown_limit(time_limit: float | None, solver: str) -> float | None:
+    """The limit the live line shows: the solvers' default, except for greedy (none)."""
+    if time_limit is None and not solver.startswith("greedy"):
+        return DEFAULT_TIME_LIMIT
+    return time_limit
+
+
+def _print_result(
+    doc: dict[str, Any],
+    inst: Instance,
+    sched: Schedule,
+    written: list[str] | None,
+    kept: bool,
+    show_jobs: bool,
+) -> None:
+    """Job table, summary and what was written (`written` None: no schedule found; `kept`:
+    the schedule itself was written)."""
+    if written is not None and (show_jobs or len(sched.jobs) <= JOB_TABLE_MAX):
+        from planner.waits import job_rows
+
+        terminal.print_job_table(job_rows(inst, sched), inst.time_unit)
+    terminal.print_summary(doc, inst.time_unit)
+    for path in written or ():
+        terminal.print_note(f"wrote {path}")
+    if written is not None and not kept:
+        terminal.print_note("the schedule was not written: give -o FILE to keep it")
