@@ -58,16 +58,25 @@ def check_output(path: str) -> Path:
     return target
 
 
+def _identity(path: Path) -> object:
+    """What makes two paths the same file: the inode when it exists (hard links too)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return path
+    return (st.st_dev, st.st_ino)
+
+
 def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = ()) -> None:
     """Every output writable, no two the same file, none an input (UsageError otherwise)."""
-    seen: dict[Path, str] = {}
-    ins = {Path(os.path.realpath(i)): i for i in inputs if i}
+    seen: dict[object, str] = {}
+    ins = {_identity(Path(os.path.realpath(i))): i for i in inputs if i}
     if sum(out == STDOUT for out in outputs) > 1:
         raise _refuse(STDOUT, "only one output can go to standard output")
     for out in outputs:
         if not out or out == STDOUT:
             continue
-        target = check_output(out)
+        target = _identity(check_output(out))
         if target in seen:
             raise _refuse(out, f"it is the same file as the output {seen[target]}")
         if target in ins:

@@ -98,6 +98,10 @@ def test_check_outputs_refusals(tmp_path: Path) -> None:
             outputs.check_outputs([out], inputs)
     with pytest.raises(UsageError, match="same file"):
         outputs.check_outputs([str(tmp_path / "a"), str(tmp_path / "." / "a")])
+    os.link(tmp_path / "file", tmp_path / "link")
+    with pytest.raises(UsageError, match="input file"):  # a hard link is the same file
+        outputs.check_outputs([str(tmp_path / "link")], [str(tmp_path / "file")])
+    (tmp_path / "link").unlink()
     outputs.check_outputs([str(tmp_path / "new" / "deeper" / "a.json")])  # folders are made
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # the probe left nothing
 
