@@ -198,3 +198,28 @@ def test_mutated_import_files_never_crash(
     assert code in (0, 2)
     if code == 0:
         run_cli(tmp_path, "validate", "out.json")
+
+
+def true_depth(v: Any) -> int:
+    if isinstance(v, dict):
+        return 1 + max((true_depth(x) for x in v.values()), default=0)
+    if isinstance(v, list):
+        return 1 + max((true_depth(x) for x in v), default=0)
+    return 0
+
+
+TRICKY_TEXT = st.text(alphabet='[]{}"\\ \n/aé\u2028', max_size=8)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | TRICKY_TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TRICKY_TEXT, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(JSON_VALUES, st.booleans())
+def test_nesting_scan_matches_the_parsed_depth(value: Any, ascii_only: bool) -> None:
+    from planner.jsonio import nesting_depth
+
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert nesting_depth(text) == true_depth(value)
