@@ -131,6 +131,9 @@ def import_(
     _write_instance(doc, output, file, as_json)
 
 
+BUSY_FROM_JOBS = 10_000  # from here generating takes seconds: show a spinner
+
+
 @click.command()
 @click.option(
     "--family",
@@ -170,4 +173,6 @@ def generate(family: str, n_jobs: int, nodes: int, seed: int, output: str, as_js
             "(larger instances exceed what the solvers can plan; generate several)"
         )
     check_outputs([output])
-    _write_instance(make(family, n_jobs, nodes, seed), output, f"<generated {family}>", as_json)
+    with terminal.busy(f"generating {n_jobs} jobs…", enabled=n_jobs >= BUSY_FROM_JOBS):
+        doc = make(family, n_jobs, nodes, seed)
+        _write_instance(doc, output, f"<generated {family}>", as_json)

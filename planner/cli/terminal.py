@@ -5,6 +5,7 @@ Commands hand values to these functions; nothing else in the package prints.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,6 +41,13 @@ def print_input_error(e: InputError, as_json: bool = False) -> None:
     err.print(f"[bold red]error:[/] {e.file}: {len(e.problems)} problem(s)")
     for p in e.problems:
         err.print(f"  {e.file}: [bold]{p.path}[/]: {p.message}", markup=True)
+
+
+def busy(message: str, enabled: bool) -> Any:
+    """A spinner with `message` on stderr while a long step runs (terminals only)."""
+    if enabled and err.is_terminal:
+        return err.status(message)
+    return contextlib.nullcontext()
 
 
 def print_raw(text: str) -> None:
