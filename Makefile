@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
-TIME   ?= 20
+TIME   ?= 10
 
 .PHONY: demo test lint bench install clean
 

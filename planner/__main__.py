@@ -1,5 +1,5 @@
 """`python -m planner` is `plan`."""
 
-from planner.cli import main
+from planner.launch import run
 
-main(prog_name="plan")
+run()

@@ -630,3 +630,12 @@ def _lp_bound(release: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
             if rem - run > 1e-12 * p_l[j]:
                 heapq.heappush(heap, (ratio, j, rem - run))
     return total
+
+
+def earliest_ends(instance: Instance) -> dict[str, float]:
+    """A lower bound on each job's end: its release and predecessors' chain plus its
+    shortest duration on any node it may use (the per-job floor of the bounds above)."""
+    if not instance.jobs:
+        return {}
+    b = _Bounds(instance)
+    return {j.id: float(b.end[b.index[j.id]]) for j in instance.jobs}

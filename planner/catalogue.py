@@ -5,13 +5,12 @@ The default folder is `$PLANNER_MODELS` when set, else the repository's `models/
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from planner.checker import Checker
-from planner.errors import InputError, Problem
+from planner.errors import InputError
 from planner.instance import Profile
 from planner.profiles import parse_profile
 
@@ -27,17 +26,9 @@ def models_dir(directory: Path | str | None = None) -> Path:
 
 def load_profile(path: Path) -> Profile:
     """One catalogue file; its `model` must match the file name."""
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(str(path), [Problem("$", "file not found")]) from None
-    except json.JSONDecodeError as e:
-        raise InputError(
-            str(path),
-            [Problem("$", f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}")],
-        ) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(str(path), [Problem("$", f"cannot read the file: {e}")]) from None
+    from planner.jsonio import read_json
+
+    d = read_json(path)
     ck = Checker()
     prof = parse_profile(d, "$", ck, name=path.stem)
     if prof is None or ck.problems:

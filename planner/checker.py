@@ -11,6 +11,7 @@ from collections.abc import Collection
 from typing import Any
 
 from planner.errors import Problem
+from planner.limits import MAX_NUMBER
 
 REQUIRED: Any = object()  # marks a required field in the getters below
 
@@ -101,7 +102,14 @@ class Checker:
             what = "negative" if minimum == 0 else f"less than {minimum}"
             self.add(path, f"{v} is {what}" + (" (times are non-negative)" if minimum == 0 else ""))
             return None
-        return v
+        return v if self.bounded(v, path) else None
+
+    def bounded(self, v: float, path: str, limit: float = MAX_NUMBER) -> bool:
+        """False (and a problem) when |v| exceeds the documented limit."""
+        if abs(v) > limit:
+            self.add(path, f"{v:g} is larger than the limit {limit:g}")
+            return False
+        return True
 
     def number(
         self,
@@ -112,14 +120,20 @@ class Checker:
         minimum: float | None = 0.0,
         positive: bool = False,
         nullable: bool = False,
+        maximum: float = MAX_NUMBER,
     ) -> Any:
         present, v = self._get(d, key, path, default)
         if not present or (v is None and nullable):
             return v
-        return self.num_value(v, join(path, key), minimum, positive)
+        return self.num_value(v, join(path, key), minimum, positive, maximum)
 
     def num_value(
-        self, v: Any, path: str, minimum: float | None = 0.0, positive: bool = False
+        self,
+        v: Any,
+        path: str,
+        minimum: float | None = 0.0,
+        positive: bool = False,
+        maximum: float = MAX_NUMBER,
     ) -> float | None:
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
             self.add(path, f"expected a number, got {kind(v)} {json.dumps(v)}")
@@ -130,7 +144,7 @@ class Checker:
         if minimum is not None and v < minimum:
             self.add(path, f"{v} must be >= {minimum:g}")
             return None
-        return float(v)
+        return float(v) if self.bounded(v, path, maximum) else None
 
     def string(
         self,

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from planner.instance import Instance
+from planner.jsonio import dumps
 from planner.metrics import metrics, objective_values
+from planner.outputs import write_all
 from planner.schedule import Schedule, schedule_to_dict
 
 GANTT_HEADER = (
@@ -34,24 +33,12 @@ GANTT_HEADER = (
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        # mkstemp makes the file private (0600); give it the usual mode for new files.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_all({str(path): text})
 
 
 def json_text(data: Any) -> str:
-    return json.dumps(data, indent=1) + "\n"
+    """The schedule's JSON text, never NaN or Infinity (`planner.jsonio.dumps`)."""
+    return dumps(data)
 
 
 def write_json(path: str | Path, data: Any) -> None:

@@ -8,7 +8,6 @@ cycles, fit). Every problem of both passes is reported at once, in document orde
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from planner.catalogue import load_catalogue
 from planner.errors import InputError, Problem
 from planner.instance import Instance, Node, Profile
+from planner.jsonio import read_json
 from planner.structure import TOP_FIELDS, Parsed, parse_structure
 from planner.validate import cross_check
 
@@ -87,24 +87,7 @@ def read_instance(path: str | Path, catalogue: Mapping[str, Profile] | None = No
 
 
 def raw_json(path: str | Path) -> Any:
-    """A JSON file's value; InputError (path "$") when it cannot be read or parsed."""
-    file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(file, [Problem("$", "file not found")]) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(file, [Problem("$", f"cannot read the file: {e}")]) from None
-    try:
-        d = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as e:
-        raise InputError(
-            file, [Problem("$", f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}")]
-        ) from None
-    except ValueError as e:
-        raise InputError(file, [Problem("$", f"malformed JSON: {e}")]) from None
-    return d
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    """A JSON file's value; InputError (path "$") when it cannot be read or parsed
+    (`planner.jsonio.read_json`: regular files only, size and nesting capped, strict UTF-8,
+    no NaN or Infinity)."""
+    return read_json(path)

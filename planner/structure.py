@@ -43,6 +43,7 @@ from planner.instance import (
     Profile,
     Reservation,
 )
+from planner.limits import MAX_WEIGHT
 from planner.profiles import parse_profile
 from planner.state import STATE_FIELDS, parse_live
 
@@ -297,7 +298,7 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
             duration = ck.integer(d, "duration", path)
     release = ck.integer(d, "release", path, default=0)
     priority = ck.integer(d, "priority", path, default=0, minimum=None)
-    weight = ck.number(d, "weight", path, default=1.0)
+    weight = ck.number(d, "weight", path, default=1.0, maximum=MAX_WEIGHT)
     due = ck.integer(d, "due", path, default=None, nullable=True)
     deadline = ck.integer(d, "deadline", path, default=None, nullable=True)
     after = ck.str_list(d, "after", path, default=[])

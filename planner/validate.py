@@ -6,12 +6,15 @@ had structural problems still count as known, so one typo is reported once.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from planner.checker import join, suggest
+from planner.durations import ceil_units, solo_iteration_ms
 from planner.errors import Problem
 from planner.instance import TOL, Instance, Job, Profile
+from planner.limits import MAX_DURATION
 from planner.state import check_live, ends_before_now
 from planner.structure import Parsed
 
@@ -178,8 +181,8 @@ def _check_fit(instance: Instance, path: str, job: Job, out: list[Problem]) -> N
     if not instance.node_groups:
         out.append(Problem(path, f"job '{job.id}' fits no node (the cluster has no nodes)"))
         return
-    if not allowed:
-        return  # only unknown node types: reported above
+    if not allowed or _too_long(instance, job, allowed, path, out):
+        return  # only unknown node types (reported above), or a length out of bounds
     reasons = [(g.name, instance.misfit(job, g)) for g in allowed]
     if all(r is not None for _, r in reasons):
         why = "; ".join(f"{name}: {r}" for name, r in reasons)
@@ -230,3 +233,22 @@ def _cycles(p: Parsed) -> list[Problem]:
             )
         )
     return problems
+
+
+def _too_long(instance: Instance, job: Job, groups: Any, path: str, out: list[Problem]) -> bool:
+    """A profiled job whose duration on its slowest allowed node exceeds MAX_DURATION
+    (a huge iteration count or a tiny node speed) is refused before any arithmetic
+    overflows; one whose duration rounds to 0 units (a vanishing iteration time) too, as
+    the verifier holds profiled jobs to a positive length."""
+    if job.iterations is None:
+        return False
+    gp = instance.gpu_profile(job)
+    times = [job.iterations * solo_iteration_ms(gp, g.speed) for g in groups]
+    if not all(math.isfinite(ms) and ms / instance.unit_ms <= MAX_DURATION for ms in times):
+        why = f"would run longer than the limit {MAX_DURATION:g} time units"
+    elif any(ceil_units(ms, instance.unit_ms) == 0 for ms in times):
+        why = "would last 0 time units (its iteration time is vanishingly small)"
+    else:
+        return False
+    out.append(Problem(path, f"job '{job.id}' {why}"))
+    return True

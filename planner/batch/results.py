@@ -50,11 +50,21 @@ FLOAT_COLUMNS = frozenset(
 )
 BOOL_COLUMNS = frozenset({"verified"})
 
-Key = tuple[str, str, int]
+# A row is the same run only with the same seed and time limit: rows of another
+# --seed or --time-limit are run again, not taken as done.
+Key = tuple[str, str, int, int, float | None]
 
 
 def key_of(row: Mapping[str, Any]) -> Key:
-    return (str(row["instance"]), str(row["solver"]), int(row["repeat"]))
+    limit = row.get("time_limit")
+    seed = row.get("seed")
+    return (
+        str(row["instance"]),
+        str(row["solver"]),
+        int(row["repeat"]),
+        int(seed) if seed is not None else 0,
+        None if limit is None else float(limit),
+    )
 
 
 def format_value(v: Any) -> str:
@@ -108,11 +118,17 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     p = Path(path)
     if not p.exists():
         return [], 0
-    text = p.read_text(encoding="utf-8")
+    from planner.jsonio import read_text
+
+    text = read_text(p)
     if not text.strip():
         return [], 0
     reader = csv.DictReader(io.StringIO(text))
-    if tuple(reader.fieldnames or ()) != COLUMNS:
+    try:
+        header, raws = tuple(reader.fieldnames or ()), list(reader)
+    except csv.Error as e:  # e.g. a field over csv's size limit: not a file we wrote
+        raise UsageError(f"{path} is not a results file ({e}); choose another -o file") from None
+    if header != COLUMNS:
         raise UsageError(
             f"{path} is not a results file of this version of `plan bench` "
             "(its columns differ); choose another -o file"
@@ -120,7 +136,7 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     rows: list[dict[str, Any]] = []
     seen: dict[Key, int] = {}
     dropped = 0
-    for raw in reader:
+    for raw in raws:
         if None in raw:  # more fields than columns
             dropped += 1
             continue

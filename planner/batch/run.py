@@ -14,7 +14,6 @@ milliseconds.
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
 import threading
@@ -50,8 +49,10 @@ class Task:
     text: str | None = None  # the file's content, shipped to remote (Ray) workers
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.instance, self.solver, self.repeat)
+    def key(self) -> tuple[str, str, int, int, float | None]:
+        """The resume key (`planner.batch.results.key_of` of its row)."""
+        limit = None if self.time_limit is None else float(self.time_limit)
+        return (self.instance, self.solver, self.repeat, self.run_seed, limit)
 
     @property
     def run_seed(self) -> int:
@@ -73,9 +74,12 @@ def default_margin(time_limit: float) -> float:
 def with_text(task: Task) -> Task:
     """The task with the instance file's content attached (for workers on other hosts);
     an unreadable file is left for the worker to report as an error row."""
+    from planner.errors import InputError
+    from planner.jsonio import read_text
+
     try:
-        return replace(task, text=Path(task.instance).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
+        return replace(task, text=read_text(task.instance))
+    except InputError:
         return task
 
 
@@ -170,16 +174,12 @@ def _child(task: Task, conn: Any) -> None:
 
 def load_instance(task: Task) -> Any:
     """The validated Instance; InputError (naming the file) if it is bad."""
-    from planner.errors import InputError, Problem
+    from planner.jsonio import loads
     from planner.read import instance_from_dict, read_instance
 
     if task.text is None:
         return read_instance(task.instance)
-    try:
-        doc = json.loads(task.text)
-    except ValueError as e:
-        raise InputError(task.instance, [Problem("$", f"malformed JSON: {e}")]) from None
-    return instance_from_dict(doc, file=task.instance)
+    return instance_from_dict(loads(task.text, task.instance), file=task.instance)
 
 
 def execute(task: Task) -> dict[str, Any]:

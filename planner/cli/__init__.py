@@ -14,8 +14,19 @@ from planner.cli.replan import replan
 from planner.cli.show import show
 from planner.cli.solve import solve
 
+EXAMPLES = """\b
+Examples:
+  plan validate instances/demo.json
+  plan solve instances/demo.json -o plan.json --gantt gantt.csv
+  plan solve instances/demo.json --solver greedy:srsf --time-limit 10
+  plan check instances/demo.json plan.json
+  plan export plan.json -o -
+  plan generate --family dl --jobs 50 --nodes 4 -o dl50.json
+  plan bench instances/bench --solvers greedy,cpsat --time-limit 10 -o results.csv
+"""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXAMPLES)
 @click.version_option(__version__, prog_name="plan")
 @click.option("--debug", is_flag=True, help="On an internal error, show the traceback.")
 @click.pass_context

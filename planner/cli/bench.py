@@ -12,6 +12,7 @@ import click
 
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
+from planner.cli.params import SECONDS, SEED, THREADS
 from planner.errors import UsageError
 
 DEFAULT_SOLVERS = "greedy:fifo,greedy:srsf,greedy:interleave,cpsat,milp"
@@ -42,21 +43,21 @@ def parse_solvers(text: str) -> list[str]:
 )
 @click.option(
     "--time-limit",
-    type=click.FloatRange(min=0.0),
+    type=SECONDS,
     default=10.0,
     show_default=True,
     help="Seconds per solve.",
 )
 @click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=THREADS,
     default=2,
     show_default=True,
     help="Solves at a time (1: in this process).",
 )
 @click.option(
     "--solver-threads",
-    type=click.IntRange(min=1),
+    type=THREADS,
     default=1,
     show_default=True,
     help="Threads inside each solve (CP-SAT workers).",
@@ -68,7 +69,7 @@ def parse_solvers(text: str) -> list[str]:
     show_default=True,
     help="Runs per (instance, solver), with seeds seed, seed+1, ...",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--baseline",
     default="greedy:fifo",
@@ -77,7 +78,7 @@ def parse_solvers(text: str) -> list[str]:
 )
 @click.option(
     "--margin",
-    type=click.FloatRange(min=0.0),
+    type=SECONDS,
     help="Seconds beyond the time limit before a run is killed "
     "[default: 10 + half the time limit].",
 )
@@ -123,12 +124,14 @@ def bench(
     from planner.batch.executors import check_executor
     from planner.batch.suite import collect_instances, make_tasks, run_bench
     from planner.batch.summary import summarize
+    from planner.outputs import check_outputs
 
     specs = parse_solvers(solvers)
     if baseline and baseline not in specs:
         raise UsageError(f"--baseline {baseline} is not among --solvers")
     check_executor(executor, address)
     files = collect_instances(instances)
+    check_outputs([output], files)
     tasks = make_tasks(files, specs, repeat, seed, time_limit, solver_threads, margin)
     # In-process runs fork each job: no refresh thread then (a fork copies no threads
     # but may copy a lock one of them holds).

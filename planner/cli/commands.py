@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -15,14 +14,9 @@ from planner.schedule import Schedule, ScheduleFormatError, schedule_from_dict
 
 
 def read_schedule(path: str) -> Schedule:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(path, [Problem("$", f"cannot read: {e.strerror}")]) from None
-    except json.JSONDecodeError as e:
-        raise InputError(
-            path, [Problem("$", f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}")]
-        ) from None
+    from planner.jsonio import read_json
+
+    data = read_json(path)
     try:
         return schedule_from_dict(data)
     except ScheduleFormatError as e:
@@ -63,10 +57,16 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
     inst = read_instance(instance)
     sched = read_schedule(schedule)
     violations = verify(inst, sched)
+    # The first thing to know when every job seems wrong: the schedule is of another instance.
+    other = sched.instance if sched.instance != inst.name else None
+    if other is not None and not as_json:
+        terminal.print_error(f"{schedule} is a schedule of instance '{other}', not '{inst.name}'")
     if as_json:
         terminal.print_json(
             {
                 "valid": not violations,
+                "schedule_instance": sched.instance,
+                "instance": inst.name,
                 "violations": [
                     {
                         "rule": v.rule,
@@ -92,10 +92,12 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
 @click.argument("schedule", type=click.Path(dir_okay=False))
 @click.option(
     "--gantt",
+    "-o",
+    "--output",
     "gantt",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="Write the Gantt CSV here.",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the Gantt CSV here ('-': standard output; --gantt is the same).",
 )
 @click.option(
     "--instance",
@@ -104,21 +106,32 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
     help="Instance file, for the priority, tenant and model columns "
     "(default: the file recorded in the schedule, when readable).",
 )
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @handle_errors
-def export(schedule: str, gantt: str, instance: str | None) -> None:
+def export(schedule: str, gantt: str, instance: str | None, as_json: bool) -> None:
     """Write the Gantt CSV of a schedule."""
-    from planner.export import write_gantt
+    from planner.export import gantt_csv, gantt_rows, write_gantt
+    from planner.outputs import STDOUT, check_outputs
     from planner.read import read_instance
 
+    check_outputs([gantt], [schedule, instance])
     sched = read_schedule(schedule)
-    path = instance or sched.info.get("instance_file")
+    recorded = sched.info.get("instance_file")
     inst = None
-    if path and Path(path).is_file():
-        inst = read_instance(path)
-    elif not instance:
+    if instance:  # named on the command line: it must be readable (exit 2 otherwise)
+        inst = read_instance(instance)
+    elif isinstance(recorded, str) and Path(recorded).is_file():
+        inst = read_instance(recorded)
+    else:
         terminal.print_note("instance file not found: priority, tenant and model left empty")
+    if gantt == STDOUT:
+        terminal.print_raw(gantt_csv(gantt_rows(sched, inst)))
+        return
     write_gantt(gantt, sched, inst)
-    terminal.print_note(f"wrote {gantt}")
+    if as_json:
+        terminal.print_json({"output": gantt, "jobs": len(sched.jobs)})
+    else:
+        terminal.print_note(f"wrote {gantt}")
 
 
 @click.command()

@@ -9,30 +9,45 @@ import click
 
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
-from planner.errors import InputError, Problem
+from planner.cli.params import SEED
+from planner.errors import InputError, Problem, UsageError
 
 
 def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(path, [Problem("$", f"cannot read: {e.strerror}")]) from None
+    from planner.jsonio import read_text
+
+    return read_text(path)
 
 
-def _write_instance(doc: dict[str, Any], output: str, source: str) -> None:
+def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool) -> None:
     """Validate what a converter made before writing it: a bad file is never written."""
     from planner.export import write_json
+    from planner.jsonio import dumps
+    from planner.outputs import STDOUT
     from planner.read import instance_from_dict
 
     inst = instance_from_dict(doc, file=source)
+    if output == STDOUT:
+        terminal.print_raw(dumps(doc))
+        return
     write_json(output, doc)
-    terminal.print_note(f"wrote {output}: {len(inst.jobs)} jobs, {len(inst.nodes)} nodes")
+    if as_json:
+        terminal.print_json({"output": output, "jobs": len(inst.jobs), "nodes": len(inst.nodes)})
+    else:
+        terminal.print_note(f"wrote {output}: {len(inst.jobs)} jobs, {len(inst.nodes)} nodes")
 
 
 @click.command("import")
 @click.argument("kind", type=click.Choice(["psplib", "jobshop", "muri"]))
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the instance here ('-': standard output).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @click.option("--name", help="Instance name (default: the file's stem).")
 @click.option(
     "--nodes",
@@ -88,8 +103,12 @@ def import_(
     strict_priority: bool,
     preemption: bool,
     time_unit: str,
+    as_json: bool,
 ) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
+    from planner.outputs import check_outputs
+
+    check_outputs([output], [file])
     name = name or Path(file).stem
     doc: dict[str, Any]
     if kind in ("psplib", "jobshop"):
@@ -99,7 +118,7 @@ def import_(
         parse = parse_sm if kind == "psplib" else parse_jss
         try:
             doc = {**parse(_read_text(file)), "name": name}
-        except (ValueError, IndexError) as e:  # the parsers' format errors
+        except (ValueError, LookupError, ArithmeticError) as e:  # the parsers' format errors
             raise InputError(file, [Problem("$", f"not a {kind} file: {e}")]) from None
     else:
         from planner.importers.muri import muri_to_instance
@@ -116,24 +135,54 @@ def import_(
             strict_priority=strict_priority,
             preemption=preemption,
         )
-    _write_instance(doc, output, file)
+    _write_instance(doc, output, file, as_json)
+
+
+BUSY_FROM_JOBS = 10_000  # from here generating takes seconds: show a spinner
 
 
 @click.command()
 @click.option(
-    "--family", type=click.Choice(["dl", "rcpsp", "mixed"]), default="dl", show_default=True
+    "--family",
+    type=click.Choice(["dl", "rcpsp", "mixed"]),
+    default="dl",
+    show_default=True,
+    help="dl: Muri-like training jobs; rcpsp: PSPLIB-like durations, pools and "
+    "precedence; mixed: every feature at once.",
 )
-@click.option("--jobs", "n_jobs", type=click.IntRange(min=1), required=True)
-@click.option("--nodes", type=click.IntRange(min=1), required=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--jobs",
+    "n_jobs",
+    type=click.IntRange(min=1),
+    required=True,
+    help="Number of jobs (at most 200,000).",
+)
+@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Number of nodes.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Same seed, same instance.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the instance here ('-': standard output).",
+)
 @click.option("--preemption", is_flag=True, help="Allow preemption (contract §8).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @handle_errors
 def generate(
-    family: str, n_jobs: int, nodes: int, seed: int, output: str, preemption: bool
+    family: str, n_jobs: int, nodes: int, seed: int, output: str, preemption: bool, as_json: bool
 ) -> None:
     """Write a seeded synthetic instance."""
     from planner.generate import generate as make
+    from planner.limits import MAX_GENERATED_JOBS
+    from planner.outputs import check_outputs
 
-    doc = make(family, n_jobs, nodes, seed, preemption=preemption)
-    _write_instance(doc, output, f"<generated {family}>")
+    if n_jobs > MAX_GENERATED_JOBS:
+        raise UsageError(
+            f"--jobs {n_jobs}: at most {MAX_GENERATED_JOBS} jobs per generated instance "
+            "(larger instances exceed what the solvers can plan; generate several)"
+        )
+    check_outputs([output])
+    with terminal.busy(f"generating {n_jobs} jobs…", enabled=n_jobs >= BUSY_FROM_JOBS):
+        doc = make(family, n_jobs, nodes, seed, preemption=preemption)
+        _write_instance(doc, output, f"<generated {family}>", as_json)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
-from planner.cli.solve import plan_and_write, settings_of, solve_options
+from planner.cli.solve import Outputs, plan_and_write, settings_of, solve_options
 from planner.errors import InputError, Problem
 from planner.solvers import parse_spec
 
@@ -45,18 +47,22 @@ def replan(
     milp_backend: str,
     slots: int,
     slot: int | None,
+    show_jobs: bool,
     as_json: bool,
 ) -> None:
     """Replan SCHEDULE of INSTANCE from time T: what started keeps running (or is done),
     the rest is planned again, after the changes."""
     from planner.cli.commands import read_schedule
     from planner.export import json_text
+    from planner.outputs import check_outputs
     from planner.read import raw_json, read_instance
     from planner.replan import check_now, live_document, live_instance, read_changes
     from planner.verify import verify
 
+    outs = Outputs(output, gantt, show, show_jobs=show_jobs, as_json=as_json).normalised()
     parse_spec(solver)
     settings = settings_of(objective, time_limit, seed, workers, milp_backend, slots, slot)
+    check_outputs([*outs.paths(), live_out], [instance, schedule, changes])
     inst = read_instance(instance)
     check_now(inst, now, instance)
     sched = read_schedule(schedule)
@@ -68,7 +74,7 @@ def replan(
         )
     ch = read_changes(changes) if changes else None
     live = live_instance(inst, sched, now, ch, source=changes or instance, instance_source=instance)
-    if not as_json:
+    if not outs.as_json:
         states = [j.state for j in live.jobs]
         counts = ", ".join(f"{states.count(s)} {s}" for s in ("done", "running", "waiting"))
         terminal.print_note(f"at {now}: {counts}")
@@ -77,4 +83,4 @@ def replan(
     )
     # the schedule names the live instance when it is written, as `plan check` needs it
     source = live_out or instance
-    plan_and_write(live, source, solver, settings, output, gantt, as_json, extra, show=show)
+    plan_and_write(live, source, solver, settings, replace(outs, extra=extra))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from types import FrameType
+from threading import Event
 from typing import Any, TypeVar, cast
 
 import click
@@ -17,16 +16,17 @@ import click
 import planner.cli.terminal as terminal
 from planner.cli.common import (
     EXIT_INFEASIBLE,
-    EXIT_INTERRUPTED,
     handle_errors,
     parse_objective,
 )
+from planner.cli.interrupts import Interrupts
+from planner.cli.params import SECONDS, SEED, THREADS
 from planner.cli.show import show_page
+from planner.errors import UsageError
 from planner.instance import Instance
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
-
-F = TypeVar("F", bound=Callable[..., Any])
+from planner.solvers.options import DEFAULT_TIME_LIMIT
 
 
 def _in_thread(work: Callable[[], Schedule]) -> Schedule:
@@ -50,9 +50,16 @@ def _in_thread(work: Callable[[], Schedule]) -> Schedule:
     return cast(Schedule, box["result"])
 
 
+JOB_TABLE_MAX = 25  # a larger table scrolls the summary away: ask for it with --jobs
+
+F = TypeVar("F", bound=Callable[..., Any])
+
 _SOLVE_OPTIONS = [
     click.option(
-        "-o", "--output", type=click.Path(dir_okay=False), help="Write the schedule JSON here."
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, allow_dash=True),
+        help="Write the schedule JSON here ('-': standard output, like --json).",
     ),
     click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here."),
     click.option(
@@ -64,10 +71,26 @@ _SOLVE_OPTIONS = [
         show_default=True,
         help="auto, cpsat, milp, greedy or greedy:fifo|sjf|srsf|priority|interleave.",
     ),
-    click.option("--time-limit", type=click.FloatRange(min=0.0), help="Seconds for the solver."),
-    click.option("--objective", help="Objective, or a comma-separated lexicographic list."),
-    click.option("--seed", type=int, default=0, show_default=True),
-    click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True),
+    click.option(
+        "--time-limit",
+        type=SECONDS,
+        help="Seconds for the solver [default: 30 for auto, cpsat and milp; greedy needs none].",
+    ),
+    click.option(
+        "--objective",
+        help="total_weighted_jct, makespan or total_weighted_tardiness, or a "
+        "comma-separated lexicographic list [default: the instance's].",
+    ),
+    click.option(
+        "--seed", type=SEED, default=0, show_default=True, help="Random seed of the solvers."
+    ),
+    click.option(
+        "--workers",
+        type=THREADS,
+        default=2,
+        show_default=True,
+        help="Solver threads (CP-SAT search workers, MILP threads).",
+    ),
     click.option(
         "--milp-backend", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True
     ),
@@ -80,6 +103,12 @@ _SOLVE_OPTIONS = [
     ),
     click.option("--slot", type=click.IntRange(min=1), help="MILP: slot length in time units."),
     click.option(
+        "--jobs",
+        "show_jobs",
+        is_flag=True,
+        help=f"Print the per-job table (shown anyway up to {JOB_TABLE_MAX} jobs).",
+    ),
+    click.option(
         "--json", "as_json", is_flag=True, help="Print the schedule JSON instead of tables."
     ),
 ]
@@ -90,6 +119,29 @@ def solve_options(fn: F) -> F:
     for option in reversed(_SOLVE_OPTIONS):
         fn = option(fn)
     return fn
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where one command writes: the schedule, its Gantt CSV and chart, and `extra` (path,
+    text) files written with them; `show_jobs` / `as_json` say what it prints."""
+
+    output: str | None
+    gantt: str | None
+    show: str | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+    show_jobs: bool = False
+    as_json: bool = False
+
+    def normalised(self) -> Outputs:
+        if self.gantt == "-":
+            raise UsageError("--gantt -: write the CSV to standard output with plan export S -o -")
+        if self.output == "-":  # the schedule document on standard output, tables left out
+            return replace(self, output=None, as_json=True)
+        return self
+
+    def paths(self) -> list[str | None]:
+        return [self.output, self.gantt, self.show, *(p for p, _ in self.extra)]
 
 
 def settings_of(
@@ -129,85 +181,97 @@ def solve(
     milp_backend: str,
     slots: int,
     slot: int | None,
+    show_jobs: bool,
     as_json: bool,
 ) -> None:
     """Plan INSTANCE and write the schedule."""
+    from planner.outputs import check_outputs
     from planner.read import read_instance
 
+    outs = Outputs(output, gantt, show, show_jobs=show_jobs, as_json=as_json).normalised()
     parse_spec(solver)  # a bad spec is a usage error before any reading
     settings = settings_of(objective, time_limit, seed, workers, milp_backend, slots, slot)
+    check_outputs(outs.paths(), [instance])  # before solving: never lose a plan
     inst = read_instance(instance)
-    plan_and_write(inst, instance, solver, settings, output, gantt, as_json, show=show)
+    plan_and_write(inst, instance, solver, settings, outs)
 
 
 def plan_and_write(
-    inst: Instance,
-    instance: str,
-    solver: str,
-    settings: SolveOptions,
-    output: str | None,
-    gantt: str | None,
-    as_json: bool,
-    extra: tuple[tuple[str | None, str], ...] = (),
-    show: str | None = None,
+    inst: Instance, instance: str, solver: str, settings: SolveOptions, outs: Outputs
 ) -> None:
-    """Solve with a live line and Ctrl-C handling, verify, write, print (`plan solve` and
-    `plan replan`); `extra` (path, text) files are written with the schedule."""
-    from planner.export import gantt_csv, gantt_rows, json_text, schedule_document, write_atomic
+    """Solve with a live line and Ctrl-C / SIGTERM handling, verify, write every output or
+    none, print (`plan solve` and `plan replan`)."""
+    from planner.export import gantt_csv, gantt_rows, schedule_document
+    from planner.jsonio import dumps
+    from planner.outputs import write_all
     from planner.solvers import solve as run_solver
     from planner.verify import verify
 
-    with terminal.LiveLine(enabled=not as_json) as live:
-        options = replace(settings, progress=live.update)
-        previous = signal.getsignal(signal.SIGINT)
-
-        def on_interrupt(signum: int, frame: FrameType | None) -> None:
-            # A second Ctrl-C gives up on waiting for the solver.
-            if options.stop.is_set():
-                raise KeyboardInterrupt
-            options.stop.set()
-
-        signal.signal(signal.SIGINT, on_interrupt)
+    limit = _shown_limit(settings.time_limit, solver)
+    live_line = terminal.LiveLine(enabled=not outs.as_json, limit_s=limit)
+    with live_line as live, Interrupts(Event()) as signals:
+        options = replace(settings, progress=live.update, stop=signals.stop)
         t0 = time.perf_counter()
-        try:
-            sched = _in_thread(lambda: run_solver(inst, solver, options))
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        sched = _in_thread(lambda: run_solver(inst, solver, options))
+        interrupted = {"interrupted": True} if options.stop.is_set() else {}
         sched = sched.with_(
             wall_s=time.perf_counter() - t0,
-            info={**sched.info, "instance_file": str(Path(instance))},
+            info={**sched.info, **interrupted, "instance_file": str(Path(instance))},
         )
-
-    if sched.jobs:
-        violations = verify(inst, sched)
+        found = sched.status in ("optimal", "feasible")
+        violations = verify(inst, sched) if found else []
         if violations:  # a planner bug: never write a schedule that breaks the rules
             terminal.print_error(
                 f"solver {sched.solver} produced an invalid schedule; nothing written"
             )
             terminal.print_violations(violations)
             sys.exit(EXIT_INFEASIBLE)
-    doc = schedule_document(inst, sched, objectives_of(inst, options))
-    if sched.jobs:
-        # Both texts are made before either file is written: a failure while making the
-        # second must not leave the first behind (exit 3 writes nothing).
-        texts = [(output, json_text(doc)), (gantt, gantt_csv(gantt_rows(sched, inst))), *extra]
-        for path, text in texts:
-            if path:
-                write_atomic(path, text)
-        if show:
-            show_page(doc, inst, show)
-    if as_json:
+        doc = schedule_document(inst, sched, objectives_of(inst, options))
+        files = {outs.output: dumps(doc)} if outs.output else {}
+        if outs.gantt:
+            files[outs.gantt] = gantt_csv(gantt_rows(sched, inst))
+        files.update(outs.extra)
+        if found:
+            write_all(files)
+            if outs.show:
+                show_page(doc, inst, outs.show)
+                files[outs.show] = ""
+    if outs.as_json:
         terminal.print_json(doc)
     else:
-        terminal.print_summary(doc, inst.time_unit)
-        if output and sched.jobs:
-            terminal.print_note(f"wrote {output}")
-        for path in [gantt, show, *(p for p, _ in extra)]:
-            if path and sched.jobs:
-                terminal.print_note(f"wrote {path}")
-    if not sched.jobs:
+        written = list(files) if found else None
+        _print_result(doc, inst, sched, written, bool(outs.output), outs.show_jobs)
+    if not found:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{sched.status}: {reason}")
         sys.exit(EXIT_INFEASIBLE)
-    if options.stop.is_set():
-        sys.exit(EXIT_INTERRUPTED)
+    if signals.exit_code is not None:
+        sys.exit(signals.exit_code)
+
+
+def _shown_limit(time_limit: float | None, solver: str) -> float | None:
+    """The limit the live line shows: the solvers' default, except for greedy (none)."""
+    if time_limit is None and not solver.startswith("greedy"):
+        return DEFAULT_TIME_LIMIT
+    return time_limit
+
+
+def _print_result(
+    doc: dict[str, Any],
+    inst: Instance,
+    sched: Schedule,
+    written: list[str] | None,
+    kept: bool,
+    show_jobs: bool,
+) -> None:
+    """Job table, summary and what was written (`written` None: no schedule found; `kept`:
+    the schedule itself was written)."""
+    if written is not None and (show_jobs or len(sched.jobs) <= JOB_TABLE_MAX):
+        from planner.waits import job_rows
+
+        terminal.print_job_table(job_rows(inst, sched), inst.time_unit)
+    terminal.print_summary(doc, inst.time_unit)
+    for path in written or ():
+        terminal.print_note(f"wrote {path}")
+    if written is not None and not kept:
+        terminal.print_note("the schedule was not written: give -o FILE to keep it")

@@ -5,7 +5,7 @@ Commands hand values to these functions; nothing else in the package prints.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from planner.errors import InputError
+from planner.jsonio import dumps
 from planner.solvers import Progress
 
 out = Console(highlight=False, soft_wrap=True)
@@ -24,7 +25,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=1) + "\n")
+    sys.stdout.write(dumps(data))  # never NaN or Infinity, like every JSON file written
     sys.stdout.flush()
 
 
@@ -40,6 +41,19 @@ def print_input_error(e: InputError, as_json: bool = False) -> None:
     err.print(f"[bold red]error:[/] {e.file}: {len(e.problems)} problem(s)")
     for p in e.problems:
         err.print(f"  {e.file}: [bold]{p.path}[/]: {p.message}", markup=True)
+
+
+def busy(message: str, enabled: bool) -> Any:
+    """A spinner with `message` on stderr while a long step runs (terminals only)."""
+    if enabled and err.is_terminal:
+        return err.status(message)
+    return contextlib.nullcontext()
+
+
+def print_raw(text: str) -> None:
+    """An output file's text on standard output (`-o -`)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 def print_error(message: str) -> None:
@@ -110,6 +124,18 @@ def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
         t.add_row("auto chose", f"{info['auto'].get('chose')}: {info['auto'].get('why')}")
     if "reason" in info:
         t.add_row("note", str(info["reason"]))
+    if info.get("interrupted"):
+        t.add_row("interrupted", "stopped early: this is the best schedule found so far")
+    out.print(t)
+
+
+def print_job_table(rows: Sequence[Any], time_unit: str) -> None:
+    """Where and when each job runs and, for a job that waited, why (`planner.waits`)."""
+    t = Table(title="jobs", box=None)
+    for col in ("job", "node", "GPUs", "start", "end", f"wait ({time_unit})", "why it waited"):
+        t.add_column(col, justify="left" if col in ("job", "node", "why it waited") else "right")
+    for r in rows:
+        t.add_row(r.job, r.nodes, str(r.gpus), _fmt(r.start), _fmt(r.end), _fmt(r.wait), r.why)
     out.print(t)
 
 
@@ -121,7 +147,9 @@ def print_violations(violations: Sequence[Any]) -> None:
 
 def print_models(rows: Iterable[Mapping[str, Any]]) -> None:
     t = Table(title="model catalogue")
-    for col in ("model", "batch size", "GPU memory (GB)", "GPU counts", "iteration ms"):
+    # Model names are what users type into instances: never cut them; the lists wrap.
+    t.add_column("model", no_wrap=True, overflow="fold", min_width=18)
+    for col in ("batch size", "GPU memory (GB)", "GPU counts", "iteration ms"):
         t.add_column(col)
     for r in rows:
         t.add_row(
@@ -139,17 +167,40 @@ def print_validated(name: str, counts: Mapping[str, int]) -> None:
     out.print(f"[green]ok[/] {name}: {parts}")
 
 
-class LiveLine:
-    """A one-line live display on stderr of incumbent, bound, gap and elapsed time."""
+class StatusLine:
+    """The live line's text, rendered afresh at every refresh so that elapsed time moves
+    between improvements: elapsed / limit, incumbent, bound and gap of the last report."""
 
-    def __init__(self, enabled: bool):
+    def __init__(self, limit_s: float | None):
+        self.t0 = time.monotonic()
+        self.limit_s = limit_s
+        self.last: Progress | None = None
+
+    def __rich__(self) -> Text:
+        elapsed = time.monotonic() - self.t0
+        clock = f"{elapsed:6.1f}s" + (f" / {self.limit_s:g}s" if self.limit_s is not None else "")
+        p = self.last
+        if p is None:
+            return Text(f"{clock}  solving…")
+        gap = "-"
+        if p.incumbent is not None and p.bound is not None and p.incumbent:
+            gap = f"{100 * (p.incumbent - p.bound) / abs(p.incumbent):.2f}%"
+        return Text(
+            f"{clock}  incumbent {_fmt(p.incumbent)}  bound {_fmt(p.bound)}  gap {gap}  {p.message}"
+        )
+
+
+class LiveLine:
+    """A one-line live display on stderr of elapsed / limit, incumbent, bound and gap."""
+
+    def __init__(self, enabled: bool, limit_s: float | None = None):
         self.enabled = enabled and err.is_terminal
         self._live: Live | None = None
-        self._last = 0.0
+        self.line = StatusLine(limit_s)
 
     def __enter__(self) -> LiveLine:
         if self.enabled:
-            self._live = Live(Text("solving…"), console=err, transient=True, refresh_per_second=4)
+            self._live = Live(self.line, console=err, transient=True, refresh_per_second=4)
             self._live.__enter__()
         return self
 
@@ -158,21 +209,7 @@ class LiveLine:
             self._live.__exit__(None, None, None)
 
     def update(self, p: Progress) -> None:
-        if self._live is None:
-            return
-        now = time.monotonic()
-        if now - self._last < 0.2:
-            return
-        self._last = now
-        gap = "-"
-        if p.incumbent is not None and p.bound is not None and p.incumbent:
-            gap = f"{100 * (p.incumbent - p.bound) / abs(p.incumbent):.2f}%"
-        self._live.update(
-            Text(
-                f"{p.elapsed_s:7.1f}s  incumbent {_fmt(p.incumbent)}  bound {_fmt(p.bound)}"
-                f"  gap {gap}  {p.message}"
-            )
-        )
+        self.line.last = p  # drawn at the next refresh
 
 
 # --- plan bench ---

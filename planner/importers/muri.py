@@ -29,6 +29,7 @@ Choices:
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -41,13 +42,15 @@ COLUMNS = ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "prio
 
 def read_rows(path: str | Path) -> list[dict[str, str]]:
     """The data rows of a trace CSV; InputError when the file is missing or not a trace."""
+    from planner.jsonio import read_text
+
+    text = read_text(path)
     try:
-        with Path(path).open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            rows = list(reader)
-            header = reader.fieldnames or []
-    except OSError as e:
-        raise InputError(str(path), [Problem("$", f"cannot read the file: {e}")]) from None
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = list(reader)
+        header = reader.fieldnames or []
+    except csv.Error as e:
+        raise InputError(str(path), [Problem("$", f"not a CSV file: {e}")]) from None
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise InputError(
@@ -93,6 +96,10 @@ def muri_to_instance(
         )
     stop = None if first is None else offset + first
     chosen = list(enumerate(rows))[offset:stop]
+    if not chosen:  # an empty instance would plan nothing: almost surely a wrong --offset
+        raise InputError(
+            file, [Problem("$", f"selects no rows (the trace has {len(rows)}, offset {offset})")]
+        )
 
     problems: list[Problem] = []
     parsed: list[tuple[int, dict[str, Any]]] = []
@@ -107,7 +114,7 @@ def muri_to_instance(
                 continue
             try:
                 values[col] = int(float(text)) if col == "submit_time" else int(text)
-            except ValueError:
+            except (ValueError, OverflowError):  # also 'inf' and 'nan'
                 problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got '{text}'"))
         g = values.get("num_gpu")
         if g is not None:

@@ -13,6 +13,7 @@ from planner.schedule import Schedule
 from planner.solvers.greedy import RULES as GREEDY_RULES
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import SolveOptions, objectives_of
+from planner.solvers.plain import plain_infeasibility
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -35,6 +36,17 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
     if instance.is_live:
         return _solve_live(instance, spec, options)
     name, rule = parse_spec(spec)
+    if not instance.jobs:  # nothing to plan: the empty plan is optimal for every objective
+        return Schedule(instance.name, spec, "optimal", info={"reason": "the instance has no jobs"})
+    sched = _dispatch(instance, name, rule, options)
+    if not sched.jobs and "reason" not in sched.info:
+        reason = plain_infeasibility(instance)
+        if reason is not None:
+            sched = sched.with_(info={**sched.info, "reason": reason})
+    return sched
+
+
+def _dispatch(instance: Instance, name: str, rule: str | None, options: SolveOptions) -> Schedule:
     if name == "greedy":
         return solve_greedy(instance, rule, options)
     if name == "cpsat":

@@ -1,0 +1,57 @@
+"""Ctrl-C and SIGTERM while a solver runs: stop it and keep the best schedule found.
+
+SIGINT (Ctrl-C) and SIGTERM (what `kill`, Slurm and `timeout` send) both set the solvers'
+`stop` event; the solver returns its best schedule, which is verified and written as
+usual, and the command exits 130 (SIGINT) or 143 (SIGTERM). Signals repeated within
+`REPEAT_S` seconds of the first are the same request (`timeout -s INT` delivers SIGINT
+to the process and its group microseconds apart), so they are ignored; a Ctrl-C given
+later means "stop waiting": the solve is abandoned and nothing is written.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from types import FrameType, TracebackType
+from typing import Any
+
+REPEAT_S = 1.0
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class Interrupts:
+    """Context manager routing SIGINT and SIGTERM to `stop` (main thread only)."""
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.signum: int | None = None
+        self._first = 0.0
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum is None:
+            self.signum = signum
+            self._first = time.monotonic()
+            self.stop.set()
+        elif signum == signal.SIGINT and time.monotonic() - self._first > REPEAT_S:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> Interrupts:
+        for s in EXIT_CODES:
+            self._previous[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+
+    @property
+    def exit_code(self) -> int | None:
+        """130 after SIGINT, 143 after SIGTERM, None when no signal came."""
+        return None if self.signum is None else EXIT_CODES[signal.Signals(self.signum)]

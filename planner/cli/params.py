@@ -1,0 +1,39 @@
+"""Option types shared by the commands."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import click
+
+MAX_SECONDS = 7 * 24 * 3600.0  # a week: longer limits are typing mistakes
+
+
+class Seconds(click.ParamType):
+    """A finite, non-negative number of seconds (nan, inf and negatives are refused by
+    click as a usage error, exit 2, before anything is read)."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float):
+            seconds = value
+        else:
+            try:
+                seconds = float(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or not 0 <= seconds <= MAX_SECONDS:
+            self.fail(f"{value!r} is not a number of seconds in [0, {MAX_SECONDS:g}]", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
+
+# Solver seeds reach CP-SAT and HiGHS as 32-bit integers; bench adds the repeat number.
+SEED = click.IntRange(-(2**30), 2**30)
+
+# Threads or processes: HiGHS aborts the process when asked for tens of thousands.
+MAX_THREADS = 256
+THREADS = click.IntRange(1, MAX_THREADS)

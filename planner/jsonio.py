@@ -1,0 +1,119 @@
+"""Reading and writing the tool's text files safely: one reader for every JSON and CSV
+input (instances, schedules, bench results, Muri traces) and one JSON writer.
+
+A hostile file must end in a clear InputError (exit 2), never in a traceback or in
+reading without end. So a file must be a regular file of at most `MAX_FILE_BYTES`, be
+valid UTF-8 (the error names the byte offset), and JSON must nest at most `MAX_DEPTH`
+deep (checked by a linear scan before `json.loads`, whose recursion would fail first)
+and contain no NaN or Infinity, which are not JSON numbers. The limits are in the README
+("What we chose where the contract is silent").
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from planner.errors import InputError, Problem
+
+MAX_FILE_BYTES = 256 * 1024 * 1024  # 256 MiB: a 100k-job instance is about 20 MB
+MAX_DEPTH = 64  # the contract's documents nest at most 6 deep
+
+
+def _fail(file: str, message: str) -> InputError:
+    return InputError(file, [Problem("$", message)])
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes; InputError if it is missing, not a regular file, or too large."""
+    file = str(path)
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer before fstat refuses it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise _fail(file, "not a regular file (a directory, device or pipe)")
+            if st.st_size > MAX_FILE_BYTES:
+                raise _fail(file, f"larger than the {MAX_FILE_BYTES // 2**20} MiB limit")
+            data = fh.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise _fail(file, "file not found") from None
+    except IsADirectoryError:
+        raise _fail(file, "not a regular file (a directory, device or pipe)") from None
+    except OSError as e:
+        raise _fail(file, f"cannot read the file: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:  # grew while being read
+        raise _fail(file, f"larger than the {MAX_FILE_BYTES // 2**20} MiB limit")
+    return data
+
+
+def decode(data: bytes, file: str) -> str:
+    """Strict UTF-8 (a leading byte-order mark is dropped); the error names the offset."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise _fail(file, f"not valid UTF-8 at byte offset {e.start}") from None
+
+
+def read_text(path: str | Path) -> str:
+    """A text file read safely (see the module docstring)."""
+    return decode(read_bytes(path), str(path))
+
+
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)  # a backslash and the character it escapes
+_DELETE = bytes(b for b in range(256) if b not in b'[]{}"')
+_QUOTED = re.compile(rb'"[^"]*"')
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest bracket nesting outside strings, without recursion and at C speed:
+    drop escape pairs, keep only brackets and quotes, drop the empty strings `""` this
+    leaves (removing two adjacent quotes keeps every other quote's parity), then the rare
+    strings holding brackets; the running depth is accumulated over what is left.
+    Unbalanced text gets some count; `json.loads` reports it afterwards."""
+    data = _ESCAPE.sub(b"", text.encode("utf-8", "surrogatepass"))
+    data = data.translate(None, _DELETE).replace(b'""', b"")
+    if b'"' in data:
+        data = _QUOTED.sub(b"", data).replace(b'"', b"")  # and an unterminated one
+    return max(itertools.accumulate(map(_STEP.__getitem__, data)), default=0)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999 parses to Infinity
+        raise ValueError(f"{text} is too large for a number")
+    return value
+
+
+def loads(text: str, file: str) -> Any:
+    """Parse JSON text from `file`; every problem is an InputError naming the file."""
+    if nesting_depth(text) > MAX_DEPTH:
+        raise _fail(file, f"JSON nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as e:
+        raise _fail(file, f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    except (ValueError, RecursionError) as e:
+        raise _fail(file, f"malformed JSON: {e}") from None
+
+
+def read_json(path: str | Path) -> Any:
+    """A JSON file read and parsed safely."""
+    return loads(read_text(path), str(path))
+
+
+def dumps(data: Any) -> str:
+    """The JSON text the tool writes: indented, and never NaN or Infinity (ValueError)."""
+    return json.dumps(data, indent=1, allow_nan=False) + "\n"

@@ -1,0 +1,119 @@
+"""The output files of one command: checked before any work, written as a set.
+
+`check_outputs` runs before solving, so a plan is never lost to an output path that
+cannot be written: every path must be writable (its folder, or the nearest existing
+ancestor, accepts a new file; nothing on the way is a regular file; not under /proc or
+/sys), no two outputs may be the same file, and no output may be one of the inputs.
+`write_all` writes every file of the set to a temporary file beside its target and
+renames them only when all were written, so the set is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from planner.errors import UsageError
+
+PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
+STDOUT = "-"  # an output named "-" is standard output, which the command prints itself
+
+
+def _refuse(path: str, reason: str) -> UsageError:
+    return UsageError(f"cannot write {path}: {reason}; nothing was written")
+
+
+def _nearest_existing(p: Path) -> Path:
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def _probe(folder: Path, path: str) -> None:
+    """Create and remove a file in `folder`: the only test that also holds for root and
+    for read-only mounts (os.access says yes to root on a read-only folder)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".plan-probe.", dir=folder)
+    except OSError as e:
+        raise _refuse(path, f"{folder} is not writable ({e.strerror or e})") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def check_output(path: str) -> Path:
+    """The resolved target of an output path, or UsageError saying why it cannot be written."""
+    target = Path(os.path.realpath(path))
+    if any(target == d or d in target.parents for d in PSEUDO_FILESYSTEMS):
+        raise _refuse(path, "it is under a system folder (/proc, /sys, /dev)")
+    if target.is_dir():
+        raise _refuse(path, "it is a directory")
+    if target.exists() and not target.is_file():
+        raise _refuse(path, "it exists and is not a regular file")
+    folder = _nearest_existing(target.parent)
+    if not folder.is_dir():
+        raise _refuse(path, f"{folder} is a file, not a folder")
+    _probe(folder, path)
+    return target
+
+
+def _identity(path: Path) -> object:
+    """What makes two paths the same file: the inode when it exists (hard links too)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return path
+    return (st.st_dev, st.st_ino)
+
+
+def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = ()) -> None:
+    """Every output writable, no two the same file, none an input (UsageError otherwise)."""
+    seen: dict[object, str] = {}
+    ins = {_identity(Path(os.path.realpath(i))): i for i in inputs if i}
+    if sum(out == STDOUT for out in outputs) > 1:
+        raise _refuse(STDOUT, "only one output can go to standard output")
+    for out in outputs:
+        if not out or out == STDOUT:
+            continue
+        target = _identity(check_output(out))
+        if target in seen:
+            raise _refuse(out, f"it is the same file as the output {seen[target]}")
+        if target in ins:
+            raise _refuse(out, f"it is the input file {ins[target]}")
+        seen[target] = out
+
+
+def _write_temp(target: Path, text: str) -> str:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        # mkstemp makes the file private (0600); give it the usual mode for new files.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def write_all(files: Mapping[str, str]) -> None:
+    """Write every (path, text) to a temporary file, then rename all; on any failure no
+    target is touched and UsageError names the path and the reason."""
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            target = Path(path)
+            try:
+                temps.append((_write_temp(target, text), target))
+            except OSError as e:
+                raise _refuse(path, e.strerror or str(e)) from None
+        for tmp, target in temps:
+            os.replace(tmp, target)
+    except BaseException:
+        for tmp, _ in temps:
+            Path(tmp).unlink(missing_ok=True)
+        raise

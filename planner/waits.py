@@ -1,0 +1,78 @@
+"""Why each job of a schedule started when it did: the per-job table of `plan solve`.
+
+A job that starts after its release waited for something; the first of these that holds
+at its start is named (the question an operator asks first):
+- a predecessor ending exactly then (`after`),
+- a reservation that does not admit the job ending exactly then, on a node it uses or on
+  a pool it draws from,
+- strict priority: a higher-priority job released no later starting exactly then (R9),
+- otherwise capacity: GPUs, CPUs, memory or a pool held by running jobs; jobs sharing a
+  node with it that end exactly then are named.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from planner.instance import Instance, Job
+from planner.schedule import Assignment, Schedule
+
+
+class JobRow(NamedTuple):
+    job: str
+    nodes: str
+    gpus: int
+    start: int
+    end: int
+    wait: int
+    why: str
+
+
+def job_rows(instance: Instance, schedule: Schedule) -> list[JobRow]:
+    """One row per scheduled job, in start order."""
+    by_id = {a.id: a for a in schedule.jobs}
+    rows = []
+    for a in sorted(schedule.jobs, key=lambda a: (a.start, a.id)):
+        job = instance.job_by_id.get(a.id)
+        release = job.release if job is not None else 0
+        why = "" if job is None or a.start <= release else _why(instance, job, a, by_id)
+        rows.append(
+            JobRow(
+                job=a.id,
+                nodes=",".join(p.node for p in a.placement) or "-",
+                gpus=sum(len(p.gpus) for p in a.placement),
+                start=a.start,
+                end=a.end,
+                wait=max(0, a.start - release),
+                why=why,
+            )
+        )
+    return rows
+
+
+def _why(instance: Instance, job: Job, a: Assignment, by_id: dict[str, Assignment]) -> str:
+    preds = [p for p in job.after if p in by_id and by_id[p].end == a.start]
+    if preds:
+        return f"predecessor {', '.join(sorted(preds))}"
+    nodes = {p.node for p in a.placement}
+    for r in instance.reservations:
+        touches = bool(nodes & set(r.nodes)) or (r.pool is not None and r.pool in job.demand)
+        if r.end == a.start and touches and not r.admits.admits(job):
+            return f"reservation {r.id}"
+    if instance.priority_policy == "strict":
+        ahead = [
+            b.id
+            for b in instance.jobs
+            if b.priority > job.priority
+            and b.release <= job.release
+            and b.id in by_id
+            and by_id[b.id].start == a.start
+        ]
+        if ahead:
+            return f"priority ({', '.join(sorted(ahead)[:3])})"
+    ended = sorted(
+        b.id
+        for b in by_id.values()
+        if b.end == a.start and b.id != a.id and nodes & {p.node for p in b.placement}
+    )
+    return f"capacity ({', '.join(ended[:3])} ended)" if ended else "capacity"

@@ -1,0 +1,164 @@
+"""What a new user meets first: the demo shows interleaving, and `plan check` on the
+schedule of another instance says so before listing violations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from planner.cli import main
+
+HOSTILE = Path(__file__).resolve().parent / "hostile" / "files"
+DEMO = Path(__file__).resolve().parent.parent / "instances" / "demo.json"
+
+
+def test_demo_forms_interleaving_groups(tmp_path: Path) -> None:
+    """The headline feature is visible in the demo from the greedy start on (CP-SAT and
+    auto are warm-started from it)."""
+    from planner.read import read_instance
+    from planner.schedule import schedule_from_dict
+    from planner.verify import verify
+
+    out = tmp_path / "s.json"
+    r = CliRunner().invoke(main, ["solve", str(DEMO), "--solver", "greedy", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert len(doc["groups"]) >= 1
+    assert verify(read_instance(DEMO), schedule_from_dict(doc)) == []
+
+
+def test_check_names_the_other_instance_first() -> None:
+    r = CliRunner().invoke(
+        main, ["check", str(HOSTILE / "good.json"), str(HOSTILE / "other.schedule.json")]
+    )
+    assert r.exit_code == 1
+    first = r.stderr.splitlines()[0]
+    assert "schedule of instance 'other', not 'good'" in first
+    assert "violation" in r.stderr.splitlines()[1]
+
+
+def test_check_json_reports_both_names() -> None:
+    r = CliRunner().invoke(
+        main,
+        ["check", "--json", str(HOSTILE / "good.json"), str(HOSTILE / "other.schedule.json")],
+    )
+    doc = json.loads(r.stdout)
+    assert (doc["instance"], doc["schedule_instance"], doc["valid"]) == ("good", "other", False)
+
+
+def test_bench_resumes_only_rows_of_the_same_time_limit_and_seed(tmp_path: Path) -> None:
+    out = tmp_path / "rows.csv"
+
+    def bench(*extra: str) -> dict[str, object]:
+        args = ["bench", str(HOSTILE / "good.json"), "--solvers", "greedy:fifo"]
+        r = CliRunner().invoke(main, [*args, "--workers", "1", "-o", str(out), "--json", *extra])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)
+
+    assert bench("--time-limit", "1")["skipped"] == 0
+    assert bench("--time-limit", "1")["skipped"] == 1  # the same run: resumed
+    assert bench("--time-limit", "2")["skipped"] == 0  # another limit: run again
+    assert bench("--time-limit", "2", "--seed", "5")["skipped"] == 0  # another seed
+    rows = out.read_text().splitlines()
+    assert len(rows) == 1 + 3
+
+
+def test_plainly_infeasible_instances_name_the_job_with_every_solver() -> None:
+    """A job that cannot end before the horizon: every solver names it, not only greedy."""
+    for solver in ("greedy", "cpsat", "milp", "auto"):
+        r = CliRunner().invoke(
+            main,
+            ["solve", str(HOSTILE / "horizon-short.json"), "--solver", solver]
+            + ["--time-limit", "2"],
+        )
+        assert r.exit_code == 1, r.output
+        assert "job a: horizon 10 passed" in r.stderr, (solver, r.stderr)
+
+
+def test_deadline_is_named_too() -> None:
+    from planner.read import instance_from_dict
+    from planner.solvers.plain import plain_infeasibility
+
+    doc = json.loads((HOSTILE / "good.json").read_text())
+    doc["jobs"][3]["deadline"] = 7  # released at 5, lasts 10
+    reason = plain_infeasibility(instance_from_dict(doc, file="x"))
+    assert reason == "job d: deadline 7 passed (earliest end 15)"
+
+
+def test_help_has_examples_of_real_commands() -> None:
+    from planner.cli import EXAMPLES
+
+    r = CliRunner().invoke(main, ["--help"])
+    assert "Examples:" in r.output
+    lines = [ln.split() for ln in EXAMPLES.splitlines() if ln.strip().startswith("plan ")]
+    assert len(lines) >= 5 and all(words[1] in main.commands for words in lines)
+
+
+def test_models_never_cuts_a_model_name() -> None:
+    r = CliRunner().invoke(main, ["models"], terminal_width=60, env={"COLUMNS": "60"})
+    assert "shufflenet_v2_x1_0" in r.output
+
+
+def test_job_table_says_why_each_job_waited() -> None:
+    from planner.read import instance_from_dict
+    from planner.schedule import Assignment, Placement, Schedule
+    from planner.verify import verify
+    from planner.waits import job_rows
+
+    inst = instance_from_dict(
+        {
+            "name": "why",
+            "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 4}]},
+            "policy": {"priority": "strict"},
+            "jobs": [
+                {"id": "held", "duration": 5, "gpus": 4},
+                {"id": "next", "duration": 3, "gpus": 1, "after": ["held"]},
+                {"id": "big", "duration": 2, "gpus": 4, "priority": 1},
+                {"id": "low", "duration": 2, "gpus": 4},
+                {"id": "late", "duration": 1, "gpus": 1, "release": 30},
+            ],
+            "reservations": [{"id": "r", "start": 0, "end": 10, "nodes": ["n-0"], "for": None}],
+        },
+        file="why",
+    )
+    all_gpus = (Placement("n-0", (0, 1, 2, 3)),)
+    sched = Schedule(
+        "why",
+        "hand",
+        "feasible",
+        jobs=(
+            Assignment("big", 10, 12, all_gpus),
+            Assignment("held", 12, 17, all_gpus),
+            Assignment("next", 17, 20, (Placement("n-0", (0,)),)),
+            Assignment("low", 20, 22, all_gpus),
+            Assignment("late", 30, 31, (Placement("n-0", (1,)),)),
+        ),
+    )
+    assert verify(inst, sched) == []
+    why = {r.job: (r.wait, r.why) for r in job_rows(inst, sched)}
+    assert why == {
+        "big": (10, "reservation r"),
+        "held": (12, "capacity (big ended)"),
+        "next": (17, "predecessor held"),
+        "low": (20, "capacity (next ended)"),
+        "late": (0, ""),
+    }
+
+
+def test_solve_prints_the_job_table_for_small_instances() -> None:
+    r = CliRunner().invoke(main, ["solve", str(HOSTILE / "good.json"), "--solver", "greedy"])
+    assert r.exit_code == 0 and "why it waited" in r.stdout
+    assert "the schedule was not written" in r.stderr
+
+
+def test_live_line_shows_elapsed_over_limit_between_reports() -> None:
+    from planner.cli.terminal import StatusLine
+    from planner.solvers import Progress
+
+    line = StatusLine(limit_s=30)
+    assert str(line.__rich__()).strip().endswith("/ 30s  solving…")
+    line.last = Progress(elapsed_s=1.0, incumbent=200.0, bound=150.0)
+    text = str(line.__rich__())
+    assert "/ 30s" in text and "gap 25.00%" in text

@@ -1,0 +1,193 @@
+"""The safe reader (planner/jsonio.py) and the output set (planner/outputs.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import planner.jsonio as jsonio
+import planner.outputs as outputs
+from planner.cli import main
+from planner.errors import InputError, UsageError
+from planner.read import read_instance
+from planner.schedule import schedule_from_dict
+from planner.verify import verify
+
+HOSTILE = Path(__file__).resolve().parent / "hostile" / "files"
+GOOD = HOSTILE / "good.json"
+
+
+def problem(e: pytest.ExceptionInfo[InputError]) -> str:
+    return e.value.problems[0].message
+
+
+def test_depth_scan_ignores_brackets_inside_strings() -> None:
+    text = json.dumps({"a": "[[[[{{{{" * 100, "b": [[1]]})
+    assert jsonio.nesting_depth(text) == 3
+    assert jsonio.loads(text, "x")["b"] == [[1]]
+
+
+@pytest.mark.parametrize("depth", [jsonio.MAX_DEPTH + 1, 100_000])
+def test_deep_json_is_an_input_error_not_a_recursion_error(depth: int) -> None:
+    with pytest.raises(InputError) as e:
+        jsonio.loads("[" * depth + "]" * depth, "deep.json")
+    assert "nested deeper" in problem(e)
+
+
+def test_depth_at_the_limit_parses() -> None:
+    d = jsonio.MAX_DEPTH
+    assert jsonio.nesting_depth("[" * d + "]" * d) == d
+    jsonio.loads("[" * d + "]" * d, "ok.json")
+
+
+def test_invalid_utf8_names_the_byte_offset(tmp_path: Path) -> None:
+    f = tmp_path / "bad.json"
+    f.write_bytes(b'{"name": "ab\xffc"}')
+    with pytest.raises(InputError) as e:
+        jsonio.read_json(f)
+    assert problem(e) == "not valid UTF-8 at byte offset 12"
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}', "[1e999]"])
+def test_non_finite_numbers_are_refused(text: str) -> None:
+    with pytest.raises(InputError):
+        jsonio.loads(text, "x.json")
+
+
+def test_size_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonio, "MAX_FILE_BYTES", 10)
+    f = tmp_path / "big.json"
+    f.write_text("[" + "1," * 10 + "1]")
+    with pytest.raises(InputError) as e:
+        jsonio.read_json(f)
+    assert "limit" in problem(e)
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "."])
+def test_non_regular_files_are_refused(path: str) -> None:
+    with pytest.raises(InputError) as e:
+        jsonio.read_bytes(path)
+    assert "not a regular file" in problem(e)
+
+
+def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "p")
+    with pytest.raises(InputError):
+        jsonio.read_text(tmp_path / "p")
+
+
+def test_writer_refuses_nan() -> None:
+    with pytest.raises(ValueError):
+        jsonio.dumps({"x": float("nan")})
+
+
+def test_check_outputs_refusals(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for out, inputs, why in [
+        (str(tmp_path / "file" / "x.json"), [], "not a folder"),
+        (str(tmp_path), [], "directory"),
+        ("/proc/x.json", [], "system folder"),
+        (str(tmp_path / "file"), [str(tmp_path / "file")], "input file"),
+    ]:
+        with pytest.raises(UsageError, match=why):
+            outputs.check_outputs([out], inputs)
+    with pytest.raises(UsageError, match="same file"):
+        outputs.check_outputs([str(tmp_path / "a"), str(tmp_path / "." / "a")])
+    os.link(tmp_path / "file", tmp_path / "link")
+    with pytest.raises(UsageError, match="input file"):  # a hard link is the same file
+        outputs.check_outputs([str(tmp_path / "link")], [str(tmp_path / "file")])
+    (tmp_path / "link").unlink()
+    outputs.check_outputs([str(tmp_path / "new" / "deeper" / "a.json")])  # folders are made
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # the probe left nothing
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_folder_is_refused(tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        with pytest.raises(UsageError, match="not writable"):
+            outputs.check_outputs([str(ro / "g.csv")])
+    finally:
+        ro.chmod(0o755)
+
+
+def test_the_output_set_is_written_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Gantt write fails after the schedule's temporary file was written: neither
+    existing file is replaced and no temporary file is left."""
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    out.write_text("old schedule")
+    gantt.write_text("old gantt")
+    real = outputs._write_temp
+    calls: list[Path] = []
+
+    def failing(target: Path, text: str) -> str:
+        calls.append(target)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        return real(target, text)
+
+    monkeypatch.setattr(outputs, "_write_temp", failing)
+    r = CliRunner().invoke(
+        main, ["solve", str(GOOD), "--solver", "greedy", "-o", str(out), "--gantt", str(gantt)]
+    )
+    assert r.exit_code == 2, r.output
+    assert "No space left on device" in r.output and str(gantt) in r.output
+    assert out.read_text() == "old schedule" and gantt.read_text() == "old gantt"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv", "s.json"]
+
+
+def test_output_paths_are_checked_before_solving(monkeypatch: pytest.MonkeyPatch) -> None:
+    import planner.solvers
+
+    def no_solve(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("solved although the output cannot be written")
+
+    monkeypatch.setattr(planner.solvers, "solve", no_solve)
+    r = CliRunner().invoke(main, ["solve", str(GOOD), "-o", "/proc/plan.json"])
+    assert r.exit_code == 2 and "/proc/plan.json" in r.output
+
+
+def test_export_instance_typo_is_an_error(tmp_path: Path) -> None:
+    g = tmp_path / "g.csv"
+    r = CliRunner().invoke(
+        main,
+        ["export", str(HOSTILE / "good.schedule.json"), "--gantt", str(g), "--instance", "typo"],
+    )
+    assert r.exit_code == 2 and "typo" in r.output and not g.exists()
+
+
+@pytest.mark.parametrize("solver", ["greedy", "greedy:fifo", "cpsat", "milp", "auto"])
+def test_empty_instance_is_an_optimal_empty_plan(tmp_path: Path, solver: str) -> None:
+    out = tmp_path / "s.json"
+    r = CliRunner().invoke(
+        main,
+        ["solve", str(HOSTILE / "empty-jobs.json"), "--solver", solver, "--time-limit", "1"]
+        + ["-o", str(out)],
+    )
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    assert doc["status"] == "optimal" and doc["jobs"] == []
+    inst = read_instance(HOSTILE / "empty-jobs.json")
+    assert verify(inst, schedule_from_dict(doc)) == []
+
+
+def test_numeric_limits_refuse_what_would_overflow() -> None:
+    for name, path in [
+        ("weight-1e306.json", "jobs[3].weight"),
+        ("weight-1e9.json", "jobs[3].weight"),
+        ("pool-1e308.json", "cluster.pools.power_kw"),
+        ("duration-1e13.json", "jobs[3].duration"),
+        ("speed-tiny.json", "jobs[0]"),
+    ]:
+        with pytest.raises(InputError) as e:
+            read_instance(HOSTILE / name)
+        assert path in [p.path for p in e.value.problems], name
