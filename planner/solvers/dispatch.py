@@ -39,10 +39,12 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
     if not instance.jobs:  # nothing to plan: the empty plan is optimal for every objective
         return Schedule(instance.name, spec, "optimal", info={"reason": "the instance has no jobs"})
     sched = _dispatch(instance, name, rule, options)
-    if not sched.jobs and "reason" not in sched.info:
+    if not sched.jobs:  # name the job and the constraint when the instance plainly says
         reason = plain_infeasibility(instance)
         if reason is not None:
-            sched = sched.with_(info={**sched.info, "reason": reason})
+            solver_says = sched.info.get("reason")
+            full = f"{reason} ({solver_says})" if solver_says else reason
+            sched = sched.with_(info={**sched.info, "reason": full})
     return sched
 
 
