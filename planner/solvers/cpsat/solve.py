@@ -40,7 +40,28 @@ from planner.solvers.cpsat.objective import (
 from planner.solvers.exact import best_start, end_caps, finish, semi_active_horizon, values
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
-PROVING_MAX_JOBS = 100  # see _parameters
+# Placement-free models run two full searches up to these sizes (see _parameters): any
+# RCPSP up to PROVING_MAX_JOBS jobs, pure disjunctive ones (job shops) up to
+# PROVING_MAX_DISJUNCTIVE; above LNS_MIN_JOBS hinted ones run LNS only; in between
+# (PSPLIB j60, j90) CP-SAT's default. On j60 the default does better than two full
+# searches: j6013_1 at 10 s, 2 workers reaches 118 instead of 121, and 119 with LNS only
+# (experiments/pyjobshop_compare.py).
+PROVING_MAX_JOBS = 40
+PROVING_MAX_DISJUNCTIVE = 100
+LNS_MIN_JOBS = 100
+
+
+def disjunctive(instance: Instance) -> bool:
+    """Every job that uses a pool needs all of it (a job shop's machines)."""
+    return all(
+        q >= instance.pools.get(p, 0.0) for j in instance.jobs for p, q in j.demand.items() if q > 0
+    )
+
+
+def proving_size(instance: Instance) -> bool:
+    """Whether a placement-free model is small enough for two full searches."""
+    n = len(instance.jobs)
+    return n <= PROVING_MAX_JOBS or (n <= PROVING_MAX_DISJUNCTIVE and disjunctive(instance))
 
 
 def max_per_job(instance: Instance) -> int:
@@ -155,11 +176,11 @@ def _parameters(
         p.ignore_subsolvers.extend(LNS_IGNORED)
     elif options.workers == 2 and proving:
         # CP-SAT's 2-worker default is one full search plus a thread shared by LNS
-        # workers. On models of up to PROVING_MAX_JOBS jobs without placement choices
-        # (RCPSP j30, job shops up to ft10) two full searches, with and without LP,
+        # workers. On small models without placement choices (`proving_size`: RCPSP
+        # j30, job shops up to ft10) two full searches, with and without LP,
         # prove optima much sooner (PSPLIB j3013_1: ~3.5 s instead of > 10 s; ft10
         # proved in ~4 s instead of 940-944 after 10 s). Bigger placement-free models
-        # run LNS only (above); GPU models keep the default.
+        # run LNS only (above), mid-sized ones (j60) and GPU models keep the default.
         p.num_full_subsolvers = 2
         p.subsolvers.extend(["default_lp", "no_lp"])
 
@@ -192,8 +213,8 @@ def _run_stages(
             solver,
             options,
             left,
-            proving=not cm.uses and len(cm.jobs) <= PROVING_MAX_JOBS,
-            lns_only=not cm.uses and (hinted or i > 0),
+            proving=not cm.uses and proving_size(cm.instance),
+            lns_only=not cm.uses and (hinted or i > 0) and len(cm.jobs) > LNS_MIN_JOBS,
         )
         cb = _Callback(obj, options, t0)
         done = threading.Event()
