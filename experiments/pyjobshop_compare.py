@@ -55,7 +55,9 @@ def sample(data: Path, family: str, per_set: int) -> list[tuple[str, Path, int]]
         return [(files[k].stem, files[k], ref[files[k].stem]) for k in picks]
     with open(data / "jobshop" / "optimum_kobe.csv") as fh:
         opt = {r["problem"].removesuffix(".jss"): int(r["optimum"]) for r in csv.DictReader(fh)}
-    names = [f"la{k:02d}" for k in range(4, 41, 4)] if family == "jobshop" else ["ft06", "ft10", "ft20"]
+    names = (
+        [f"la{k:02d}" for k in range(4, 41, 4)] if family == "jobshop" else ["ft06", "ft10", "ft20"]
+    )
     return [(nm, data / "jobshop" / f"{nm}.jss", opt[nm]) for nm in names]
 
 
@@ -79,12 +81,18 @@ def run_pair(d: dict[str, Any], limit: float, workers: int, plan_first: bool) ->
     else:
         q = run_pyjobshop(d, limit, workers)
         p = run_plan(d, limit, workers)
-    return {**p, "pjs_status": q["status"], "pjs_makespan": q["makespan"], "pjs_wall_s": q["wall_s"]}
+    return {
+        **p,
+        "pjs_status": q["status"],
+        "pjs_makespan": q["makespan"],
+        "pjs_wall_s": q["wall_s"],
+    }
 
 
 def table(rows: list[dict[str, Any]], families: list[str]) -> list[str]:
     out = [
-        "| set | n | plan gap | PyJobShop gap | plan proved | PyJobShop proved | plan better / worse |",
+        "| set | n | plan gap | PyJobShop gap | plan proved | PyJobShop proved"
+        " | plan better / worse |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for fam in families:

@@ -24,7 +24,7 @@ from itertools import combinations
 
 from ortools.sat.python import cp_model
 
-from planner.bounds import lower_bounds
+from planner.bounds import named_lower_bounds
 from planner.durations import group_admissible
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
@@ -32,7 +32,7 @@ from planner.metrics import objective_values
 from planner.schedule import Schedule, SolveInfo
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint
-from planner.solvers.cpsat.model import CpsatModel, build, option_durations
+from planner.solvers.cpsat.model import CpsatModel, build, option_durations, proving_size
 from planner.solvers.cpsat.objective import (
     Objective,
     add_objective,
@@ -40,28 +40,9 @@ from planner.solvers.cpsat.objective import (
 from planner.solvers.exact import best_start, end_caps, finish, semi_active_horizon, values
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
-# Placement-free models run two full searches up to these sizes (see _parameters): any
-# RCPSP up to PROVING_MAX_JOBS jobs, pure disjunctive ones (job shops) up to
-# PROVING_MAX_DISJUNCTIVE; above LNS_MIN_JOBS hinted ones run LNS only; in between
-# (PSPLIB j60, j90) CP-SAT's default. On j60 the default does better than two full
-# searches: j6013_1 at 10 s, 2 workers reaches 118 instead of 121, and 119 with LNS only
-# (experiments/pyjobshop_compare.py).
-PROVING_MAX_JOBS = 40
-PROVING_MAX_DISJUNCTIVE = 100
+# Above LNS_MIN_JOBS, hinted placement-free models run LNS only (see _parameters); below,
+# `proving_size` ones run two full searches and the rest (PSPLIB j60, j90) CP-SAT's default.
 LNS_MIN_JOBS = 100
-
-
-def disjunctive(instance: Instance) -> bool:
-    """Every job that uses a pool needs all of it (a job shop's machines)."""
-    return all(
-        q >= instance.pools.get(p, 0.0) for j in instance.jobs for p, q in j.demand.items() if q > 0
-    )
-
-
-def proving_size(instance: Instance) -> bool:
-    """Whether a placement-free model is small enough for two full searches."""
-    n = len(instance.jobs)
-    return n <= PROVING_MAX_JOBS or (n <= PROVING_MAX_DISJUNCTIVE and disjunctive(instance))
 
 
 def max_per_job(instance: Instance) -> int:
@@ -319,11 +300,15 @@ def _lower_bound(
 ) -> dict[str, float] | None:
     """The best valid bound on the first objective: CP-SAT's (when the model is exact and
     complete) or planner.bounds' relaxation bound (always valid)."""
-    vals = [] if model_bound is None else [model_bound]
+    vals = [] if model_bound is None else [(model_bound, "cpsat")]
     try:
-        static = lower_bounds(instance, [name])[name]
+        static, word = named_lower_bounds(instance, [name])[name]
         info["relaxation_bound"] = {name: static}
-        vals.append(static)
+        vals.append((static, word))
     except Exception as e:  # a bound is optional: report the failure, never fail
         info["relaxation_bound_error"] = repr(e)
-    return {name: max(vals)} if vals else None
+    if not vals:
+        return None
+    best, word = max(vals, key=lambda v: v[0])  # ties: the model's bound, listed first
+    info["bound_by"] = {name: word}
+    return {name: best}
