@@ -3,10 +3,12 @@ optima by brute force and CP-SAT, every greedy schedule, and a 20,000-job run.""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -461,3 +463,68 @@ def test_zero_length_job_gives_finite_bounds_without_warnings() -> None:
         lb = lower_bounds(instance_from_dict(d))
     assert lb["makespan"] == 3.0
     assert lb["total_weighted_jct"] >= 3.0 + 1  # b's 3 units plus c's (>= 1 unit)
+
+
+# ---- the interval LP (ingredient 6) -------------------------------------------------
+
+
+def _congested(rng: random.Random, n: int) -> Instance:
+    """Jobs that queue on a small cluster, with releases, weights and some interleaving:
+    the case the interval LP is for."""
+    jobs = [
+        Job(
+            f"j{i}",
+            rng.choice([1, 2, 2, 4]),
+            model=rng.choice(MODELS),
+            iterations=rng.randint(20, 600),
+            release=rng.choice([0, 0, 0, 40, 200]),
+            weight=rng.choice([1.0, 1.0, 3.0]),
+        )
+        if rng.random() < 0.8
+        else Job(
+            f"j{i}", rng.choice([1, 4]), duration=rng.randint(1, 300), release=rng.choice([0, 90])
+        )
+        for i in range(n)
+    ]
+    return make_instance(
+        jobs,
+        [NodeGroup("a", rng.choice([1, 2]), 4, gpu_mem_gb=32, speed=rng.choice([1.0, 1.5]))],
+        CATALOGUE.values(),
+        priority_policy="none",
+        interleaving=Interleaving(enabled=rng.random() < 0.6, max_group=rng.choice([2, 4])),
+    )
+
+
+def test_interval_lp_never_exceeds_any_verified_greedy_schedule() -> None:
+    from planner.bounds import _Bounds
+
+    rng = random.Random(14)
+    used = 0
+    for _ in range(25):
+        inst = _congested(rng, rng.randint(4, 12))
+        b = _Bounds(inst)
+        lps = b._interval_lp_parts
+        used += bool(lps) and max(lps) > b._jct_parts[0] + 1e-6
+        release = sum(j.weight * j.release for j in inst.jobs)
+        for rule in ("fifo", "sjf", "srsf", "priority", "interleave"):
+            s = solve(inst, f"greedy:{rule}")
+            assert verify(inst, s) == []
+            value = objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
+            for lp in lps:
+                assert lp - release <= value + 1e-6, (rule, lp - release, value)
+    assert used >= 5  # the LP is above the per-job bound on congested instances
+
+
+def test_lp_is_the_tightest_bound_on_the_muri_testbed() -> None:
+    from planner.bounds import named_lower_bounds
+    from planner.read import read_instance
+
+    inst = read_instance(
+        Path(__file__).resolve().parent.parent / "instances" / "muri-testbed-100.json"
+    )
+    value, word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
+    solo = dataclasses.replace(inst, interleaving=Interleaving(enabled=False))
+    plain = lower_bounds(solo, ["total_weighted_jct"])
+    assert word == "lp"
+    # Without interleaving the LP sees the queueing of solo jobs: far above the per-job bound.
+    assert plain["total_weighted_jct"] > 1.4 * value
