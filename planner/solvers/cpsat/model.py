@@ -494,10 +494,11 @@ def _pools(cm: CpsatModel) -> None:
 MAX_CLIQUE_JOBS = 100
 
 # Placement-free models run two full searches (planner.solvers.cpsat.solve._parameters)
-# and get cliques up to these sizes: any RCPSP up to PROVING_MAX_JOBS jobs, pure
-# disjunctive ones (job shops) up to PROVING_MAX_DISJUNCTIVE. On PSPLIB j60 and j90 one
-# full search plus LNS does better: j6013_1 at 10 s, 2 workers reaches 118 instead of 121
-# (experiments/pyjobshop_compare.py).
+# and get cliques (models with GPU placement always may) up to these sizes: any RCPSP up
+# to PROVING_MAX_JOBS jobs, pure disjunctive ones (job shops) up to
+# PROVING_MAX_DISJUNCTIVE. On PSPLIB j60 and j90 one full search plus LNS, without
+# cliques, does better (experiments/pyjobshop_compare.py; j6013_1 at 10 s, 2 workers:
+# 118 instead of 121).
 PROVING_MAX_JOBS = 40
 PROVING_MAX_DISJUNCTIVE = 100
 
@@ -523,7 +524,7 @@ def _disjunctive_cliques(cm: CpsatModel) -> None:
     with pool demand; the makespan tail interval joins every clique."""
     inst = cm.instance
     js = [j for j in inst.jobs if any(q > 0 for q in j.demand.values())]
-    if len(js) < 3 or len(js) > MAX_CLIQUE_JOBS or not proving_size(inst):
+    if len(js) < 3 or len(js) > MAX_CLIQUE_JOBS or (not cm.uses and not proving_size(inst)):
         return
     ids = [j.id for j in js]
     reach = descendants(inst)
