@@ -92,8 +92,10 @@ Ingredients
    e_j for the others. Its size is capped (planner.bounds_lp.MAX_COLUMNS: the grid
    coarsens with more jobs) and it is skipped above LP_MAX_JOBS jobs; HiGHS's optimum is
    shaved by _LP_SAFE for its tolerances. On instances/muri-testbed-100.json it lifts the
-   bound from 55,595 to ~57,370 average JCT (~1 s); without interleaving the same LP gives
-   ~86,800 there, so most of the remaining gap is interleaving the plans do not use.
+   bound from 55,595 to ~57,190 average JCT (well under a second); with interleaving
+   disabled the same LP gives ~86,350 there. So the remaining gap lies in interleaving:
+   pairs and groups of that testbed's models reach 1.5-2.2x the solo throughput, which
+   the bound credits while the plans found so far hardly group at all.
 
 `named_lower_bounds` also says which ingredient gives each bound: "path" (2), "volume"
 (3), "wspt" (4, 5) or "lp" (6); the CLI prints it next to the gap.
