@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from planner.bounds import _enumerate_groups, _loads, gap, lower_bounds
+from planner.bounds import _Bounds, _enumerate_groups, _loads, gap, lower_bounds
 from planner.catalogue import load_catalogue
 from planner.durations import group_cycle, raw_cycle, solo_duration, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Interleaving, Job, NodeGroup
@@ -495,24 +497,31 @@ def _congested(rng: random.Random, n: int) -> Instance:
     )
 
 
-def test_interval_lp_never_exceeds_any_verified_greedy_schedule() -> None:
-    from planner.bounds import _Bounds
+def _lp_checked(inst: Instance) -> bool:
+    """Every greedy rule's verified schedule is at least every interval-LP bound; True
+    when the LP is above the per-job bound (it had something to say)."""
+    b = _Bounds(inst)
+    lps = b._interval_lp_parts
+    release = sum(j.weight * j.release for j in inst.jobs)
+    for rule in ("fifo", "sjf", "srsf", "priority", "interleave"):
+        s = solve(inst, f"greedy:{rule}")
+        assert verify(inst, s) == []
+        value = objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
+        for lp in lps:
+            assert lp - release <= value + 1e-6, (rule, lp - release, value)
+    return bool(lps) and max(lps) > b._jct_parts[0] + 1e-6
 
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_interval_lp_never_exceeds_any_verified_greedy_schedule(seed: int) -> None:
+    rng = random.Random(seed)
+    _lp_checked(_congested(rng, rng.randint(4, 12)))
+
+
+def test_interval_lp_is_above_the_per_job_bound_on_congested_instances() -> None:
     rng = random.Random(14)
-    used = 0
-    for _ in range(25):
-        inst = _congested(rng, rng.randint(4, 12))
-        b = _Bounds(inst)
-        lps = b._interval_lp_parts
-        used += bool(lps) and max(lps) > b._jct_parts[0] + 1e-6
-        release = sum(j.weight * j.release for j in inst.jobs)
-        for rule in ("fifo", "sjf", "srsf", "priority", "interleave"):
-            s = solve(inst, f"greedy:{rule}")
-            assert verify(inst, s) == []
-            value = objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
-            for lp in lps:
-                assert lp - release <= value + 1e-6, (rule, lp - release, value)
-    assert used >= 5  # the LP is above the per-job bound on congested instances
+    assert sum(_lp_checked(_congested(rng, rng.randint(4, 12))) for _ in range(25)) >= 5
 
 
 def test_lp_is_the_tightest_bound_on_the_muri_testbed() -> None:
