@@ -330,3 +330,16 @@ def test_internal_error_while_exporting_leaves_no_file(
     code, _, stderr = run(*args)
     assert code == 3 and "internal error: RuntimeError: injected fault" in stderr
     assert not out.exists() and not gantt.exists()
+
+
+@pytest.mark.parametrize("solver", ["greedy:fifo", "cpsat"])
+def test_solve_names_the_tightest_bound_next_to_the_gap(tmp_path: Path, solver: str) -> None:
+    inst = small_instance(tmp_path)
+    out = tmp_path / "s.json"
+    code, stdout, _ = run("solve", inst, "--solver", solver, "--time-limit", "5", "-o", out)
+    assert code == 0
+    doc = json.loads(out.read_text())
+    assert verify(read_instance(inst), schedule_from_dict(doc)) == []
+    word = doc["info"]["bound_by"][next(iter(doc["objective"]))]
+    assert word in ("path", "volume", "wspt", "lp", "cpsat")
+    assert f" {word}, gap " in stdout

@@ -95,11 +95,14 @@ def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
     t.add_column(style="bold")
     t.add_column(justify="right")
     lb = doc.get("lower_bound") or {}
+    by = (doc.get("info") or {}).get("bound_by") or {}
     for name, value in (doc.get("objective") or {}).items():
         bound = lb.get(name)
         gap = ""
         if bound is not None and value:
-            gap = f"  (bound {_fmt(float(bound))}, gap {100 * (value - bound) / abs(value):.2f}%)"
+            word = f" {by[name]}" if name in by else ""
+            pct = 100 * (value - bound) / abs(value)
+            gap = f"  (bound {_fmt(float(bound))}{word}, gap {pct:.2f}%)"
         t.add_row(f"objective {name}", _fmt(float(value)) + gap)
     rows = [
         ("makespan", m.get("makespan"), time_unit),

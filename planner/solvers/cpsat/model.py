@@ -489,8 +489,31 @@ def _pools(cm: CpsatModel) -> None:
 # Cliques help proofs on small models (PSPLIB j30, job shops); on bigger ones (j120:
 # ~90 cliques of 120 jobs) they only slow the LNS that finds the improvements there
 # (j120 sample, 10 s, 2 workers, sum of gaps on the 6 open instances over 4 seeds:
-# 23.0% without, 25.3% with).
+# 23.0% without, 25.3% with), and on j60/j90 they slow CP-SAT's default search (see
+# `proving_size`).
 MAX_CLIQUE_JOBS = 100
+
+# Placement-free models run two full searches (planner.solvers.cpsat.solve._parameters)
+# and get cliques (models with GPU placement always may) up to these sizes: any RCPSP up
+# to PROVING_MAX_JOBS jobs, pure disjunctive ones (job shops) up to
+# PROVING_MAX_DISJUNCTIVE. On PSPLIB j60 and j90 one full search plus LNS, without
+# cliques, does better (experiments/pyjobshop_compare.py; j6013_1 at 10 s, 2 workers:
+# 118 instead of 121).
+PROVING_MAX_JOBS = 40
+PROVING_MAX_DISJUNCTIVE = 100
+
+
+def disjunctive(instance: Instance) -> bool:
+    """Every job that uses a pool needs all of it (a job shop's machines)."""
+    return all(
+        q >= instance.pools.get(p, 0.0) for j in instance.jobs for p, q in j.demand.items() if q > 0
+    )
+
+
+def proving_size(instance: Instance) -> bool:
+    """Whether a placement-free model is small enough for two full searches and cliques."""
+    n = len(instance.jobs)
+    return n <= PROVING_MAX_JOBS or (n <= PROVING_MAX_DISJUNCTIVE and disjunctive(instance))
 
 
 def _disjunctive_cliques(cm: CpsatModel) -> None:
@@ -501,7 +524,7 @@ def _disjunctive_cliques(cm: CpsatModel) -> None:
     with pool demand; the makespan tail interval joins every clique."""
     inst = cm.instance
     js = [j for j in inst.jobs if any(q > 0 for q in j.demand.values())]
-    if len(js) < 3 or len(js) > MAX_CLIQUE_JOBS:
+    if len(js) < 3 or len(js) > MAX_CLIQUE_JOBS or (not cm.uses and not proving_size(inst)):
         return
     ids = [j.id for j in js]
     reach = descendants(inst)

@@ -24,7 +24,7 @@ from itertools import combinations
 
 from ortools.sat.python import cp_model
 
-from planner.bounds import lower_bounds
+from planner.bounds import named_lower_bounds
 from planner.durations import group_admissible
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
@@ -32,7 +32,7 @@ from planner.metrics import objective_values
 from planner.schedule import Schedule, SolveInfo
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint
-from planner.solvers.cpsat.model import CpsatModel, build, option_durations
+from planner.solvers.cpsat.model import CpsatModel, build, option_durations, proving_size
 from planner.solvers.cpsat.objective import (
     Objective,
     add_objective,
@@ -40,7 +40,9 @@ from planner.solvers.cpsat.objective import (
 from planner.solvers.exact import best_start, end_caps, finish, semi_active_horizon, values
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
-PROVING_MAX_JOBS = 100  # see _parameters
+# Above LNS_MIN_JOBS, hinted placement-free models run LNS only (see _parameters); below,
+# `proving_size` ones run two full searches and the rest (PSPLIB j60, j90) CP-SAT's default.
+LNS_MIN_JOBS = 100
 
 
 def max_per_job(instance: Instance) -> int:
@@ -155,11 +157,11 @@ def _parameters(
         p.ignore_subsolvers.extend(LNS_IGNORED)
     elif options.workers == 2 and proving:
         # CP-SAT's 2-worker default is one full search plus a thread shared by LNS
-        # workers. On models of up to PROVING_MAX_JOBS jobs without placement choices
-        # (RCPSP j30, job shops up to ft10) two full searches, with and without LP,
+        # workers. On small models without placement choices (`proving_size`: RCPSP
+        # j30, job shops up to ft10) two full searches, with and without LP,
         # prove optima much sooner (PSPLIB j3013_1: ~3.5 s instead of > 10 s; ft10
         # proved in ~4 s instead of 940-944 after 10 s). Bigger placement-free models
-        # run LNS only (above); GPU models keep the default.
+        # run LNS only (above), mid-sized ones (j60) and GPU models keep the default.
         p.num_full_subsolvers = 2
         p.subsolvers.extend(["default_lp", "no_lp"])
 
@@ -192,8 +194,8 @@ def _run_stages(
             solver,
             options,
             left,
-            proving=not cm.uses and len(cm.jobs) <= PROVING_MAX_JOBS,
-            lns_only=not cm.uses and (hinted or i > 0),
+            proving=not cm.uses and proving_size(cm.instance),
+            lns_only=not cm.uses and (hinted or i > 0) and len(cm.jobs) > LNS_MIN_JOBS,
         )
         cb = _Callback(obj, options, t0)
         done = threading.Event()
@@ -298,11 +300,15 @@ def _lower_bound(
 ) -> dict[str, float] | None:
     """The best valid bound on the first objective: CP-SAT's (when the model is exact and
     complete) or planner.bounds' relaxation bound (always valid)."""
-    vals = [] if model_bound is None else [model_bound]
+    vals = [] if model_bound is None else [(model_bound, "cpsat")]
     try:
-        static = lower_bounds(instance, [name])[name]
+        static, word = named_lower_bounds(instance, [name])[name]
         info["relaxation_bound"] = {name: static}
-        vals.append(static)
+        vals.append((static, word))
     except Exception as e:  # a bound is optional: report the failure, never fail
         info["relaxation_bound_error"] = repr(e)
-    return {name: max(vals)} if vals else None
+    if not vals:
+        return None
+    best, word = max(vals, key=lambda v: v[0])  # ties: the model's bound, listed first
+    info["bound_by"] = {name: word}
+    return {name: best}

@@ -1,0 +1,134 @@
+"""A time-indexed LP bound on the weighted completion of jobs sharing one resource.
+
+The argument is `planner.bounds`' ingredient 6 (its module docstring); this module only
+builds and solves the LP with HiGHS. Per job: its earliest start `head_j`, its earliest
+end `end_j`, its weight, and one or more *modes* (solo, interleaved), each with the least
+amount x time `share_jm` the job takes on the resource per unit of progress and its least
+duration `least_jm` if it made all its progress in that mode. The resource has
+capacity-time `room[t]` in each slot `[points[t], points[t+1])` of a grid and unlimited
+room after the last point.
+
+    min  sum_j w_j C_j
+    s.t. sum_(t,m) x_jtm = 1                          (all of j's progress is made)
+         sum_(j,m) share_jm x_jtm <= room[t]          (capacity per slot)
+         0 <= x_jtm <= (points[t+1] - a_jt) / least_jm,  a_jt = max(points[t], head_j)
+         C_j >= sum_(t,m) a_jt x_jtm + min_m least_jm / 2,  C_j >= end_j
+
+x_jtm is the fraction of j's progress (iterations, or time for an explicit duration) made
+in slot t in mode m.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+# Above this many LP columns the bound is skipped (its cost must stay well under a second
+# or two on the instances `plan solve` runs it on; the 400-job Muri trace needs ~40k).
+MAX_COLUMNS = 60_000
+# Grid points the LP may use (the jobs' distinct heads plus an even grid fill them).
+MAX_POINTS = 400
+
+_banner_done = False
+
+
+def _highs() -> Any:
+    """A quiet Highs object (the first one of a process prints a banner on stdout)."""
+    global _banner_done
+    import highspy
+
+    if not _banner_done:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                highspy.Highs()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _banner_done = True
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def grid(
+    head: np.ndarray, share: np.ndarray, least: np.ndarray, cap: float, modes: int
+) -> np.ndarray:
+    """Grid points: 0, the distinct heads (quantiles of them when there are many) and an
+    even grid up to a rough end of the work (later work is priced at the last point);
+    about MAX_COLUMNS / (jobs x modes) points, so the LP keeps its size."""
+    points = max(8, min(MAX_POINTS, MAX_COLUMNS // max(1, modes * len(head))))
+    hs = np.unique(head)
+    if len(hs) > points // 2:
+        hs = np.unique(np.quantile(hs, np.linspace(0, 1, points // 2), method="lower"))
+    top = float(np.max(head) + share.sum() / max(cap, 1e-9) + np.max(least))
+    even = np.linspace(0.0, top, max(2, points - len(hs)))
+    return np.unique(np.concatenate(([0.0], hs, even)))
+
+
+def weighted_completion_lp(
+    head: np.ndarray,
+    modes: list[tuple[np.ndarray, np.ndarray]],
+    end: np.ndarray,
+    weight: np.ndarray,
+    points: np.ndarray,
+    room: np.ndarray,
+) -> float | None:
+    """The LP's optimum (the module docstring), or None when it is too big or unsolved.
+    `modes` holds per mode (share, least) per job (inf: the job has no such mode);
+    `room[t]` is the capacity-time of slot t (len(points) - 1 finite slots)."""
+    import highspy
+
+    n, m = len(head), len(points)
+    lo = np.append(points, np.inf)
+    first = np.maximum(0, np.searchsorted(points, head, side="right") - 1)
+    cols_j, cols_t, cols_a, cols_ub, cols_v = [], [], [], [], []
+    for share, least in modes:
+        for j in np.flatnonzero(np.isfinite(share) & np.isfinite(least) & (least > 0)):
+            ts = np.arange(first[j], m)
+            a = np.maximum(points[ts], head[j])
+            cols_j.append(np.full(len(ts), j))
+            cols_t.append(ts)
+            cols_a.append(a)
+            cols_ub.append(np.minimum((lo[ts + 1] - a) / least[j], 1.0))
+            cols_v.append(np.full(len(ts), share[j]))
+    if not cols_j:
+        return None
+    jj, tt = np.concatenate(cols_j), np.concatenate(cols_t)
+    aa, ub, vv = np.concatenate(cols_a), np.concatenate(cols_ub), np.concatenate(cols_v)
+    nx = len(jj)
+    if nx > MAX_COLUMNS or len(np.unique(jj)) < n:
+        return None
+    fastest = np.min(np.array([np.where(np.isfinite(s), t, np.inf) for s, t in modes]), axis=0)
+    scale = max(1.0, float(points[-1]))  # times in units of the grid's span
+    # Columns: x (nx), then C (n). Rows: n "sum x = 1", m-1 capacity rows, n completion rows.
+    finite = tt < m - 1
+    xs = np.arange(nx)
+    rows = np.concatenate([jj, n + tt[finite], n + (m - 1) + jj, n + (m - 1) + np.arange(n)])
+    cols = np.concatenate([xs, xs[finite], xs, nx + np.arange(n)])
+    vals = np.concatenate([np.ones(nx), vv[finite] / scale, -aa / scale, np.ones(n)])
+    order = np.lexsort((rows, cols))
+    inf = highspy.kHighsInf
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = nx + n, n + (m - 1) + n
+    lp.col_cost_ = np.concatenate([np.zeros(nx), weight])
+    lp.col_lower_ = np.concatenate([np.zeros(nx), end / scale])
+    lp.col_upper_ = np.concatenate([ub, np.full(n, inf)])
+    lp.row_lower_ = np.concatenate([np.ones(n), np.full(m - 1, -inf), fastest / 2 / scale])
+    lp.row_upper_ = np.concatenate([np.ones(n), room / scale, np.full(n, inf)])
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(nx + n + 1)).astype(np.int32)
+    lp.a_matrix_.index_ = rows[order].astype(np.int32)
+    lp.a_matrix_.value_ = vals[order]
+    h = _highs()
+    h.setOptionValue("time_limit", 5.0)  # a bound must stay cheap; unsolved = skipped
+    h.passModel(lp)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return float(h.getInfo().objective_function_value) * scale
