@@ -40,6 +40,7 @@ def build_instance(p: Parsed, profiles: Mapping[str, Profile]) -> Instance:
         priority_policy=p.priority_policy,
         preemption=p.preemption,
         objective=p.objective,
+        power_price=tuple(p.power_price),
     )
 
 

@@ -68,6 +68,12 @@ def _write_instance(doc: dict[str, Any], output: str, source: str) -> None:
     help="muri: allow preemption; restart costs come from the model catalogue (contract §8).",
 )
 @click.option(
+    "--elastic",
+    is_flag=True,
+    help="muri: offer each job the GPU counts its profile has between half and twice its "
+    "trace count, the trace count first (contract §12).",
+)
+@click.option(
     "--time-unit",
     type=click.Choice(["ms", "s", "min"]),
     default="s",
@@ -87,6 +93,7 @@ def import_(
     all_at_zero: bool,
     strict_priority: bool,
     preemption: bool,
+    elastic: bool,
     time_unit: str,
 ) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
@@ -115,6 +122,7 @@ def import_(
             time_unit=time_unit,
             strict_priority=strict_priority,
             preemption=preemption,
+            elastic=elastic,
         )
     _write_instance(doc, output, file)
 
