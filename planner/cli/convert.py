@@ -136,12 +136,17 @@ def import_(
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False))
 @click.option("--preemption", is_flag=True, help="Allow preemption (contract §8).")
+@click.option(
+    "--elastic",
+    is_flag=True,
+    help="Offer profiled jobs the GPU counts between half and twice theirs (contract §12).",
+)
 @handle_errors
 def generate(
-    family: str, n_jobs: int, nodes: int, seed: int, output: str, preemption: bool
+    family: str, n_jobs: int, nodes: int, seed: int, output: str, preemption: bool, elastic: bool
 ) -> None:
     """Write a seeded synthetic instance."""
     from planner.generate import generate as make
 
-    doc = make(family, n_jobs, nodes, seed, preemption=preemption)
+    doc = make(family, n_jobs, nodes, seed, preemption=preemption, elastic=elastic)
     _write_instance(doc, output, f"<generated {family}>")

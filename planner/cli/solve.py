@@ -147,7 +147,7 @@ def solve(
     if as_json:
         terminal.print_json(doc)
     else:
-        terminal.print_summary(doc, inst.time_unit)
+        terminal.print_summary(doc, inst.time_unit, bool(inst.power_price))
         if output and sched.jobs:
             terminal.print_note(f"wrote {output}")
         if gantt and sched.jobs:

@@ -35,9 +35,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from planner.bounds import with_bounds
+from planner.elastic import counts_of, fixed_counts
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
-from planner.elastic import counts_of, fixed_counts
 from planner.metrics import objective_values
 from planner.precedence import effective_priorities
 from planner.schedule import Schedule
