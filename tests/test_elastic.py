@@ -163,8 +163,8 @@ def test_planners_choose_the_count(solve_verified: Any, spec: str) -> None:
 @pytest.mark.parametrize("spec", ["greedy", "cpsat", "milp:cbc"])
 def test_energy_cost_waits_for_the_cheap_price(solve_verified: Any, spec: str) -> None:
     """Price 1.0 on [0, 100), 0.1 on [100, 1000), 1.0 on [1000, 100000); no idle draw. One
-    job: inside the cheap interval at 2 GPUs it costs 2 x 100 W x 100 s x 0.1 = 2000 W s, at 4 GPUs 4 x 100 x 60 x 0.1 = 2400,
-    and any run outside [100, 1000) pays the high price for part of it."""
+    job, inside the cheap interval: at 2 GPUs 2 x 100 W x 100 s x 0.1 = 2000 W s, at 4 GPUs
+    4 x 100 x 60 x 0.1 = 2400; any run outside [100, 1000) pays the high price for a part."""
     prices = (
         PriceInterval(0, 100, 1.0),
         PriceInterval(100, 1000, 0.1),
@@ -178,7 +178,7 @@ def test_energy_cost_waits_for_the_cheap_price(solve_verified: Any, spec: str) -
     if spec == "milp:cbc":  # the MILP refuses energy objectives and returns the greedy start
         assert "energy" in s.info["reason"]
     assert cost == pytest.approx(2000 * 1000 / 3.6e9)
-    assert 100 <= s.jobs[0].start and s.jobs[0].end <= 1000
+    assert s.jobs[0].start >= 100 and s.jobs[0].end <= 1000
 
 
 def test_cpsat_energy_kwh_is_exact(solve_verified: Any) -> None:
