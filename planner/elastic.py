@@ -3,14 +3,14 @@
 A planner that takes each job's count as given (`Job.gpus`) plans an elastic instance once
 the counts are fixed: `fixed_counts` gives that instance, and its schedules are valid for
 the elastic one (a segment's count is its placement's size, one of the job's counts).
-`count_choices` lists the count assignments the greedy planner tries; `price_shifts` the
-instants before which it may hold jobs back to start them at a cheaper price. Which of
+`count_choices` lists the count assignments the greedy planner tries; `hold_backs` the
+earliest starts it may hold jobs back to, to start them at a cheaper price. Which of
 them wins is measured in `experiments/elastic_energy.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from planner.durations import solo_duration
@@ -96,35 +96,56 @@ def _fill(
         counts[best[1]] = best[2]
 
 
-def price_shifts(instance: Instance, names: tuple[str, ...] | list[str]) -> list[int]:
-    """Instants before which jobs may be held back to start in a cheaper price interval:
-    the starts of the first MAX_SHIFTS intervals cheaper than the price at time 0, when
-    `energy_cost` is among the objectives; else none."""
+def hold_backs(instance: Instance, names: Sequence[str]) -> list[tuple[str, dict[str, int]]]:
+    """Earliest starts to plan with under `energy_cost` (none otherwise), each named:
+    - `until T`: every job held back to T, for the starts T of the first MAX_SHIFTS price
+      intervals cheaper than the price at time 0 (a job whose deadline leaves no room
+      after T keeps its release);
+    - `cheapest`: each job held back to the instant in its window (release to deadline
+      less its shortest run; the price curve's end without a deadline) where its shortest
+      run is cheapest; the first such instant."""
     if "energy_cost" not in names or not instance.power_price:
         return []
     curve = price_curve(instance)
+    shortest = {j.id: _shortest(instance, j) for j in instance.jobs}
+    out: list[tuple[str, dict[str, int]]] = []
     now = curve.price_at(0)
-    out: list[int] = []
     for p in instance.power_price:
-        if p.start > 0 and p.price < now and (not out or p.start > out[-1]):
-            out.append(p.start)
+        if len(out) < MAX_SHIFTS and p.start > 0 and p.price < now:
+            out.append((f"until {p.start}", _until(instance, p.start, shortest)))
             now = p.price
-        if len(out) >= MAX_SHIFTS:
-            break
+    cheap = {}
+    points = curve.breakpoints()
+    for j in instance.jobs:
+        d = shortest[j.id]
+        last = (j.deadline - d) if j.deadline is not None else max(points[-1] - d, j.release)
+        cands = [j.release] + [t for b in points for t in (b, b - d) if j.release < t <= last]
+        cheap[j.id] = min(cands, key=lambda t: (round(curve.integral(t, t + d), 9), t))
+    out.append(("cheapest", cheap))
     return out
 
 
-def held_back(instance: Instance, t: int) -> Instance:
-    """The instance with every job released no earlier than `t`, except jobs whose
-    deadline would not leave room for their shortest run after `t`."""
-    jobs = []
+def _shortest(instance: Instance, job: Job) -> int:
+    if not job.gpus:
+        return job.duration or 0
+    return min(_duration(instance, job, c) for c in job.gpu_counts)
+
+
+def _until(instance: Instance, t: int, shortest: Mapping[str, int]) -> dict[str, int]:
+    out = {}
     for j in instance.jobs:
-        shortest = min(_duration(instance, j, c) for c in j.gpu_counts) if j.gpus else 0
-        if j.deadline is not None and max(t, j.release) + shortest > j.deadline:
-            jobs.append(j)
-        else:
-            jobs.append(replace(j, release=max(j.release, t)))
-    return replace(instance, jobs=tuple(jobs))
+        if j.deadline is None or max(t, j.release) + shortest[j.id] <= j.deadline:
+            out[j.id] = max(j.release, t)
+    return out
+
+
+def held_back(instance: Instance, starts: Mapping[str, int]) -> Instance:
+    """The instance with each job of `starts` released no earlier than its entry."""
+    jobs = tuple(
+        replace(j, release=max(j.release, starts[j.id])) if j.id in starts else j
+        for j in instance.jobs
+    )
+    return replace(instance, jobs=jobs)
 
 
 def prices_matter(names: tuple[str, ...] | list[str]) -> bool:

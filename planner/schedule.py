@@ -35,7 +35,7 @@ class SolveInfo(TypedDict, total=False):
     grouped_objective: float
     solo_objective: float
     elastic: str  # the count choice of an elastic instance (planner.elastic.count_choices)
-    held_back: int  # jobs held back to this instant for a cheaper price (energy_cost)
+    held_back: str  # how jobs were held back for a cheaper price (planner.elastic.hold_backs)
     # improve / auto
     improve: dict[str, Any]
     auto: dict[str, Any]  # {"chose", "why", "model_options"}

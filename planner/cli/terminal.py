@@ -113,7 +113,7 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
     if "elastic" in info:
         t.add_row("GPU counts", f"chosen: {info['elastic']}")
     if "held_back" in info:
-        t.add_row("held back", f"jobs start from {info['held_back']} {time_unit} (cheaper price)")
+        t.add_row("held back", f"{info['held_back']} (for a cheaper price)")
     if "reason" in info:
         t.add_row("note", str(info["reason"]))
     out.print(t)

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from planner.bounds import with_bounds
-from planner.elastic import count_choices, fixed_counts, held_back, price_shifts
+from planner.elastic import count_choices, fixed_counts, held_back, hold_backs
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
 from planner.metrics import objective_values
@@ -76,19 +76,23 @@ def solve_greedy(
     if engine not in ENGINES:
         raise ValueError(f"unknown greedy engine {engine!r}")
     names = list(objectives_of(instance, options))
-    shifts = price_shifts(instance, names)
-    if instance.elastic or shifts:
-        best = _variants(instance, rule, names, engine, shifts)
+    holds = hold_backs(instance, names)
+    if instance.elastic or holds:
+        best = _variants(instance, rule, names, engine, holds)
     else:
         best = _solve_fixed(instance, rule, names, engine)
     return with_bounds(instance, best, names).with_(wall_s=time.perf_counter() - t_begin)
 
 
 def _variants(
-    instance: Instance, rule: str, names: list[str], engine: str, shifts: list[int]
+    instance: Instance,
+    rule: str,
+    names: list[str],
+    engine: str,
+    holds: list[tuple[str, dict[str, int]]],
 ) -> Schedule:
     """The best plan over the count choices (`planner.elastic.count_choices`) and, under
-    `energy_cost`, over holding jobs back to each cheaper price interval (`price_shifts`).
+    `energy_cost`, over holding jobs back to cheaper prices (`planner.elastic.hold_backs`).
     Every plan is valid for `instance`: a held-back plan that breaks a rule of it (strict
     priority can, as releases move) is dropped."""
     choices = count_choices(instance) if instance.elastic else [("listed", {})]
@@ -96,17 +100,17 @@ def _variants(
     best_val: list[float] | None = None
     for name, counts in choices:
         fixed = fixed_counts(instance, counts)
-        for t in [0, *shifts]:
-            s = _solve_fixed(held_back(fixed, t) if t else fixed, rule, names, engine)
-            if s.status != "feasible" or (t and verify(instance, s)):
+        for hold, starts in [("", {}), *holds]:
+            s = _solve_fixed(held_back(fixed, starts), rule, names, engine)
+            if s.status != "feasible" or (hold and verify(instance, s)):
                 best = best or s
                 continue
             ov = objective_values(instance, s, names)
             val = [ov[n] for n in names]
             if best_val is None or val < best_val:
                 info = {**s.info, "elastic": name} if instance.elastic else dict(s.info)
-                if t:
-                    info["held_back"] = t
+                if hold:
+                    info["held_back"] = hold
                 best, best_val = s.with_(info=info), val
     assert best is not None
     return best
