@@ -17,7 +17,7 @@ from planner.export import schedule_document
 from planner.instance import Instance, Interleaving, Job, NodeGroup, PriceInterval
 from planner.metrics import metrics
 from planner.read import instance_from_dict
-from planner.schedule import schedule_from_dict
+from planner.schedule import Schedule, schedule_from_dict
 from planner.verify import rules, verify
 
 # m: 100 ms per iteration at 2 GPUs, 60 ms at 4 (no data/net stage: the GPU stage is all)
@@ -218,3 +218,31 @@ def test_muri_import_offers_counts_between_half_and_twice() -> None:
     assert doc["jobs"][0]["gpus"] == [8, 4, 16]  # bert has 1..32; 32 > 2 x 8
     inst = instance_from_dict(doc)
     assert inst.jobs[0].gpus == 8 and inst.jobs[0].gpu_counts == (8, 4, 16)
+
+
+def test_a_restart_may_change_the_count_and_pays_the_new_counts_cost() -> None:
+    """1000 iterations: segment 0 at 2 GPUs over [0, 50) does 500 (100 ms each); segment 1
+    at 4 GPUs from 50 pays the restart cost at 4 GPUs (5 s; 20 s at 2) and does the other
+    500 at 60 ms: it ends at 50 + 5 + 30 = 85."""
+    from planner.instance import GpuProfile, Preemption, Profile, Stages
+    from planner.schedule import Assignment, Segment
+
+    prof = Profile(
+        "m",
+        {
+            2: GpuProfile(100.0, Stages(0.0, 100.0, 0.0), restart_ms=20000.0),
+            4: GpuProfile(60.0, Stages(0.0, 60.0, 0.0), restart_ms=5000.0),
+        },
+    )
+    job = Job("e", 2, model="m", iterations=1000, gpu_counts=(2, 4))
+    inst = make_instance([job], [NodeGroup("n", 1, 4)], [prof], preemption=Preemption(enabled=True))
+
+    def run(end: int) -> Schedule:
+        segs = (
+            Segment(0, 50, (place("n-0", 0, 1),)),
+            Segment(50, end, (place("n-0", 0, 1, 2, 3),)),
+        )
+        return make_schedule([Assignment("e", 0, end, segs[0].placement, None, segs)])
+
+    assert verify(inst, run(85)) == []
+    assert rules(verify(inst, run(100))) == {"R3"}  # the old count's restart cost
