@@ -124,7 +124,7 @@ def energy_table(solver: str, limit: float) -> list[dict[str, Any]]:
     plans += variants
     vals = {label: metrics(inst, s) for label, s in plans}
     base = vals[f"{solver} total_weighted_jct"]
-    for a in (0.25, 0.5, 0.75):
+    for a in (0.01, 0.03, 0.1, 0.5):
         label, _ = min(
             variants,
             key=lambda v: (
