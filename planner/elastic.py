@@ -55,7 +55,10 @@ def count_choices(instance: Instance) -> list[tuple[str, dict[str, int]]]:
     - `fastest`: the count with the shortest solo duration (ties: fewer GPUs);
     - `fill`: the fewest GPUs, then, while the jobs' counts sum to less than the
       cluster's GPUs, one step up for the job whose duration falls most (an idle cluster
-      lends its GPUs)."""
+      lends its GPUs);
+    - `at placement` (empty: nothing fixed): the planner's serial engine chooses each
+      job's count when it places it (the one that ends it first); its event engine runs
+      the listed counts."""
     elastic = [j for j in instance.jobs if j.elastic]
     dur = {(j.id, c): _duration(instance, j, c) for j in elastic for c in j.gpu_counts}
     fewest = {j.id: min(j.gpu_counts) for j in elastic}
@@ -64,6 +67,7 @@ def count_choices(instance: Instance) -> list[tuple[str, dict[str, int]]]:
         ("fewest", fewest),
         ("fastest", {j.id: min(j.gpu_counts, key=lambda c: (dur[(j.id, c)], c)) for j in elastic}),
         ("fill", _fill(instance, elastic, dur, fewest)),
+        ("at placement", {}),
     ]
     out: list[tuple[str, dict[str, int]]] = []
     for name, counts in choices:
