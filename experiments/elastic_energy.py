@@ -180,7 +180,7 @@ def picture(counts: list[dict[str, Any]], energy: list[dict[str, Any]], path: Pa
     for r in energy:
         colour = "tab:red" if r["pareto"] else "tab:grey"
         b.scatter(r["avg_jct"], r["energy_cost"], color=colour, s=18)
-        if not r["plan"].startswith("greedy"):
+        if not r["plan"].startswith(("greedy", "weighted")):
             b.annotate(r["plan"], (r["avg_jct"], r["energy_cost"]), fontsize=6)
     b.set(xlabel="avg JCT (s)", ylabel="energy cost", title="day/night prices (red: Pareto)")
     fig.tight_layout()
