@@ -246,3 +246,16 @@ def test_a_restart_may_change_the_count_and_pays_the_new_counts_cost() -> None:
 
     assert verify(inst, run(85)) == []
     assert rules(verify(inst, run(100))) == {"R3"}  # the old count's restart cost
+
+
+@pytest.mark.parametrize("family", ["dl", "mixed"])
+def test_generate_elastic_is_valid_and_keeps_each_jobs_count_first(family: str) -> None:
+    from planner.generate import generate
+
+    plain = generate(family, 30, 3, seed=5)
+    doc = generate(family, 30, 3, seed=5, elastic=True)
+    inst = instance_from_dict(doc)
+    assert inst.elastic
+    for before, job in zip(plain["jobs"], inst.jobs, strict=True):
+        assert job.gpus == before["gpus"]
+        assert all(before["gpus"] <= 2 * c <= 4 * before["gpus"] for c in job.gpu_counts)
