@@ -20,6 +20,9 @@ demo: $(STAMP)
 	$(BIN)/plan solve instances/demo.json --time-limit $(TIME) \
 		-o out/demo-schedule.json --gantt out/demo-gantt.csv
 	$(BIN)/plan check instances/demo.json out/demo-schedule.json
+	$(BIN)/plan solve instances/demo.json --solver greedy --objective energy_cost,total_weighted_jct \
+		-o out/demo-energy.json
+	$(BIN)/plan check instances/demo.json out/demo-energy.json
 	$(BIN)/plan show out/demo-schedule.json --instance instances/demo.json --colour-by tenant \
 		-o out/demo-gantt.html --png out/demo-gantt.png
 

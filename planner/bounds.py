@@ -117,8 +117,8 @@ from typing import Any
 import numpy as np
 
 from planner.bounds_lp import grid, weighted_completion_lp
-from planner.durations import StageTuple, solo_iteration_ms, stage_tuple
-from planner.instance import OBJECTIVES, Instance, Job, NodeGroup
+from planner.durations import StageTuple, solo_duration, solo_iteration_ms, stage_tuple
+from planner.instance import ENERGY_OBJECTIVES, OBJECTIVES, Instance, Job, NodeGroup
 from planner.precedence import heads_tails
 from planner.schedule import Schedule
 
@@ -171,6 +171,8 @@ def named_lower_bounds(
         inner = named_lower_bounds(res.instance, names)
         shifted = res.shift({k: v for k, (v, _) in inner.items()})
         return {k: (shifted[k], inner[k][1]) for k in names}
+    if instance.elastic or any(n in ENERGY_OBJECTIVES for n in names):
+        return {k: (v, "path") for k, v in _simple_bounds(instance, names).items()}
     for inst, key, got in _RECENT:
         if inst is instance and key == names:
             return dict(got)
@@ -193,6 +195,47 @@ def named_lower_bounds(
 # The last few results: the exact solvers' start runs every greedy rule on one instance,
 # and each attaches the same bounds (the interval LP takes up to a second or two).
 _RECENT: list[tuple[Instance, tuple[str, ...], dict[str, tuple[float, str]]]] = []
+
+
+def _simple_bounds(instance: Instance, names: Sequence[str]) -> dict[str, float]:
+    """Bounds that stay valid when jobs choose their GPU count (contract §12): each job
+    ends no earlier than its release plus its shortest solo duration over its counts and
+    eligible nodes (a group never makes a member faster than solo). Energy: 0 when no GPU
+    draw or price is negative. The volume bounds of `_Bounds` assume fixed counts, so the
+    elastic case keeps only these."""
+    if not instance.elastic:
+        fixed = [n for n in names if n not in ENERGY_OBJECTIVES]
+        full = lower_bounds(instance, fixed) if fixed else {}
+    ends = {}
+    for j in instance.jobs:
+        best = 0
+        if j.gpus:
+            best = min(
+                solo_duration(instance, j.at_count(c), g.speed)
+                for c in j.gpu_counts
+                for g in instance.eligible_groups(j.at_count(c))
+            )
+        elif j.duration is not None:
+            best = j.duration
+        ends[j.id] = (j, j.release + best)
+    out: dict[str, float] = {}
+    for name in names:
+        if name == "energy_kwh":
+            out[name] = 0.0
+        elif name == "energy_cost":
+            if all(p.price >= 0 for p in instance.power_price):
+                out[name] = 0.0
+        elif not instance.elastic:
+            out[name] = full[name]
+        elif name == "makespan":
+            out[name] = float(max((e for _, e in ends.values()), default=0))
+        elif name == "total_weighted_jct":
+            out[name] = _SAFE * sum(j.weight * (e - j.release) for j, e in ends.values())
+        else:
+            out[name] = _SAFE * sum(
+                j.weight * max(0, e - j.due) for j, e in ends.values() if j.due is not None
+            )
+    return out
 
 
 def with_bounds(instance: Instance, s: Schedule, names: Sequence[str]) -> Schedule:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,20 @@ def schedule_document(
         met = metrics(instance, schedule)
     else:
         obj, met = {}, {}
-    return schedule_to_dict(schedule, obj, met)
+    return schedule_to_dict(with_counts(instance, schedule), obj, met)
+
+
+def with_counts(instance: Instance, schedule: Schedule) -> Schedule:
+    """Each elastic job's entry carries the count its first segment runs at (contract §12:
+    the size of its placement); jobs with one count stay in the version-1 form."""
+    jobs = []
+    for a in schedule.jobs:
+        j = instance.job_by_id.get(a.id)
+        if j is not None and j.elastic and a.gpus is None:
+            count = sum(len(set(p.gpus)) for p in a.pieces()[0].placement)
+            a = replace(a, gpus=count)
+        jobs.append(a)
+    return schedule.with_(jobs=tuple(jobs))
 
 
 def gantt_rows(schedule: Schedule, instance: Instance | None) -> list[tuple[Any, ...]]:

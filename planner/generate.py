@@ -14,6 +14,10 @@ Families:
 restart at their catalogue cost; explicit-duration jobs at `EXPLICIT_RESTART` time units
 ("mixed"), or at no cost ("rcpsp", as in the preemptive project-scheduling literature).
 
+`elastic=True` (contract §12) offers every profiled job the GPU counts of its profile between
+half and twice its count that fit a node group it may use, its own count first (so it stays
+the default and every guarantee below still holds for it).
+
 Every instance is valid and feasible: hard deadlines and the horizon are set from a serial
 bound that any list schedule meets (latest release + last reservation end + the sum of every
 job's slowest duration, plus one unit per job for group rounding), so the greedy planner
@@ -43,14 +47,50 @@ EXPLICIT_RESTART = 10
 
 
 def generate(
-    family: str, jobs: int, nodes: int, seed: int, preemption: bool = False
+    family: str, jobs: int, nodes: int, seed: int, preemption: bool = False, elastic: bool = False
 ) -> dict[str, Any]:
     """A random instance of `family` with `jobs` jobs on about `nodes` nodes."""
     doc = _family(family, jobs, nodes, seed)
+    if elastic:
+        _make_elastic(doc)
     if preemption:
         restart = 0 if family == "rcpsp" else EXPLICIT_RESTART
         doc["policy"]["preemption"] = {"enabled": True, "restart": restart}
     return doc
+
+
+def _make_elastic(doc: dict[str, Any]) -> None:
+    cat = load_catalogue()
+    groups = doc["cluster"]["nodes"]
+    for job in doc["jobs"]:
+        prof = cat.get(job.get("model") or "")
+        if prof is None or not isinstance(job.get("gpus"), int):
+            continue
+        g = job["gpus"]
+        allowed = [
+            n
+            for n in groups
+            if job.get("node_types") in (None, []) or n["name"] in job["node_types"]
+        ]
+        others = [
+            c
+            for c in sorted(prof.by_gpus)
+            if c != g and g <= 2 * c <= 4 * g and any(_fits(job, c, n) for n in allowed)
+        ]
+        if others:
+            job["gpus"] = [g, *others]
+
+
+def _fits(job: Mapping[str, Any], gpus: int, group: Mapping[str, Any]) -> bool:
+    """`gpus` GPUs of the job fit nodes of `group` (whole nodes when more than one)."""
+    per = group["gpus"]
+    if gpus > per and (gpus % per or gpus // per > group.get("count", 1)):
+        return False
+    on_node = min(gpus, per)
+    for cap, need in (("cpus", "cpus_per_gpu"), ("mem_gb", "mem_gb_per_gpu")):
+        if group.get(cap) is not None and on_node * job.get(need, 0) > group[cap]:
+            return False
+    return True
 
 
 def _family(family: str, jobs: int, nodes: int, seed: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@ the instance's `time_unit`; profile times are milliseconds.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 UNIT_MS: Mapping[str, float] = {"ms": 1.0, "s": 1000.0, "min": 60000.0}
@@ -16,7 +16,15 @@ UNIT_MS: Mapping[str, float] = {"ms": 1.0, "s": 1000.0, "min": 60000.0}
 # Float slack on every capacity and memory comparison (sums of GB, CPUs, pool amounts).
 TOL = 1e-9
 
-OBJECTIVES = ("makespan", "total_weighted_jct", "total_weighted_tardiness")
+OBJECTIVES = (
+    "makespan",
+    "total_weighted_jct",
+    "total_weighted_tardiness",
+    "energy_cost",
+    "energy_kwh",
+)
+# Objectives that price the cluster's power draw (contract §12).
+ENERGY_OBJECTIVES = ("energy_cost", "energy_kwh")
 
 # Measured slowdown of real interleaving relative to solo runs on Muri's testbed (contract §4).
 DEFAULT_OVERHEAD: Mapping[int, float] = {2: 1.33 / 1.015, 3: 1.5 / 1.015, 4: 1.37 / 1.015}
@@ -100,6 +108,11 @@ class Live:
 
 @dataclass(frozen=True)
 class Job:
+    """A job. `gpus` is the count a planner that does not choose runs it at; `gpu_counts`
+    the counts it may run at (contract §12), `(gpus,)` for a job with one fixed count. For
+    a job that lists counts, `gpus` is the first listed count (README, "What we chose
+    where the contract is silent"); `at_count` gives the job as run at another count."""
+
     id: str
     gpus: int
     model: str | None = None  # profiled job: model + iterations
@@ -117,6 +130,11 @@ class Job:
     node_types: tuple[str, ...] | None = None  # None: any node group
     demand: Mapping[str, float] = field(default_factory=dict)
     live: Live | None = None  # None: waiting (contract §9)
+    gpu_counts: tuple[int, ...] = ()  # () means (gpus,)
+
+    def __post_init__(self) -> None:
+        if not self.gpu_counts:
+            object.__setattr__(self, "gpu_counts", (self.gpus,))
 
     @property
     def profiled(self) -> bool:
@@ -126,6 +144,20 @@ class Job:
     def state(self) -> str:
         """ "waiting", "running" or "done" (contract §9)."""
         return self.live.state if self.live is not None else "waiting"
+
+    @property
+    def elastic(self) -> bool:
+        """The plan chooses this job's GPU count (contract §12)."""
+        return len(self.gpu_counts) > 1
+
+    def at_count(self, gpus: int) -> Job:
+        """The job run at `gpus` GPUs (its allowed counts unchanged)."""
+        return self if gpus == self.gpus else replace(self, gpus=gpus)
+
+    def fixed_at(self, gpus: int) -> Job:
+        """The job with `gpus` as its only count: what a planner that does not choose
+        sees once the count is chosen."""
+        return replace(self, gpus=gpus, gpu_counts=(gpus,))
 
 
 @dataclass(frozen=True)
@@ -169,6 +201,15 @@ class Preemption:
 
 
 @dataclass(frozen=True)
+class PriceInterval:
+    """`cluster.power_price` entry (contract §12): price per kWh over [start, end)."""
+
+    start: int
+    end: int
+    price: float
+
+
+@dataclass(frozen=True)
 class Instance:
     name: str
     jobs: tuple[Job, ...]
@@ -189,6 +230,13 @@ class Instance:
     def is_live(self) -> bool:
         """Does the instance describe a present (a `now` or running / done jobs, §9)?"""
         return self.now > 0 or any(j.live is not None for j in self.jobs)
+
+    power_price: tuple[PriceInterval, ...] = ()  # sorted by start, non-overlapping
+
+    @property
+    def elastic(self) -> bool:
+        """Some job lists more than one GPU count (contract §12)."""
+        return any(j.elastic for j in self.jobs)
 
     @property
     def unit_ms(self) -> float:

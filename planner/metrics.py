@@ -12,6 +12,10 @@
   to its last member's end (not once per member, not twice where uses overlap).
 - energy_kwh: every GPU of the cluster draws `gpu_busy_w` while busy and `gpu_idle_w`
   otherwise, from time 0 to the makespan.
+- energy_cost (contract §12): the same draw over [0, makespan) times `cluster.power_price`
+  (per kWh, 0 outside its intervals): every GPU's idle draw times the price integral over
+  [0, makespan), plus `gpu_busy_w - gpu_idle_w` times the price integral over each span in
+  which the GPU is busy (the union of its holders' spans, as for utilisation).
 
 Jobs of the schedule that the instance does not know, and repeated ids, are ignored (the
 verifier reports them). Nothing is rounded here.
@@ -23,6 +27,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
+from planner.energy import kwh_per_watt_unit, price_curve
 from planner.instance import OBJECTIVES, Instance
 from planner.schedule import Assignment, Schedule, Segment
 
@@ -34,6 +39,7 @@ METRIC_KEYS = (
     "total_weighted_tardiness",
     "gpu_utilization",
     "energy_kwh",
+    "energy_cost",
 )
 
 
@@ -59,6 +65,14 @@ def nearest_rank(values: Sequence[float], pct: float) -> float:
 def busy_gpu_time(instance: Instance, schedule: Schedule) -> dict[str, float]:
     """Node name -> busy GPU-time on it (GPUs * time units): per GPU, the length of the
     union of the intervals in which a solo segment or a group holds it."""
+    busy: dict[str, float] = defaultdict(float)
+    for (node, _), spans in _held(instance, schedule).items():
+        busy[node] += sum(e - s for s, e in _union(spans))
+    return dict(busy)
+
+
+def _held(instance: Instance, schedule: Schedule) -> dict[tuple[str, int], list[tuple[int, int]]]:
+    """(node, GPU) -> the spans in which a solo segment or a whole group holds it."""
     held: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
     groups: dict[str, list[Segment]] = defaultdict(list)
     for a in _known(instance, schedule):
@@ -76,25 +90,41 @@ def busy_gpu_time(instance: Instance, schedule: Schedule) -> dict[str, float]:
             for p in s.placement:
                 for g in set(p.gpus):
                     held[(p.node, g)].append((start, end))
-    busy: dict[str, float] = defaultdict(float)
-    for (node, _), spans in held.items():
-        busy[node] += _union_length(spans)
-    return dict(busy)
+    return held
 
 
-def _union_length(spans: list[tuple[int, int]]) -> int:
-    total, cur_start, cur_end = 0, 0, -1
+def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of spans as disjoint spans, in order (empty spans dropped)."""
+    out: list[tuple[int, int]] = []
     for s, e in sorted(spans):
-        if s > cur_end:
-            total += max(0, cur_end - cur_start)
-            cur_start, cur_end = s, e
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
         else:
-            cur_end = max(cur_end, e)
-    return total + max(0, cur_end - cur_start)
+            out.append((s, e))
+    return out
+
+
+def energy_cost(instance: Instance, schedule: Schedule, makespan: int) -> float:
+    """The price of the cluster's draw over [0, makespan) (contract §12)."""
+    if not instance.power_price or makespan <= 0:
+        return 0.0
+    curve = price_curve(instance)
+    idle = sum(n.gpus * n.group.gpu_idle_w for n in instance.nodes) * curve.integral(0, makespan)
+    extra = 0.0
+    for (node, _), spans in _held(instance, schedule).items():
+        if node not in instance.node_by_name:
+            continue  # the verifier reports unknown nodes
+        g = instance.node_by_name[node].group
+        if g.gpu_busy_w != g.gpu_idle_w:
+            priced = sum(curve.integral(s, e) for s, e in _union(spans))
+            extra += (g.gpu_busy_w - g.gpu_idle_w) * priced
+    return (idle + extra) * kwh_per_watt_unit(instance)
 
 
 def metrics(instance: Instance, schedule: Schedule) -> dict[str, float]:
-    """The seven metrics of contract §6, keyed as in the schedule file."""
+    """The metrics of contract §6 and §12, keyed as in the schedule file."""
     jobs = _known(instance, schedule)
     by_id = instance.job_by_id
     ends = {a.id: a.pieces()[-1].end for a in jobs}  # a job's last end (contract §8)
@@ -111,7 +141,7 @@ def metrics(instance: Instance, schedule: Schedule) -> dict[str, float]:
     total_busy = sum(busy.values())
     util = total_busy / (cluster_gpus * makespan) if cluster_gpus and makespan else 0.0
     # W * time units -> kWh: * unit_ms / 3.6e6 (ms per hour) / 1000 (W per kW)
-    to_kwh = instance.unit_ms / 3.6e9
+    to_kwh = kwh_per_watt_unit(instance)
     energy = 0.0
     for n in instance.nodes:
         b = busy.get(n.name, 0.0)
@@ -125,6 +155,7 @@ def metrics(instance: Instance, schedule: Schedule) -> dict[str, float]:
         "total_weighted_tardiness": float(twt),
         "gpu_utilization": util,
         "energy_kwh": energy,
+        "energy_cost": energy_cost(instance, schedule, makespan),
     }
 
 

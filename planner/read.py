@@ -41,6 +41,7 @@ def build_instance(p: Parsed, profiles: Mapping[str, Profile]) -> Instance:
         preemption=p.preemption,
         objective=p.objective,
         now=p.now,
+        power_price=tuple(p.power_price),
     )
 
 

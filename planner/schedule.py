@@ -36,6 +36,8 @@ class SolveInfo(TypedDict, total=False):
     grouping: str
     grouped_objective: float
     solo_objective: float
+    elastic: str  # the count choice of an elastic instance (planner.elastic.count_choices)
+    held_back: str  # how jobs were held back for a cheaper price (planner.elastic.hold_backs)
     # improve / auto
     improve: dict[str, Any]
     auto: dict[str, Any]  # {"chose", "why", "model_options"}
@@ -107,6 +109,7 @@ class Assignment:
     placement: tuple[Placement, ...] = ()
     group: str | None = None
     segments: tuple[Segment, ...] = ()
+    gpus: int | None = None  # the first segment's count, written for elastic jobs (§12)
 
     def pieces(self) -> tuple[Segment, ...]:
         """The job's segments, one when it was never stopped."""
@@ -175,6 +178,8 @@ def _job_to_dict(a: Assignment) -> dict[str, Any]:
         "group": a.group,
         "placement": _placement_list(a.placement),
     }
+    if a.gpus is not None:
+        out["gpus"] = a.gpus
     if len(a.segments) > 1:
         out["segments"] = [
             {
@@ -279,8 +284,12 @@ def schedule_from_dict(d: Any) -> Schedule:
         pl = _parse_placement(j.get("placement"), path, probs)
         group = _parse_group(j.get("group"), path, probs)
         segs = _parse_segments(j.get("segments"), path, probs)
+        count = j.get("gpus")
+        if count is not None and not _int(count):
+            probs.append((f"{path}.gpus", "not an integer (the first segment's GPU count)"))
         if _int(j.get("start")) and _int(j.get("end")):
-            jobs.append(Assignment(j["id"], j["start"], j["end"], pl, group, segs))
+            gpus = count if _int(count) else None
+            jobs.append(Assignment(j["id"], j["start"], j["end"], pl, group, segs, gpus))
     groups: list[Group] = []
     raw_groups = d.get("groups") or []
     if not isinstance(raw_groups, list):

@@ -40,6 +40,7 @@ from planner.instance import (
     Job,
     NodeGroup,
     Preemption,
+    PriceInterval,
     Profile,
     Reservation,
 )
@@ -65,7 +66,8 @@ TOP_FIELDS = (
     "jobs",
     "reservations",
 )
-CLUSTER_FIELDS = ("nodes", "pools")
+CLUSTER_FIELDS = ("nodes", "pools", "power_price")
+PRICE_FIELDS = ("start", "end", "price")
 NODE_FIELDS = (
     "name",
     "count",
@@ -119,6 +121,7 @@ class Parsed:
     preemption: Preemption = field(default_factory=Preemption)
     objective: tuple[str, ...] = ("total_weighted_jct",)
     profiles: dict[str, Profile] = field(default_factory=dict)
+    power_price: list[PriceInterval] = field(default_factory=list)
     jobs: list[tuple[str, Job]] = field(default_factory=list)
     reservations: list[tuple[str, Reservation]] = field(default_factory=list)
     # Raw ids / names seen even on items with problems, to avoid cascading messages.
@@ -189,6 +192,8 @@ def _cluster(v: Any, ck: Checker, out: Parsed) -> None:
         if total > MAX_NODES:
             ck.add("cluster.nodes", f"{total} nodes in all is more than the {MAX_NODES} supported")
             out.node_groups.clear()
+    if "power_price" in d:
+        out.power_price = _power_price(d["power_price"], ck)
     if "pools" in d:
         pools = ck.mapping(d["pools"], "cluster.pools")
         if pools is not None:
@@ -197,6 +202,59 @@ def _cluster(v: Any, ck: Checker, out: Parsed) -> None:
                 c = ck.num_value(cap, f"cluster.pools.{k}")
                 if c is not None:
                     out.pools[k] = c
+
+
+def _power_price(v: Any, ck: Checker) -> list[PriceInterval]:
+    """`cluster.power_price` (contract §12): half-open intervals with a price per kWh, which
+    must not overlap (a price at an instant would be ambiguous); returned sorted by start.
+    Prices may be negative (markets have them); a gap between intervals is priced 0."""
+    if not isinstance(v, list):
+        ck.add("cluster.power_price", f"expected an array of price intervals, got {kind(v)}")
+        return []
+    out: list[tuple[str, PriceInterval]] = []
+    for i, e in enumerate(v):
+        path = f"cluster.power_price[{i}]"
+        before = ck.fatal
+        d = ck.obj(e, path, PRICE_FIELDS)
+        if d is None:
+            continue
+        start = ck.integer(d, "start", path)
+        end = ck.integer(d, "end", path)
+        price = ck.number(d, "price", path, minimum=None)
+        if start is not None and end is not None and end <= start:
+            ck.add(join(path, "end"), f"end {end} is not after start {start}")
+        if ck.fatal == before:
+            out.append((path, PriceInterval(start, end, float(price))))
+    out.sort(key=lambda x: x[1].start)
+    for (_, a), (path, b) in zip(out, out[1:], strict=False):
+        if b.start < a.end:
+            ck.add(path, f"[{b.start}, {b.end}) overlaps [{a.start}, {a.end})")
+    return [p for _, p in out]
+
+
+def _job_gpus(
+    d: dict[str, Any], path: str, ck: Checker, profiled: bool
+) -> tuple[Any, tuple[int, ...]]:
+    """`gpus`: one count, or for a profiled job a list of allowed counts (contract §12).
+    Returns the default count (the first listed) and the allowed counts (() when bad)."""
+    raw = d.get("gpus")
+    if not isinstance(raw, list):
+        gpus = ck.integer(d, "gpus", path, minimum=1 if profiled else 0)
+        return gpus, (gpus,) if gpus is not None else ()
+    gp = join(path, "gpus")
+    if not profiled:
+        ck.add(gp, "a list of GPU counts needs a model (a job with a duration has one count)")
+        return None, ()
+    if not raw:
+        ck.add(gp, "expected a non-empty array of GPU counts")
+        return None, ()
+    counts = [ck.int_value(x, f"{gp}[{i}]", minimum=1) for i, x in enumerate(raw)]
+    if any(c is None for c in counts):
+        return None, ()
+    if len(set(counts)) != len(counts):
+        ck.add(gp, "a GPU count is listed twice")
+        return None, ()
+    return counts[0], tuple(c for c in counts if c is not None)
 
 
 def _interleaving(v: Any, ck: Checker) -> Interleaving:
@@ -273,8 +331,8 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
         out.tenants.add(d["tenant"])
     model = ck.string(d, "model", path, default=None, nullable=True)
     profiled = "model" in d and d["model"] is not None
+    gpus, counts = _job_gpus(d, path, ck, profiled)
     if profiled:
-        gpus = ck.integer(d, "gpus", path, minimum=1)
         iterations = ck.integer(d, "iterations", path, minimum=1)
         if "duration" in d:
             ck.add(
@@ -283,7 +341,6 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
             )
         duration = None
     else:
-        gpus = ck.integer(d, "gpus", path, minimum=0)
         iterations = None
         if "iterations" in d:
             ck.add(join(path, "iterations"), "iterations needs a model")
@@ -332,6 +389,7 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
                     node_types=tuple(node_types) if node_types is not None else None,
                     demand=demand,
                     live=live,
+                    gpu_counts=counts,
                 ),
             )
         )

@@ -126,15 +126,8 @@ def _check_job_refs(
                         f"{suggest(job.model, available)}",
                     )
                 )
-        elif job.gpus not in prof.by_gpus:
-            runnable = False
-            counts = ", ".join(str(g) for g in prof.by_gpus)
-            out.append(
-                Problem(
-                    f"{path}.gpus",
-                    f"{job.model} has no profile for {job.gpus} GPUs (it runs at {counts})",
-                )
-            )
+        else:
+            runnable = _counts_profiled(path, job, prof, out)
     for k, dep in enumerate(raw.get("after", [])):
         if dep not in job_ids:
             out.append(Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, job_ids)}"))
@@ -170,7 +163,23 @@ def _check_job_refs(
             )
         )
     if job.gpus > 0 and runnable and p.cluster_ok:
-        _check_fit(instance, path, job, out)
+        for k, c in enumerate(job.gpu_counts):
+            where = f"{path}.gpus[{k}]" if job.elastic else path
+            _check_fit(instance, where, job.at_count(c), out)
+
+
+def _counts_profiled(path: str, job: Job, prof: Profile, out: list[Problem]) -> bool:
+    """Every GPU count the job may run at is in its profile (contract §3, §12)."""
+    ok = True
+    for k, c in enumerate(job.gpu_counts):
+        if c not in prof.by_gpus:
+            ok = False
+            counts = ", ".join(str(g) for g in prof.by_gpus)
+            where = f"{path}.gpus[{k}]" if job.elastic else f"{path}.gpus"
+            out.append(
+                Problem(where, f"{job.model} has no profile for {c} GPUs (it runs at {counts})")
+            )
+    return ok
 
 
 def _check_fit(instance: Instance, path: str, job: Job, out: list[Problem]) -> None:

@@ -24,6 +24,10 @@ silent"):
 - R6 and R7 work on "holders": a solo job, or a whole group, which holds the union of its
   members' GPUs from the group's start to its last member's end. CPU/memory (R7) and
   pools (R8) count each member only while it runs.
+- Elastic jobs (contract §12): a segment's GPU count is the size of its placement; R5
+  checks it is one of the job's counts (and that a job entry's `gpus`, when given, is its
+  first segment's count); R3 runs the segment at that count (profile, restart cost) and
+  refuses a group whose members run at different counts.
 - R8 uses the exact subset rule (Hall's condition) for pool reservations, so pool
   reservations are checked there; R10 covers GPU reservations only.
 - Live state (contract §9): a waiting job starting before `now` breaks R2; a running job's
@@ -108,6 +112,7 @@ def verify(instance: Instance, schedule: Schedule) -> list[Violation]:
     _check_r2(instance, ok, out)
     _check_live(instance, ok, members, out)
     placed = _check_r5(instance, pieces, out)  # keys of the pieces with a valid placement
+    _check_count_field(instance, ok, out)
     _check_r3(instance, pieces, members, placed, out)
     _check_r4(instance, ok, out)
     holders = _holders(instance, pieces, members)
@@ -345,16 +350,44 @@ def _check_live_groups(
 # --- R5: placement ------------------------------------------------------------------
 
 
+def _count(a: Assignment | Segment) -> int:
+    """The GPU count a segment runs at: the size of its placement (contract §12)."""
+    return sum(len(set(p.gpus)) for p in a.placement)
+
+
+def _job_for(inst: Instance, a: Assignment) -> Job:
+    """The job as it runs in segment `a`: at the segment's count when that is one of an
+    elastic job's counts; else the job itself (R5 reports a count it may not run at)."""
+    j = inst.job_by_id[a.id]
+    c = _count(a)
+    return j.at_count(c) if j.elastic and c in j.gpu_counts else j
+
+
+def _check_count_field(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -> None:
+    """A job entry's `gpus`, when given, is its first segment's count (contract §12)."""
+    for jid, a in ok.items():
+        first = a.pieces()[0]
+        if a.gpus is not None and a.gpus != _count(first):
+            msg = f"gpus is {a.gpus}, the first segment runs at {_count(first)} GPUs"
+            out.append(Violation("R5", msg, jid, time=a.start))
+
+
 def _check_r5(inst: Instance, pieces: list[Assignment], out: list[Violation]) -> set[Key]:
     placed: set[Key] = set()
     for a in pieces:
         n0 = len(out)
-        live = inst.job_by_id[a.id].live
+        j = inst.job_by_id[a.id]
+        live = j.live
         if live is not None and live.state == "done" and not live.placement:
             if a.placement:
                 out.append(Violation("R5", "a done job given without placement has none", a.id))
             continue
-        _placement(inst, inst.job_by_id[a.id], a, out)
+        if j.elastic and a.placement and _count(a) not in j.gpu_counts:
+            allowed = ", ".join(map(str, j.gpu_counts))
+            msg = f"runs at {_count(a)} GPUs, the job may run at {allowed}"
+            out.append(Violation("R5", msg, a.id, time=a.start))
+            continue
+        _placement(inst, _job_for(inst, a), a, out)
         if len(out) == n0:
             placed.add(_key(a))
     return placed
@@ -449,7 +482,7 @@ def _check_r3(
     skip = {p.id for p in pieces if inst.job_by_id[p.id].gpus and _key(p) not in placed}
     units: list[tuple[int, str, list[Assignment]]] = []
     for gid, segs in members.items():
-        jobs = [inst.job_by_id[p.id] for p in segs]
+        jobs = [_job_for(inst, p) for p in segs]
         why = _inadmissible(inst, jobs, _speed(inst, segs[0]))
         if why is not None:
             name = f"group {gid} ({', '.join(p.id for p in segs)})"
@@ -475,7 +508,7 @@ def _runner(
     inst: Instance, p: Assignment, index: int, last: bool, work: float, origin: int
 ) -> Runner:
     """A segment from `origin` (its start, or `now` for a running job with progress)."""
-    j = inst.job_by_id[p.id]
+    j = _job_for(inst, p)  # the restart cost and profile at this segment's count (§12)
     restart = restart_units(inst, j) * inst.unit_ms if index else 0.0
     stop = None if last else (p.end - origin) * inst.unit_ms
     if not j.profiled:  # one "iteration" per time unit

@@ -66,6 +66,7 @@ def test_solve_writes_verified_schedule_and_gantt(tmp_path: Path, solver: str) -
         "total_weighted_tardiness",
         "gpu_utilization",
         "energy_kwh",
+        "energy_cost",  # contract §12
     }
     rows = list(csv.reader(gantt.open()))
     assert rows[0] == [

@@ -83,6 +83,12 @@ def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool
     help="muri: allow preemption; restart costs come from the model catalogue (contract §8).",
 )
 @click.option(
+    "--elastic",
+    is_flag=True,
+    help="muri: offer each job the GPU counts its profile has between half and twice its "
+    "trace count, the trace count first (contract §12).",
+)
+@click.option(
     "--time-unit",
     type=click.Choice(["ms", "s", "min"]),
     default="s",
@@ -102,6 +108,7 @@ def import_(
     all_at_zero: bool,
     strict_priority: bool,
     preemption: bool,
+    elastic: bool,
     time_unit: str,
     as_json: bool,
 ) -> None:
@@ -134,6 +141,7 @@ def import_(
             time_unit=time_unit,
             strict_priority=strict_priority,
             preemption=preemption,
+            elastic=elastic,
         )
     _write_instance(doc, output, file, as_json)
 
@@ -167,10 +175,22 @@ BUSY_FROM_JOBS = 10_000  # from here generating takes seconds: show a spinner
     help="Write the instance here ('-': standard output).",
 )
 @click.option("--preemption", is_flag=True, help="Allow preemption (contract §8).")
+@click.option(
+    "--elastic",
+    is_flag=True,
+    help="Offer profiled jobs the GPU counts between half and twice theirs (contract §12).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @handle_errors
 def generate(
-    family: str, n_jobs: int, nodes: int, seed: int, output: str, preemption: bool, as_json: bool
+    family: str,
+    n_jobs: int,
+    nodes: int,
+    seed: int,
+    output: str,
+    preemption: bool,
+    elastic: bool,
+    as_json: bool,
 ) -> None:
     """Write a seeded synthetic instance."""
     from planner.generate import generate as make
@@ -184,5 +204,5 @@ def generate(
         )
     check_outputs([output])
     with terminal.busy(f"generating {n_jobs} jobs…", enabled=n_jobs >= BUSY_FROM_JOBS):
-        doc = make(family, n_jobs, nodes, seed, preemption=preemption)
+        doc = make(family, n_jobs, nodes, seed, preemption=preemption, elastic=elastic)
         _write_instance(doc, output, f"<generated {family}>", as_json)

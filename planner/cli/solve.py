@@ -270,7 +270,7 @@ def _print_result(
         from planner.waits import job_rows
 
         terminal.print_job_table(job_rows(inst, sched), inst.time_unit)
-    terminal.print_summary(doc, inst.time_unit)
+    terminal.print_summary(doc, inst.time_unit, bool(inst.power_price))
     for path in written or ():
         terminal.print_note(f"wrote {path}")
     if written is not None and not kept:

@@ -88,8 +88,9 @@ def _fmt(v: Any, digits: int = 2) -> str:
     return str(v)
 
 
-def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
-    """The summary table of one schedule document (contract §6 form)."""
+def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) -> None:
+    """The summary table of one schedule document (contract §6 form); `priced`: the
+    cluster has electricity prices, so the energy cost is shown too (contract §12)."""
     m = doc.get("metrics") or {}
     t = Table(title=f"plan for {doc.get('instance', '')}", show_header=False, box=None)
     t.add_column(style="bold")
@@ -114,6 +115,7 @@ def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
             "",
         ),
         ("energy", m.get("energy_kwh"), "kWh"),
+        *([("energy cost", m.get("energy_cost"), "")] if priced else []),
         ("interleaving groups", len(doc.get("groups") or []), ""),
         ("jobs", len(doc.get("jobs") or []), ""),
         ("solver", doc.get("solver"), ""),
@@ -125,6 +127,10 @@ def print_summary(doc: Mapping[str, Any], time_unit: str) -> None:
     info = doc.get("info") or {}
     if isinstance(info.get("auto"), dict):
         t.add_row("auto chose", f"{info['auto'].get('chose')}: {info['auto'].get('why')}")
+    if "elastic" in info:
+        t.add_row("GPU counts", f"chosen: {info['elastic']}")
+    if "held_back" in info:
+        t.add_row("held back", f"{info['held_back']} (for a cheaper price)")
     if "reason" in info:
         t.add_row("note", str(info["reason"]))
     if info.get("interrupted"):

@@ -21,6 +21,9 @@ Choices:
 - Interleaving enabled with groups of up to `max_group` jobs; objective total weighted JCT.
 - `preemption=True` enables `policy.preemption` (contract §8) with `restart` 0: every job
   names a catalogue model, whose profile carries Muri's measured restart cost per GPU count.
+- `elastic=True` (contract §12) offers each job every GPU count its catalogue profile has
+  between half and twice its trace count that fits the cluster, the trace count first (so
+  it stays the job's default count, what a planner that does not choose runs it at).
 - A job that cannot fit the cluster (more GPUs than it has, or a multi-node GPU count that is
   not a whole number of nodes) is refused: InputError naming `rows[i].num_gpu`, with i the
   0-based data row of the file.
@@ -34,8 +37,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from planner.catalogue import load_catalogue
 from planner.errors import InputError, Problem
-from planner.instance import UNIT_MS
+from planner.instance import UNIT_MS, Profile
 
 COLUMNS = ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "priority")
 
@@ -77,6 +81,7 @@ def muri_to_instance(
     preemption: bool = False,
     max_group: int = 4,
     file: str | None = None,
+    elastic: bool = False,
 ) -> dict[str, Any]:
     """The instance dict for rows `offset .. offset+first-1` of a trace (a path or rows).
 
@@ -128,13 +133,17 @@ def muri_to_instance(
     unit = UNIT_MS[time_unit]
     t0 = min((v["submit_time"] for _, v in parsed), default=0)
     jobs = []
+    catalogue = load_catalogue() if elastic else {}
     for _, v in parsed:
         release = 0 if all_at_zero else int((v["submit_time"] - t0) // unit)
+        gpus: int | list[int] = v["num_gpu"]
+        if elastic:
+            gpus = _counts(catalogue.get(v["model_name"]), v["num_gpu"], nodes, gpus_per_node)
         jobs.append(
             {
                 "id": f"j{v['job_id']}",
                 "model": v["model_name"],
-                "gpus": v["num_gpu"],
+                "gpus": gpus,
                 "iterations": v["iterations"],
                 "release": release,
                 "priority": v["priority"],
@@ -170,6 +179,20 @@ def _policy(strict_priority: bool, preemption: bool) -> dict[str, Any]:
     if preemption:
         out["preemption"] = {"enabled": True, "restart": 0}
     return out
+
+
+def _counts(profile: Profile | None, trace: int, nodes: int, per_node: int) -> int | list[int]:
+    """The trace count first, then the profile's other counts in [trace / 2, 2 trace] that
+    fit the cluster; the trace count alone when the model is not in the catalogue (the
+    reader then reports the unknown model)."""
+    if profile is None:
+        return trace
+    others = [
+        c
+        for c in sorted(profile.by_gpus)
+        if c != trace and trace <= 2 * c and c <= 2 * trace and _misfit(c, nodes, per_node) is None
+    ]
+    return [trace, *others] if others else trace
 
 
 def _misfit(gpus: int, nodes: int, per_node: int) -> str | None:

@@ -50,14 +50,17 @@ _GROUP_ESTIMATE_MAX_JOBS = 5_000
 
 
 def cpsat_size(instance: Instance) -> int:
-    """Solo options of the CP-SAT model: one per job and eligible node (or node set)."""
+    """Solo options of the CP-SAT model: one per job, GPU count (contract §12) and
+    eligible node (or node set)."""
     size = 0
-    for job in instance.jobs:
-        groups = instance.eligible_groups(job)
-        size += max(
-            1,
-            sum(g.count if job.gpus <= g.gpus else g.count // (job.gpus // g.gpus) for g in groups),
-        )
+    for base in instance.jobs:
+        n = 0
+        for job in (base.at_count(c) for c in base.gpu_counts):
+            groups = instance.eligible_groups(job)
+            n += sum(
+                g.count if job.gpus <= g.gpus else g.count // (job.gpus // g.gpus) for g in groups
+            )
+        size += max(1, n)
     return size
 
 

@@ -68,13 +68,14 @@ def hint_values(cm: CpsatModel, objs: list[Objective], sched: Schedule) -> Value
         gi = cand.get((members[a.group], ng or "")) if a.group in members else None
         if a.group is not None and gi is None:
             continue  # a group the model does not know
+        count = sum(len(set(g)) for g in nodes.values())  # the count it runs at (§12)
         for o in jv.options:
             if o.kind == "member":
                 on = o.group == gi
             elif o.kind == "solo":
-                on = gi is None and set(o.nodes) == set(nodes)
+                on = gi is None and set(o.nodes) == set(nodes) and o.gpus == count
             else:
-                on = gi is None and o.node_group.name == ng
+                on = gi is None and o.node_group.name == ng and o.gpus == count
             vals[o.lit] = int(on)
             if o.kind == "multi":
                 for n, y in o.nodes.items():

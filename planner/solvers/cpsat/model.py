@@ -59,6 +59,7 @@ class Use:
     # GPU class index -> number of GPUs of that class (constant or variable); filled later
     per_class: dict[int, int | cp_model.IntVar] = field(default_factory=dict)
     group: int | None = None  # index into CpsatModel.groups for group holds / members
+    size: int = 0  # the interval's (fixed) length
 
 
 @dataclass
@@ -71,6 +72,7 @@ class Option:
     node_group: NodeGroup
     nodes: dict[str, cp_model.IntVar]  # node name -> literal "runs on this node"
     group: int | None = None  # index into CpsatModel.groups
+    gpus: int = 0  # the GPU count the job runs at in this option (contract §12)
 
 
 @dataclass
@@ -133,10 +135,15 @@ def scale_for(values: Iterable[float]) -> int:
 
 
 def option_durations(instance: Instance, job: Job, groups: Sequence[CandidateGroup]) -> list[int]:
-    """Every duration the job can have: solo per eligible node group, each membership."""
+    """Every duration the job can have: solo per GPU count and eligible node group, each
+    membership."""
     if job.gpus == 0 or job.duration is not None:
         return [solo_duration(instance, job)]
-    out = [solo_duration(instance, job, g.speed) for g in instance.eligible_groups(job)]
+    out = [
+        solo_duration(instance, jc, g.speed)
+        for jc in (job.at_count(c) for c in job.gpu_counts)
+        for g in instance.eligible_groups(jc)
+    ]
     for c in groups:
         if job.id in c.jobs:
             out.append(c.durations[c.jobs.index(job.id)])
@@ -206,34 +213,40 @@ def _job_vars(cm: CpsatModel, groups: Sequence[CandidateGroup], job_ub: dict[str
         cm.jobs[job.id] = jv
         if job.gpus == 0:
             continue
-        for ng in inst.eligible_groups(job):
-            d = solo_duration(inst, job, ng.speed)
-            per_node = min(job.gpus, ng.gpus)
-            cpus, mem = per_node * job.cpus_per_gpu, per_node * job.mem_gb_per_gpu
-            if job.gpus <= ng.gpus:
-                for node in inst.nodes_of(ng):
-                    lit = m.new_bool_var(f"x_{job.id}_{node.name}")
-                    iv = m.new_optional_fixed_size_interval_var(
-                        start, d, lit, f"o_{job.id}_{node.name}"
-                    )
-                    m.add(end == start + d).only_enforce_if(lit)
-                    jv.options.append(Option("solo", lit, d, ng, {node.name: lit}))
-                    cm.uses.append(Use(node, iv, lit, per_node, cpus, mem, (job.id,), start, end))
-            else:
-                k = job.gpus // ng.gpus
-                lit = m.new_bool_var(f"x_{job.id}_{ng.name}")
+        for count in job.gpu_counts:  # one set of options per GPU count (contract §12)
+            _solo_options(cm, jv, job.at_count(count))
+
+
+def _solo_options(cm: CpsatModel, jv: JobVars, job: Job) -> None:
+    """The options of running `job` alone at its `gpus`: per node, or on whole nodes."""
+    m, inst, start, end = cm.model, cm.instance, jv.start, jv.end
+    tag = f"{job.id}_{job.gpus}" if len(job.gpu_counts) > 1 else job.id
+    for ng in inst.eligible_groups(job):
+        d = solo_duration(inst, job, ng.speed)
+        per_node = min(job.gpus, ng.gpus)
+        cpus, mem = per_node * job.cpus_per_gpu, per_node * job.mem_gb_per_gpu
+        if job.gpus <= ng.gpus:
+            for node in inst.nodes_of(ng):
+                lit = m.new_bool_var(f"x_{tag}_{node.name}")
+                iv = m.new_optional_fixed_size_interval_var(start, d, lit, f"o_{tag}_{node.name}")
                 m.add(end == start + d).only_enforce_if(lit)
-                lits = {}
-                for node in inst.nodes_of(ng):
-                    y = m.new_bool_var(f"y_{job.id}_{node.name}")
-                    m.add_implication(y, lit)
-                    iv = m.new_optional_fixed_size_interval_var(
-                        start, d, y, f"o_{job.id}_{node.name}"
-                    )
-                    lits[node.name] = y
-                    cm.uses.append(Use(node, iv, y, per_node, cpus, mem, (job.id,), start, end))
-                m.add(sum(lits.values()) == k * lit)
-                jv.options.append(Option("multi", lit, d, ng, lits))
+                jv.options.append(Option("solo", lit, d, ng, {node.name: lit}, gpus=job.gpus))
+                cm.uses.append(
+                    Use(node, iv, lit, per_node, cpus, mem, (job.id,), start, end, size=d)
+                )
+        else:
+            k = job.gpus // ng.gpus
+            lit = m.new_bool_var(f"x_{tag}_{ng.name}")
+            m.add(end == start + d).only_enforce_if(lit)
+            lits = {}
+            for node in inst.nodes_of(ng):
+                y = m.new_bool_var(f"y_{tag}_{node.name}")
+                m.add_implication(y, lit)
+                iv = m.new_optional_fixed_size_interval_var(start, d, y, f"o_{tag}_{node.name}")
+                lits[node.name] = y
+                cm.uses.append(Use(node, iv, y, per_node, cpus, mem, (job.id,), start, end, size=d))
+            m.add(sum(lits.values()) == k * lit)
+            jv.options.append(Option("multi", lit, d, ng, lits, gpus=job.gpus))
 
 
 def _group_vars(cm: CpsatModel, groups: Sequence[CandidateGroup]) -> None:
@@ -258,7 +271,19 @@ def _group_vars(cm: CpsatModel, groups: Sequence[CandidateGroup]) -> None:
             lits[node.name] = y
             hold = m.new_optional_fixed_size_interval_var(start, c.span, y, f"zh_{gi}_{node.name}")
             cm.uses.append(
-                Use(node, hold, y, per_node, 0.0, 0.0, c.jobs, start, start + c.span, group=gi)
+                Use(
+                    node,
+                    hold,
+                    y,
+                    per_node,
+                    0.0,
+                    0.0,
+                    c.jobs,
+                    start,
+                    start + c.span,
+                    group=gi,
+                    size=c.span,
+                )
             )
             if need_members:
                 for jv, d in zip(members, c.durations, strict=True):
@@ -283,7 +308,7 @@ def _group_vars(cm: CpsatModel, groups: Sequence[CandidateGroup]) -> None:
         for jv, d in zip(members, c.durations, strict=True):
             m.add(jv.start == start).only_enforce_if(lit)
             m.add(jv.end == start + d).only_enforce_if(lit)
-            jv.options.append(Option("member", lit, d, ng, lits, gi))
+            jv.options.append(Option("member", lit, d, ng, lits, gi, c.gpus))
         cm.groups.append(GroupVars(c, lit, start, lits, ng))
 
 
@@ -327,7 +352,7 @@ def _symmetry(cm: CpsatModel) -> None:
             for o in jv.options:
                 k = sum(1 for n in names if n in o.nodes)
                 if k:
-                    need = max(1, cm.instance.job_by_id[jid].gpus // o.node_group.gpus)
+                    need = max(1, o.gpus // o.node_group.gpus)
                     width[jid] = max(width.get(jid, 1), need)
         users = sorted(width, key=lambda j: rank[j])
         limit, total = {}, 0

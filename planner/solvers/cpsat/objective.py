@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ortools.sat.python import cp_model
 
 from planner.instance import Instance
+from planner.solvers.cpsat.energy import cost_expr, kwh_expr
 from planner.solvers.cpsat.model import CpsatModel, scale_for
 
 
@@ -21,7 +22,7 @@ from planner.solvers.cpsat.model import CpsatModel, scale_for
 class Objective:
     name: str
     expr: cp_model.LinearExprT
-    scale: int  # model value = true value * scale
+    scale: float  # model value = true value * scale
     exact: bool
     aux: dict[str, cp_model.IntVar]  # job -> tardiness var; "makespan" -> makespan var
 
@@ -58,4 +59,7 @@ def add_objective(cm: CpsatModel, name: str) -> Objective:
             aux[j.id] = t
         expr = sum(w[j] * t for j, t in aux.items())
         return Objective(name, expr, s, exact, aux)
+    if name in ("energy_kwh", "energy_cost"):
+        expr, scale = kwh_expr(cm) if name == "energy_kwh" else cost_expr(cm)
+        return Objective(name, expr, scale, True, {})
     raise ValueError(f"unknown objective {name!r}")

@@ -149,7 +149,10 @@ class SerialEngine:
                 f"strict priority: it cannot start before {lb} but a placed "
                 f"lower-priority job released no earlier starts at {ub}"
             )
-        opt, why = self.cluster.find(unit, lb, ub)
+        if job.elastic:
+            unit, opt, why = self._best_count(job, lb, ub)
+        else:
+            opt, why = self.cluster.find(unit, lb, ub)
         if opt is None:
             return why
         group_id = None
@@ -166,6 +169,26 @@ class SerialEngine:
             self.groups.append(Group(group_id, tuple(m.id for m in unit.members)))
         self._book(unit, opt, group_id)
         return None
+
+    def _best_count(
+        self, job: Job, lb: int, ub: int | None
+    ) -> tuple[PlacementUnit, PlacedOption | None, str]:
+        """An elastic job's count chosen at placement (contract §12): the one that ends it
+        first from its earliest feasible start, ties to fewer GPUs."""
+        best: tuple[tuple[int, int], PlacementUnit, PlacedOption] | None = None
+        why = ""
+        for c in job.gpu_counts:
+            unit = self.solo_unit(job.at_count(c))
+            opt, reason = self.cluster.find(unit, lb, ub)
+            if opt is None:
+                why = why or reason
+                continue
+            key = (opt.start + opt.durations[0], c)
+            if best is None or key < best[0]:
+                best = (key, unit, opt)
+        if best is None:
+            return self.solo_unit(job), None, why
+        return best[1], best[2], ""
 
     def _book(self, unit: PlacementUnit, opt: PlacedOption, group_id: str | None) -> None:
         self.cluster.book(unit, opt)

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from planner.bounds import with_bounds
+from planner.elastic import count_choices, fixed_counts, held_back, hold_backs
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
 from planner.metrics import objective_values
@@ -43,6 +44,7 @@ from planner.solvers.greedy.order import (
 from planner.solvers.greedy.place import OutOfWork, WorkMeter
 from planner.solvers.greedy.serial import run_serial
 from planner.solvers.options import SolveOptions, objectives_of
+from planner.verify import verify
 
 # Work units (candidate starts probed, nodes looked at, queue and placed-job entries read;
 # see place.WorkMeter) the serial engine may spend under engine="auto", both of its runs
@@ -74,6 +76,49 @@ def solve_greedy(
     if engine not in ENGINES:
         raise ValueError(f"unknown greedy engine {engine!r}")
     names = list(objectives_of(instance, options))
+    holds = hold_backs(instance, names)
+    if instance.elastic or holds:
+        best = _variants(instance, rule, names, engine, holds)
+    else:
+        best = _solve_fixed(instance, rule, names, engine)
+    return with_bounds(instance, best, names).with_(wall_s=time.perf_counter() - t_begin)
+
+
+def _variants(
+    instance: Instance,
+    rule: str,
+    names: list[str],
+    engine: str,
+    holds: list[tuple[str, dict[str, int]]],
+) -> Schedule:
+    """The best plan over the count choices (`planner.elastic.count_choices`) and, under
+    `energy_cost`, over holding jobs back to cheaper prices (`planner.elastic.hold_backs`).
+    Every plan is valid for `instance`: a held-back plan that breaks a rule of it (strict
+    priority can, as releases move) is dropped."""
+    choices = count_choices(instance) if instance.elastic else [("listed", {})]
+    best: Schedule | None = None
+    best_val: list[float] | None = None
+    for name, counts in choices:
+        fixed = fixed_counts(instance, counts)
+        for hold, starts in [("", {}), *holds]:
+            s = _solve_fixed(held_back(fixed, starts), rule, names, engine)
+            if s.status != "feasible" or (hold and verify(instance, s)):
+                best = best or s
+                continue
+            ov = objective_values(instance, s, names)
+            val = [ov[n] for n in names]
+            if best_val is None or val < best_val:
+                info = {**s.info, "elastic": name} if instance.elastic else dict(s.info)
+                if hold:
+                    info["held_back"] = hold
+                best, best_val = s.with_(info=info), val
+    assert best is not None
+    return best
+
+
+def _solve_fixed(instance: Instance, rule: str, names: list[str], engine: str) -> Schedule:
+    """One greedy plan of an instance whose jobs run at their `gpus` (no bounds)."""
+    t_begin = time.perf_counter()
     engines: tuple[str, ...] = (engine,)
     if engine == "auto":
         # The serial run is skipped outright when its least work is already over budget.
@@ -98,7 +143,7 @@ def solve_greedy(
         if best_val is None or val < best_val:
             best, best_val = s, val
     assert best is not None
-    return with_bounds(instance, best, names).with_(wall_s=time.perf_counter() - t_begin)
+    return best
 
 
 def serial_floor(instance: Instance) -> int:

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 
 from planner.bounds import with_bounds
+from planner.elastic import counts_of, fixed_counts
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
 from planner.metrics import objective_values
@@ -67,7 +68,12 @@ def improve(
         start = solve_greedy(instance, rule, options)
     if start.status != "feasible":
         return start  # nothing to improve from (the greedy plan failed)
-    search = _Search(instance, options, start, rule, max_samples, on_incumbent, t0)
+    if start.lower_bound is None:
+        start = with_bounds(instance, start, list(objectives_of(instance, options)))
+    # An elastic instance is searched at the counts the start chose (contract §12): every
+    # plan of that instance is valid for this one, and the bounds stay this one's.
+    plan_on = fixed_counts(instance, counts_of(instance, start)) if instance.elastic else instance
+    search = _Search(plan_on, options, start, rule, max_samples, on_incumbent, t0)
     return search.run()
 
 

@@ -42,7 +42,7 @@ import pulp
 import planner.solvers.milp.model as milp_model
 from planner.bounds import lower_bounds
 from planner.groups import candidate_groups
-from planner.instance import Instance
+from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.metrics import objective_values
 from planner.schedule import Assignment, Group, Placement, Schedule, SolveInfo
 from planner.solvers.exact import (
@@ -120,8 +120,17 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     if start is not None and gvals is not None:
         r.info["greedy_solver"] = start.solver
         r.info["greedy_objective"] = gvals
-    units = milp_model.build_units(instance, candidate_groups(instance, max_per_job=4))
     simple = lower_bounds(instance, r.names)
+    if instance.elastic or any(n in ENERGY_OBJECTIVES for n in r.names):
+        why = (
+            "the MILP models neither elastic GPU counts nor energy objectives (contract §12); "
+            "the best greedy start is returned (use cpsat)"
+        )
+        return finish(
+            instance, r.solver, r.names, None, start, proved=False, lower=simple or None,
+            info=r.info, t0=r.t0, why_none=why,
+        )  # fmt: skip
+    units = milp_model.build_units(instance, candidate_groups(instance, max_per_job=4))
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
 

@@ -1,0 +1,63 @@
+"""Electricity prices (contract §12): the integral of `cluster.power_price` over a span.
+
+Pure arithmetic on the instance's price intervals (half-open, sorted, non-overlapping;
+0 outside every interval), shared by the metrics and the planners that price energy.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from functools import cached_property
+
+from planner.instance import Instance, PriceInterval
+
+
+class PriceCurve:
+    """Price per kWh over time, with O(log n) integrals over any span."""
+
+    def __init__(self, intervals: Sequence[PriceInterval]):
+        self.intervals = tuple(intervals)
+
+    @cached_property
+    def _starts(self) -> list[int]:
+        return [p.start for p in self.intervals]
+
+    @cached_property
+    def _prefix(self) -> list[float]:
+        """`_prefix[k]`: the integral over the first k intervals, whole."""
+        out = [0.0]
+        for p in self.intervals:
+            out.append(out[-1] + p.price * (p.end - p.start))
+        return out
+
+    def integral(self, start: float, end: float) -> float:
+        """The integral of the price over [start, end), in price x time units."""
+        return self.upto(end) - self.upto(start)
+
+    def upto(self, t: float) -> float:
+        """The integral over (-inf, t)."""
+        k = bisect.bisect_right(self._starts, t)  # intervals starting at or before t
+        if k == 0:
+            return 0.0
+        last = self.intervals[k - 1]
+        return self._prefix[k - 1] + last.price * (min(t, last.end) - last.start)
+
+    def price_at(self, t: int) -> float:
+        k = bisect.bisect_right(self._starts, t)
+        if k and t < self.intervals[k - 1].end:
+            return self.intervals[k - 1].price
+        return 0.0
+
+    def breakpoints(self) -> list[int]:
+        """Every instant at which the price may change."""
+        return sorted({t for p in self.intervals for t in (p.start, p.end)})
+
+
+def price_curve(instance: Instance) -> PriceCurve:
+    return PriceCurve(instance.power_price)
+
+
+def kwh_per_watt_unit(instance: Instance) -> float:
+    """kWh drawn by one watt over one time unit: unit_ms / 3.6e6 (ms per hour) / 1000."""
+    return instance.unit_ms / 3.6e9

@@ -1,0 +1,261 @@
+"""Elastic GPU counts and energy prices (contract §12): reading, the verifier, metrics.
+
+Every expected number below is computed by hand from the profile in `_instance`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import assign, make_instance, make_schedule, place, profile
+
+from planner.errors import InputError
+from planner.export import schedule_document
+from planner.instance import Instance, Interleaving, Job, NodeGroup, PriceInterval
+from planner.metrics import metrics
+from planner.read import instance_from_dict
+from planner.schedule import Schedule, schedule_from_dict
+from planner.verify import rules, verify
+
+# m: 100 ms per iteration at 2 GPUs, 60 ms at 4 (no data/net stage: the GPU stage is all)
+PROF = profile("m", {2: (100.0, 0.0, 100.0, 0.0), 4: (60.0, 0.0, 60.0, 0.0)})
+
+
+def _instance(**kw: Any) -> Instance:
+    job = Job("e", 2, model="m", iterations=1000, gpu_counts=(2, 4))
+    node = NodeGroup("n", 1, 4, gpu_idle_w=50.0, gpu_busy_w=250.0)
+    return make_instance([job], [node], [PROF], time_unit="s", **kw)
+
+
+def test_a_job_runs_at_either_listed_count_with_that_counts_duration() -> None:
+    inst = _instance()
+    # 1000 iterations x 100 ms = 100 s at 2 GPUs; x 60 ms = 60 s at 4 GPUs
+    at2 = make_schedule([assign("e", 0, 100, place("n-0", 0, 1))])
+    at4 = make_schedule([assign("e", 0, 60, place("n-0", 0, 1, 2, 3))])
+    assert verify(inst, at2) == []
+    assert verify(inst, at4) == []
+    # the duration of the other count is wrong
+    assert rules(verify(inst, make_schedule([assign("e", 0, 60, place("n-0", 0, 1))]))) == {"R3"}
+    assert rules(verify(inst, make_schedule([assign("e", 0, 100, place("n-0", 0, 1, 2))]))) == {
+        "R5"
+    }
+
+
+def test_the_entry_count_must_be_the_first_segments() -> None:
+    inst = _instance()
+    doc = schedule_document(inst, make_schedule([assign("e", 0, 60, place("n-0", 0, 1, 2, 3))]), [])
+    assert doc["jobs"][0]["gpus"] == 4
+    doc["jobs"][0]["gpus"] = 2
+    assert rules(verify(inst, schedule_from_dict(doc))) == {"R5"}
+
+
+def test_group_members_run_at_the_same_count() -> None:
+    """Members share one placement, so one count: a member with one count (4) cannot join
+    a group at 2 GPUs."""
+    jobs = [
+        Job("a", 2, model="m", iterations=10, gpu_counts=(2, 4)),
+        Job("b", 4, model="m", iterations=10),
+    ]
+    inst = make_instance(
+        jobs, [NodeGroup("n", 1, 4)], [PROF], interleaving=Interleaving(enabled=True)
+    )
+    s = make_schedule(
+        [
+            assign("a", 0, 1, place("n-0", 0, 1), group="g"),
+            assign("b", 0, 1, place("n-0", 0, 1), group="g"),
+        ]
+    )
+    found = verify(inst, s)
+    assert "R5" in rules(found)  # b has one count, 4, and runs at 2
+
+
+def test_energy_cost_across_a_price_boundary() -> None:
+    # price 0.2 per kWh on [0, 50), 0.1 on [50, 200); the job runs 60 s at 4 GPUs, over
+    # [20, 80), across the boundary.
+    prices = (PriceInterval(0, 50, 0.2), PriceInterval(50, 200, 0.1))
+    inst = _instance(power_price=prices)
+    s = make_schedule([assign("e", 20, 80, place("n-0", 0, 1, 2, 3))])
+    assert verify(inst, s) == []
+    m = metrics(inst, s)
+    # makespan 80. idle draw: 4 GPUs x 50 W over [0, 80): 200 W x (50 x 0.2 + 30 x 0.1) = 2600
+    # busy extra: 4 GPUs x 200 W over [20, 80): 800 W x (30 x 0.2 + 30 x 0.1) = 7200
+    # W x s x price -> x 1000 ms / 3.6e9
+    assert m["energy_cost"] == pytest.approx((2600 + 7200) * 1000 / 3.6e9)
+    # energy_kwh: 4 x 60 s busy at 250 W + 4 x 20 s idle at 50 W
+    assert m["energy_kwh"] == pytest.approx((4 * 60 * 250 + 4 * 20 * 50) * 1000 / 3.6e9)
+
+
+def test_no_price_means_no_cost() -> None:
+    inst = _instance()
+    s = make_schedule([assign("e", 0, 60, place("n-0", 0, 1, 2, 3))])
+    assert metrics(inst, s)["energy_cost"] == 0.0
+
+
+def _doc(**job: object) -> dict:
+    return {
+        "cluster": {
+            "nodes": [{"name": "v", "count": 1, "gpus": 8, "gpu_busy_w": 300, "gpu_idle_w": 60}],
+            "power_price": [{"start": 0, "end": 100, "price": 0.3}],
+        },
+        "jobs": [{"id": "a", "model": "bert", "iterations": 10, **job}],
+        "objective": ["energy_cost", "total_weighted_jct"],
+    }
+
+
+def test_reader_takes_a_list_of_counts_and_prices() -> None:
+    inst = instance_from_dict(_doc(gpus=[4, 2, 8]))
+    (job,) = inst.jobs
+    assert job.gpu_counts == (4, 2, 8) and job.gpus == 4 and job.elastic
+    assert inst.power_price == (PriceInterval(0, 100, 0.3),)
+    assert inst.objective == ("energy_cost", "total_weighted_jct")
+
+
+@pytest.mark.parametrize(
+    ("gpus", "path"),
+    [
+        ([2, 3], "jobs[0].gpus[1]"),  # bert has no profile at 3 GPUs
+        ([2, 16], "jobs[0].gpus[1]"),  # 16 GPUs fits no node (one 8-GPU node)
+        ([2, 2], "jobs[0].gpus"),
+        ([], "jobs[0].gpus"),
+        ([2, "4"], "jobs[0].gpus[1]"),
+    ],
+)
+def test_reader_refuses_bad_counts_with_their_path(gpus: list, path: str) -> None:
+    with pytest.raises(InputError) as e:
+        instance_from_dict(_doc(gpus=gpus))
+    assert path in [p.path for p in e.value.problems]
+
+
+def test_reader_refuses_overlapping_prices(tmp_path: Path) -> None:
+    d = _doc(gpus=2)
+    d["cluster"]["power_price"] = [
+        {"start": 0, "end": 100, "price": 0.3},
+        {"start": 50, "end": 150, "price": 0.1},
+    ]
+    with pytest.raises(InputError) as e:
+        instance_from_dict(json.loads(json.dumps(d)))
+    assert "cluster.power_price[1]" in [p.path for p in e.value.problems]
+
+
+# --- planners ------------------------------------------------------------------------
+
+
+def _two_elastic(**kw: Any) -> Instance:
+    """Two jobs of 1000 iterations on one 4-GPU node, each at 2 GPUs (100 s) or 4 (60 s)."""
+    jobs = [Job(x, 2, model="m", iterations=1000, gpu_counts=(2, 4)) for x in "ab"]
+    node = NodeGroup("n", 1, 4, gpu_idle_w=0.0, gpu_busy_w=100.0)
+    return make_instance(jobs, [node], [PROF], time_unit="s", **kw)
+
+
+@pytest.mark.parametrize("spec", ["greedy", "cpsat"])
+def test_planners_choose_the_count(solve_verified: Any, spec: str) -> None:
+    # Both at 4 GPUs one after the other: JCTs 60 + 120 = 180; both at 2 side by side:
+    # 100 + 100 = 200; one at each: at best 60 + 160 or 100 + 100. The optimum is 180.
+    s = solve_verified(_two_elastic(), spec, time_limit=10)
+    assert metrics(_two_elastic(), s)["total_weighted_jct"] == 180
+    if spec == "cpsat":
+        assert s.status == "optimal"
+
+
+@pytest.mark.parametrize("spec", ["greedy", "cpsat", "milp:cbc"])
+def test_energy_cost_waits_for_the_cheap_price(solve_verified: Any, spec: str) -> None:
+    """Price 1.0 on [0, 100), 0.1 on [100, 1000), 1.0 on [1000, 100000); no idle draw. One
+    job, inside the cheap interval: at 2 GPUs 2 x 100 W x 100 s x 0.1 = 2000 W s, at 4 GPUs
+    4 x 100 x 60 x 0.1 = 2400; any run outside [100, 1000) pays the high price for a part."""
+    prices = (
+        PriceInterval(0, 100, 1.0),
+        PriceInterval(100, 1000, 0.1),
+        PriceInterval(1000, 10**5, 1.0),
+    )
+    inst = _two_elastic(power_price=prices, objective=("energy_cost",))
+    # the horizon keeps the job inside the curve: past its end the price is 0 (contract §12)
+    inst = make_instance(inst.jobs[:1], inst.node_groups, [PROF], power_price=prices, horizon=2000)
+    s = solve_verified(inst, spec, time_limit=10, objective=("energy_cost",))
+    cost = metrics(inst, s)["energy_cost"]
+    if spec == "milp:cbc":  # the MILP refuses energy objectives and returns the greedy start
+        assert "energy" in s.info["reason"]
+    assert cost == pytest.approx(2000 * 1000 / 3.6e9)
+    assert s.jobs[0].start >= 100 and s.jobs[0].end <= 1000
+
+
+def test_cpsat_energy_kwh_is_exact(solve_verified: Any) -> None:
+    # energy_kwh: 2 GPUs x 100 s = 200 GPU-s per job, less than 4 x 60 = 240, so both jobs
+    # at 2 GPUs: 2 jobs x 2 GPUs x 100 W x 100 s.
+    inst = _two_elastic()
+    s = solve_verified(inst, "cpsat", time_limit=10, objective=("energy_kwh",))
+    assert metrics(inst, s)["energy_kwh"] == pytest.approx(40000 * 1000 / 3.6e9)
+    assert s.status == "optimal"
+
+
+@pytest.mark.parametrize(
+    "names", [("total_weighted_jct", "energy_cost"), ("energy_cost", "total_weighted_jct")]
+)
+def test_lexicographic_energy_lists(solve_verified: Any, names: tuple[str, ...]) -> None:
+    prices = (
+        PriceInterval(0, 100, 1.0),
+        PriceInterval(100, 1000, 0.1),
+        PriceInterval(1000, 10**5, 1.0),
+    )
+    inst = _two_elastic(power_price=prices, horizon=2000)
+    s = solve_verified(inst, "cpsat", time_limit=10, objective=names)
+    m = metrics(inst, s)
+    if names[0] == "total_weighted_jct":
+        assert m["total_weighted_jct"] == 180  # then the cheapest way to get 180
+    else:  # both at 2 GPUs side by side from 100: 2 x 2 x 100 W x 100 s x 0.1
+        assert m["energy_cost"] == pytest.approx(4000 * 1000 / 3.6e9)
+        assert m["total_weighted_jct"] == 400
+
+
+def test_muri_import_offers_counts_between_half_and_twice() -> None:
+    from planner.importers.muri import muri_to_instance
+
+    row = {"job_id": "1", "num_gpu": "8", "submit_time": "0", "iterations": "10"}
+    rows = [{**row, "model_name": "bert", "priority": "0"}]
+    doc = muri_to_instance(rows, name="t", nodes=8, gpus_per_node=8, elastic=True)
+    assert doc["jobs"][0]["gpus"] == [8, 4, 16]  # bert has 1..32; 32 > 2 x 8
+    inst = instance_from_dict(doc)
+    assert inst.jobs[0].gpus == 8 and inst.jobs[0].gpu_counts == (8, 4, 16)
+
+
+def test_a_restart_may_change_the_count_and_pays_the_new_counts_cost() -> None:
+    """1000 iterations: segment 0 at 2 GPUs over [0, 50) does 500 (100 ms each); segment 1
+    at 4 GPUs from 50 pays the restart cost at 4 GPUs (5 s; 20 s at 2) and does the other
+    500 at 60 ms: it ends at 50 + 5 + 30 = 85."""
+    from planner.instance import GpuProfile, Preemption, Profile, Stages
+    from planner.schedule import Assignment, Segment
+
+    prof = Profile(
+        "m",
+        {
+            2: GpuProfile(100.0, Stages(0.0, 100.0, 0.0), restart_ms=20000.0),
+            4: GpuProfile(60.0, Stages(0.0, 60.0, 0.0), restart_ms=5000.0),
+        },
+    )
+    job = Job("e", 2, model="m", iterations=1000, gpu_counts=(2, 4))
+    inst = make_instance([job], [NodeGroup("n", 1, 4)], [prof], preemption=Preemption(enabled=True))
+
+    def run(end: int) -> Schedule:
+        segs = (
+            Segment(0, 50, (place("n-0", 0, 1),)),
+            Segment(50, end, (place("n-0", 0, 1, 2, 3),)),
+        )
+        return make_schedule([Assignment("e", 0, end, segs[0].placement, None, segs)])
+
+    assert verify(inst, run(85)) == []
+    assert rules(verify(inst, run(100))) == {"R3"}  # the old count's restart cost
+
+
+@pytest.mark.parametrize("family", ["dl", "mixed"])
+def test_generate_elastic_is_valid_and_keeps_each_jobs_count_first(family: str) -> None:
+    from planner.generate import generate
+
+    plain = generate(family, 30, 3, seed=5)
+    doc = generate(family, 30, 3, seed=5, elastic=True)
+    inst = instance_from_dict(doc)
+    assert inst.elastic
+    for before, job in zip(plain["jobs"], inst.jobs, strict=True):
+        assert job.gpus == before["gpus"]
+        assert all(before["gpus"] <= 2 * c <= 4 * before["gpus"] for c in job.gpu_counts)
