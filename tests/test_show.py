@@ -177,6 +177,42 @@ def test_bad_schedule_exits_2_naming_the_path(tmp_path: Path, change: Any, path:
     assert not page.exists()
 
 
+def test_plan_show_checks_its_outputs_before_drawing(tmp_path: Path) -> None:
+    _, sched = write_case(tmp_path)
+    before = sched.read_bytes()
+    page, blocker = tmp_path / "g.html", tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, err = run("show", sched, "-o", page, "--png", blocker / "g.png")
+    assert code == 2 and str(blocker / "g.png") in err and not page.exists()
+    code, _, err = run("show", sched, "-o", page, "--png", page)
+    assert code == 2 and "same file" in err and not page.exists()
+    code, _, err = run("show", sched, "-o", sched)
+    assert code == 2 and "input file" in err and sched.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [('{"jobs": [NaN]}', "NaN"), ("[" * 100_000, "nested deeper"), (b"\xff{}", "UTF-8")],
+)
+def test_plan_show_reads_through_the_safe_reader(
+    tmp_path: Path, text: str | bytes, message: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(text if isinstance(text, bytes) else text.encode())
+    page = tmp_path / "g.html"
+    code, _, err = run("show", bad, "-o", page)
+    assert code == 2 and message in err and str(bad) in err and not page.exists()
+
+
+def test_plan_solve_show_is_one_of_its_outputs(tmp_path: Path) -> None:
+    out, blocker = tmp_path / "s.json", tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, err = run("solve", DEMO, "--solver", "greedy", "-o", out, "--show", blocker / "g")
+    assert code == 2 and str(blocker / "g") in err and not out.exists()
+    code, _, err = run("solve", DEMO, "--solver", "greedy", "-o", out, "--show", out)
+    assert code == 2 and "same file" in err and not out.exists()
+
+
 def test_plan_show_needs_an_output(tmp_path: Path) -> None:
     _, sched = write_case(tmp_path)
     code, _, err = run("show", sched)

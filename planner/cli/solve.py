@@ -257,10 +257,9 @@ def plan_and_write(
             files[outs.gantt] = gantt_csv(gantt_rows(sched, inst))
         files.update(outs.extra)
         if found:
-            write_all(files)
             if outs.show:
-                show_page(doc, inst, outs.show)
-                files[outs.show] = ""
+                files[outs.show] = show_page(doc, inst, outs.show)
+            write_all(files)
     if outs.as_json:
         terminal.print_json(doc)
     else:
