@@ -86,10 +86,20 @@ class _Run:
     def solver(self) -> str:
         return f"milp:{self.backend}"
 
+    # The live display follows the final lower bound's rule (_lower_bound): planner.bounds'
+    # bound, raised by the solver's only on an exact grid.
+    floor: float | None = None
+    own_bound_valid: bool = False
+
     def report(self, incumbent: float | None, bound: float | None, message: str = "") -> None:
         if self.options.progress is not None:
             elapsed = time.monotonic() - self.t0
             self.options.progress(Progress(elapsed, incumbent, bound, message))
+
+    def report_solver(self, incumbent: float | None, bound: float | None) -> None:
+        """The backend's report on the first objective, its bound taken as the final one's."""
+        own = bound if self.own_bound_valid else None
+        self.report(incumbent, max((b for b in (own, self.floor) if b is not None), default=None))
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
 
+    r.floor, r.own_bound_valid = simple.get(first), exact_grid
     st = _solve_stages(r, built, warm == "used")
     r.info["stages"] = st.stages
     if st.interrupted or options.stop.is_set():
@@ -276,7 +287,7 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
         res: RunResult = run(
             built.prob, r.backend, budget, options.workers, options.seed,
             warm or (k > 0 and st.chosen is not None), options.stop,
-            r.report if k == 0 else None,
+            r.report_solver if k == 0 else None,
         )  # fmt: skip
         st.interrupted = st.interrupted or res.interrupted
         stage = {
