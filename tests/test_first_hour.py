@@ -22,11 +22,16 @@ def test_demo_forms_interleaving_groups(tmp_path: Path) -> None:
     from planner.verify import verify
 
     out = tmp_path / "s.json"
-    r = CliRunner().invoke(main, ["solve", str(DEMO), "--solver", "greedy", "-o", str(out)])
+    args = ["solve", str(DEMO), "--solver", "greedy", "-o", str(out), "--jobs"]
+    r = CliRunner().invoke(main, args, env={"COLUMNS": "120"})
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
     assert len(doc["groups"]) >= 1
     assert verify(read_instance(DEMO), schedule_from_dict(doc)) == []
+    # the job table (make demo prints it) names each member's group
+    cells = {line.split()[0]: line.split() for line in r.stdout.splitlines() if line.strip()}
+    for g in doc["groups"]:
+        assert all(cells[m][3] == g["id"] for m in g["jobs"])
 
 
 def test_check_names_the_other_instance_first() -> None:
