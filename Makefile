@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/plan solve instances/demo.json --time-limit $(TIME) \
+	$(BIN)/plan solve instances/demo.json --time-limit $(TIME) --jobs \
 		-o out/demo-schedule.json --gantt out/demo-gantt.csv
 	$(BIN)/plan check instances/demo.json out/demo-schedule.json
 	$(BIN)/plan solve instances/demo.json --solver greedy --objective energy_cost,total_weighted_jct \

@@ -121,13 +121,15 @@ def _weighted(rng: random.Random, weights: Mapping[int, float]) -> int:
     return rng.choices(keys, weights=[weights[k] for k in keys])[0]
 
 
+# (name, count, gpus per node, speed, gpu_mem_gb, cpus, mem_gb)
+_NodeGroup = tuple[str, int, int, float, float, float, float]
+
+
 def _mixed(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str, Any]:
     cat = load_catalogue()
-    models = sorted(cat)
     n_fast = max(1, n_nodes // 2)
     n_slow = max(1, n_nodes - n_fast)
-    # (name, count, gpus per node, speed, gpu_mem_gb, cpus, mem_gb)
-    groups = [
+    groups: list[_NodeGroup] = [
         ("a100", n_fast, 8, 1.5, 40.0, 64.0, 512.0),
         ("v100", n_slow, 4, 1.0, 16.0, 32.0, 256.0),
     ]
@@ -146,69 +148,105 @@ def _mixed(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str
         }
         for n, c, g, s, m, cpu, mem in groups
     ]
-    pool_cap = 20.0
-
-    def fits(group: tuple, gpus: int, model: str | None) -> bool:
-        _, count, per, _, gmem, _, _ = group
-        if gpus > per and (gpus % per or gpus // per > count):
-            return False
-        need = cat[model].gpu_mem_gb if model else None
-        return not (need is not None and need > gmem)
-
     span = 600 * n_jobs // max(1, n_nodes)  # releases spread over this window
     jobs: list[dict[str, Any]] = []
     slowest: dict[str, int] = {}
     last_of_class: dict[int, str] = {}
     for i in range(n_jobs):
-        jid = f"j{i}"
-        prio = 1 if rng.random() < 0.3 else 0
-        job: dict[str, Any] = {
-            "id": jid,
-            "release": rng.randrange(0, span + 1),
-            "priority": prio,
-            "weight": rng.choice([1.0, 1.0, 2.0]),
-        }
-        kind = rng.random()
-        if kind < 0.12:  # GPU-less job using only the pool
-            job.update(
-                duration=rng.randint(5, 120), gpus=0, demand={"power_kw": float(rng.randint(1, 8))}
-            )
-            slowest[jid] = job["duration"]
-        else:
-            gpus = _weighted(rng, {1: 0.3, 2: 0.25, 4: 0.25, 8: 0.2})
-            ok = [g for g in groups if fits(g, gpus, None)]
-            if kind < 0.25:  # explicit-duration GPU job
-                job.update(duration=rng.randint(30, 900), gpus=gpus)
-                slowest[jid] = job["duration"]
-            else:
-                model = rng.choice([m for m in models if any(fits(g, gpus, m) for g in groups)])
-                ok = [g for g in groups if fits(g, gpus, model)]
-                it_ms = cat[model].by_gpus[gpus].iteration_ms
-                iters = _iterations(rng, it_ms, 30, 1800)
-                job.update(model=model, gpus=gpus, iterations=iters)
-                slowest[jid] = max(_solo_s(cat[model], gpus, iters, g[3]) for g in ok)
-            if rng.random() < 0.3:
-                per = min(gpus, min(g[2] for g in ok))
-                job["cpus_per_gpu"] = float(rng.randint(1, 32 // max(per, 4)))
-                job["mem_gb_per_gpu"] = float(rng.choice([8, 16, 32]))
-            if rng.random() < 0.2 and len(ok) > 1:
-                job["node_types"] = [rng.choice(ok)[0]]
-            if rng.random() < 0.15:
-                job["demand"] = {"power_kw": float(rng.randint(1, 5))}
-        if rng.random() < 0.4:
-            job["tenant"] = rng.choice(["nlp", "vision"])
-        if rng.random() < 0.3:
-            job["due"] = job["release"] + 2 * slowest[jid] + rng.randint(0, 600)
+        job = _mixed_job(rng, f"j{i}", span, groups, cat, slowest)
         # Chains only within a priority class (strict priority stays satisfiable).
+        prio = job["priority"]
         if prio in last_of_class and rng.random() < 0.25:
             job["after"] = [last_of_class[prio]]
-        last_of_class[prio] = jid
+        last_of_class[prio] = job["id"]
         jobs.append(job)
 
     if not any(j.get("tenant") == "nlp" for j in jobs):
         jobs[0]["tenant"] = "nlp"  # the reservations below name this tenant
+    reservations = _mixed_reservations(rng)
+    bound = _serial_bound(jobs, slowest, reservations)
+    for job in jobs:
+        if rng.random() < 0.1:
+            job["deadline"] = job["release"] + bound
+    return {
+        "version": 1,
+        "name": f"mixed-{n_jobs}-{n_nodes}-s{seed}",
+        "time_unit": "s",
+        "horizon": 2 * bound,
+        "cluster": {"nodes": cluster_nodes, "pools": {"power_kw": 20.0}},
+        "interleaving": {"enabled": True, "max_group": 4},
+        "policy": {"priority": "strict"},
+        "objective": ["total_weighted_jct"],
+        "jobs": jobs,
+        "reservations": reservations,
+    }
+
+
+def _fits(group: _NodeGroup, gpus: int, need_mem: float | None) -> bool:
+    """Whether a job of `gpus` GPUs (and `need_mem` GB per GPU) fits node group `group`."""
+    _, count, per, _, gmem, _, _ = group
+    if gpus > per and (gpus % per or gpus // per > count):
+        return False
+    return not (need_mem is not None and need_mem > gmem)
+
+
+def _mixed_job(
+    rng: random.Random,
+    jid: str,
+    span: int,
+    groups: list[_NodeGroup],
+    cat: Mapping[str, Profile],
+    slowest: dict[str, int],
+) -> dict[str, Any]:
+    """One job of the mixed family (without `after`); records its slowest solo duration."""
+    prio = 1 if rng.random() < 0.3 else 0
+    job: dict[str, Any] = {
+        "id": jid,
+        "release": rng.randrange(0, span + 1),
+        "priority": prio,
+        "weight": rng.choice([1.0, 1.0, 2.0]),
+    }
+    kind = rng.random()
+    if kind < 0.12:  # GPU-less job using only the pool
+        job.update(
+            duration=rng.randint(5, 120), gpus=0, demand={"power_kw": float(rng.randint(1, 8))}
+        )
+        slowest[jid] = job["duration"]
+    else:
+        gpus = _weighted(rng, {1: 0.3, 2: 0.25, 4: 0.25, 8: 0.2})
+        ok = [g for g in groups if _fits(g, gpus, None)]
+        if kind < 0.25:  # explicit-duration GPU job
+            job.update(duration=rng.randint(30, 900), gpus=gpus)
+            slowest[jid] = job["duration"]
+        else:
+            fitting = [
+                m for m in sorted(cat) if any(_fits(g, gpus, cat[m].gpu_mem_gb) for g in groups)
+            ]
+            model = rng.choice(fitting)
+            ok = [g for g in groups if _fits(g, gpus, cat[model].gpu_mem_gb)]
+            it_ms = cat[model].by_gpus[gpus].iteration_ms
+            iters = _iterations(rng, it_ms, 30, 1800)
+            job.update(model=model, gpus=gpus, iterations=iters)
+            slowest[jid] = max(_solo_s(cat[model], gpus, iters, g[3]) for g in ok)
+        if rng.random() < 0.3:
+            per = min(gpus, min(g[2] for g in ok))
+            job["cpus_per_gpu"] = float(rng.randint(1, 32 // max(per, 4)))
+            job["mem_gb_per_gpu"] = float(rng.choice([8, 16, 32]))
+        if rng.random() < 0.2 and len(ok) > 1:
+            job["node_types"] = [rng.choice(ok)[0]]
+        if rng.random() < 0.15:
+            job["demand"] = {"power_kw": float(rng.randint(1, 5))}
+    if rng.random() < 0.4:
+        job["tenant"] = rng.choice(["nlp", "vision"])
+    if rng.random() < 0.3:
+        job["due"] = job["release"] + 2 * slowest[jid] + rng.randint(0, 600)
+    return job
+
+
+def _mixed_reservations(rng: random.Random) -> list[dict[str, Any]]:
+    """A maintenance window, a tenant's GPUs and a tenant's share of the power pool."""
     maint_end = rng.randint(300, 1800)
-    reservations = [
+    return [
         {"id": "maint", "start": 0, "end": maint_end, "nodes": ["v100-0"], "for": None},
         {
             "id": "nlp-hold",
@@ -227,22 +265,6 @@ def _mixed(rng: random.Random, n_jobs: int, n_nodes: int, seed: int) -> dict[str
             "for": {"tenants": ["nlp"]},
         },
     ]
-    bound = _serial_bound(jobs, slowest, reservations)
-    for job in jobs:
-        if rng.random() < 0.1:
-            job["deadline"] = job["release"] + bound
-    return {
-        "version": 1,
-        "name": f"mixed-{n_jobs}-{n_nodes}-s{seed}",
-        "time_unit": "s",
-        "horizon": 2 * bound,
-        "cluster": {"nodes": cluster_nodes, "pools": {"power_kw": pool_cap}},
-        "interleaving": {"enabled": True, "max_group": 4},
-        "policy": {"priority": "strict"},
-        "objective": ["total_weighted_jct"],
-        "jobs": jobs,
-        "reservations": reservations,
-    }
 
 
 def _serial_bound(

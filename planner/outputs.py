@@ -84,12 +84,13 @@ def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = 
         seen[target] = out
 
 
-def _write_temp(target: Path, text: str) -> str:
+def _write_temp(target: Path, content: str | bytes) -> str:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    data = content.encode("utf-8") if isinstance(content, str) else content
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         # mkstemp makes the file private (0600); give it the usual mode for new files.
         umask = os.umask(0)
         os.umask(umask)
@@ -100,9 +101,9 @@ def _write_temp(target: Path, text: str) -> str:
     return tmp
 
 
-def write_all(files: Mapping[str, str]) -> None:
-    """Write every (path, text) to a temporary file, then rename all; on any failure no
-    target is touched and UsageError names the path and the reason."""
+def write_all(files: Mapping[str, str | bytes]) -> None:
+    """Write every (path, text or bytes; text as UTF-8) to a temporary file, then rename
+    all; on any failure no target is touched and UsageError names the path and the reason."""
     temps: list[tuple[str, Path]] = []
     try:
         for path, text in files.items():

@@ -26,6 +26,7 @@ class JobRow(NamedTuple):
     end: int
     wait: int
     why: str
+    group: str = ""  # the interleaving group it runs in ("" when alone)
 
 
 def job_rows(instance: Instance, schedule: Schedule) -> list[JobRow]:
@@ -45,6 +46,7 @@ def job_rows(instance: Instance, schedule: Schedule) -> list[JobRow]:
                 end=a.end,
                 wait=max(0, a.start - release),
                 why=why,
+                group=a.group or "",
             )
         )
     return rows

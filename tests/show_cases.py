@@ -1,8 +1,11 @@
 """A hand-written instance and a schedule with segments, shared by the `plan show` tests.
 
-The schedule is written by hand (not by a planner) on purpose: `plan show` draws what it
-is given. Job `a` has two segments on different nodes, `g1` and `g2` form group `G` (same
-GPUs, same start, different ends), `b` spans both nodes, `c` holds only the power pool.
+The schedule is written by hand (not by a planner) so that it has every kind of bar:
+job `a` is preempted (contract §8) and resumes on another node, `g1` and `g2` form group
+`G` (same GPUs, same start, different ends), `b` spans both nodes, `c` holds only the
+power pool. It is a valid schedule of the instance (a test checks it with the verifier):
+`a` restarts at no cost, and the iterations of `g1` (dqn) and `g2` (vgg16) make the §4
+group durations exactly 100 and 60.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ INSTANCE: dict[str, Any] = {
         "pools": {"power_kw": 10},
     },
     "interleaving": {"enabled": True},
+    "policy": {"preemption": {"enabled": True, "restart": 0}},
     "jobs": [
         {"id": "a", "duration": 70, "gpus": 2, "priority": 1, "tenant": "t1", "deadline": 300},
-        {"id": "g1", "model": "resnet18", "gpus": 2, "iterations": 100, "tenant": "t1"},
-        {"id": "g2", "model": "vgg16", "gpus": 2, "iterations": 50, "tenant": "t2"},
+        {"id": "g1", "model": "dqn", "gpus": 2, "iterations": 175, "tenant": "t1"},
+        {"id": "g2", "model": "vgg16", "gpus": 2, "iterations": 94, "tenant": "t2"},
         {"id": "b", "duration": 50, "gpus": 8, "release": 10, "tenant": "t2"},
         {"id": "c", "duration": 30, "gpus": 0, "demand": {"power_kw": 3}},
         {"id": "d", "duration": 50, "gpus": 2, "tenant": "t2", "demand": {"power_kw": 4}},
@@ -44,7 +48,7 @@ SCHEDULE: dict[str, Any] = {
     "instance": "show-case",
     "solver": "by hand",
     "status": "feasible",
-    "objective": {"total_weighted_jct": 500.0},
+    "objective": {"total_weighted_jct": 470.0},
     "lower_bound": {"total_weighted_jct": 400.0},
     "jobs": [
         {
@@ -71,7 +75,7 @@ SCHEDULE: dict[str, Any] = {
         {"id": "d", "start": 0, "end": 50, "group": None, "placement": _pl("n-0", 2, 3)},
     ],
     "groups": [{"id": "G", "jobs": ["g1", "g2"]}],
-    "metrics": {"makespan": 150.0, "gpu_utilization": 0.5},
+    "metrics": {"makespan": 150, "total_weighted_jct": 470.0, "gpu_utilization": 0.7},
 }
 
 

@@ -22,11 +22,16 @@ def test_demo_forms_interleaving_groups(tmp_path: Path) -> None:
     from planner.verify import verify
 
     out = tmp_path / "s.json"
-    r = CliRunner().invoke(main, ["solve", str(DEMO), "--solver", "greedy", "-o", str(out)])
+    args = ["solve", str(DEMO), "--solver", "greedy", "-o", str(out), "--jobs"]
+    r = CliRunner().invoke(main, args, env={"COLUMNS": "120"})
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
     assert len(doc["groups"]) >= 1
     assert verify(read_instance(DEMO), schedule_from_dict(doc)) == []
+    # the job table (make demo prints it) names each member's group
+    cells = {line.split()[0]: line.split() for line in r.stdout.splitlines() if line.strip()}
+    for g in doc["groups"]:
+        assert all(cells[m][3] == g["id"] for m in g["jobs"])
 
 
 def test_check_names_the_other_instance_first() -> None:
@@ -162,3 +167,23 @@ def test_live_line_shows_elapsed_over_limit_between_reports() -> None:
     line.last = Progress(elapsed_s=1.0, incumbent=200.0, bound=150.0)
     text = str(line.__rich__())
     assert "/ 30s" in text and "gap 25.00%" in text
+
+
+def test_live_bound_never_exceeds_the_final_one() -> None:
+    """One consistent gap: the bound the live line shows follows the final lower bound's
+    rule (the larger of planner.bounds and the solver's own bound when that is a proof).
+    The demo's CP-SAT model has pruned candidate groups, so its own bound is no proof."""
+    from planner.read import read_instance
+    from planner.solvers import SolveOptions
+    from planner.solvers.cpsat import solve_cpsat
+    from planner.solvers.options import Progress
+    from planner.verify import verify
+
+    inst = read_instance(DEMO)
+    seen: list[Progress] = []
+    sched = solve_cpsat(inst, SolveOptions(time_limit=3, progress=seen.append))
+    assert sched.status in ("optimal", "feasible") and verify(inst, sched) == []
+    first = inst.objective[0]
+    assert sched.lower_bound is not None
+    shown = [p.bound for p in seen if p.message == first]
+    assert shown and all(b is not None and b <= sched.lower_bound[first] for b in shown)

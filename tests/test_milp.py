@@ -178,3 +178,34 @@ def test_milp_reason_reaches_plan_solve_output(tmp_path: Path) -> None:
     s = schedule_from_dict(json.loads(out.read_text()))
     assert s.info["returned"] == "greedy"
     assert verify(read_instance(path), s) == []
+
+
+def test_no_time_for_the_model_returns_the_start_with_reason() -> None:
+    """Model building and the start count against the limit: with no time left after the
+    start the MILP is not built, and the start comes back "feasible" saying why."""
+    from planner.read import read_instance
+
+    inst = read_instance(Path(__file__).resolve().parent.parent / "instances" / "demo.json")
+    s = solve_milp(inst, SolveOptions(time_limit=0.01))
+    assert s.status == "feasible" and s.info["returned"] == "greedy"
+    assert "no time left for the MILP model" in s.info["reason"]
+    assert verify(inst, s) == []
+
+
+def test_best_start_with_time_for_every_rule_keeps_the_first_best() -> None:
+    """The start portfolio tries the default rule first but, given time for all, returns
+    what the rules in their own order would: the best, ties to the earlier rule."""
+    from planner.read import read_instance
+    from planner.solvers.exact import best_start, better, start_rules, values
+    from planner.solvers.greedy import solve_greedy
+
+    inst = read_instance(Path(__file__).resolve().parent.parent / "instances" / "demo.json")
+    names = tuple(inst.objective)
+    best: Schedule | None = None
+    for rule in start_rules(inst):
+        s = solve_greedy(inst, rule, SolveOptions())
+        if best is None or better(values(inst, s, names), values(inst, best, names)):
+            best = s
+    got = best_start(inst, SolveOptions(time_limit=600))
+    assert best is not None and got is not None and got.solver == best.solver
+    assert verify(inst, got) == []

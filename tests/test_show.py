@@ -15,6 +15,7 @@ from show_cases import SCHEDULE, rows, write_case
 
 from planner.cli import main
 from planner.instance import Instance
+from planner.metrics import metrics
 from planner.read import read_instance
 from planner.schedule import schedule_from_dict
 from planner.show.data import NO_GPU, ShowData, show_data
@@ -39,6 +40,14 @@ def case(tmp_path: Path) -> tuple[Instance, ShowData]:
     inst_path, _ = write_case(tmp_path)
     inst = read_instance(inst_path)
     return inst, show_data(SCHEDULE, inst)
+
+
+def test_the_hand_written_schedule_is_valid(case: tuple[Instance, ShowData]) -> None:
+    inst, _ = case
+    sched = schedule_from_dict(SCHEDULE)
+    assert verify(inst, sched) == []
+    got = metrics(inst, sched)
+    assert {k: got[k] for k in SCHEDULE["metrics"]} == SCHEDULE["metrics"]
 
 
 def test_one_bar_per_job_segment_and_node(case: tuple[Instance, ShowData]) -> None:
@@ -148,10 +157,7 @@ def test_plan_show_draws_a_schedule_that_breaks_the_rules(tmp_path: Path) -> Non
     doc = copy.deepcopy(SCHEDULE)
     doc["jobs"][5]["placement"] = [{"node": "n-0", "gpus": [0, 1]}]  # d on a's GPUs
     inst = read_instance(inst_path)
-    # The verifier on this branch reads no segments: check the overlap on the other jobs.
-    plain = {**doc, "jobs": [j for j in doc["jobs"] if "segments" not in j]}
-    plain["jobs"].append({**doc["jobs"][0], "end": 40})
-    assert {v.rule for v in verify(inst, schedule_from_dict(plain))} >= {"R6"}
+    assert {v.rule for v in verify(inst, schedule_from_dict(doc))} >= {"R6"}
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")
     code, _, err = run("show", bad, "--instance", inst_path, "-o", tmp_path / "g.html")
@@ -175,6 +181,42 @@ def test_bad_schedule_exits_2_naming_the_path(tmp_path: Path, change: Any, path:
     code, _, err = run("show", bad, "-o", page)
     assert code == 2 and path in err and str(bad) in err
     assert not page.exists()
+
+
+def test_plan_show_checks_its_outputs_before_drawing(tmp_path: Path) -> None:
+    _, sched = write_case(tmp_path)
+    before = sched.read_bytes()
+    page, blocker = tmp_path / "g.html", tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, err = run("show", sched, "-o", page, "--png", blocker / "g.png")
+    assert code == 2 and str(blocker / "g.png") in err and not page.exists()
+    code, _, err = run("show", sched, "-o", page, "--png", page)
+    assert code == 2 and "same file" in err and not page.exists()
+    code, _, err = run("show", sched, "-o", sched)
+    assert code == 2 and "input file" in err and sched.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [('{"jobs": [NaN]}', "NaN"), ("[" * 100_000, "nested deeper"), (b"\xff{}", "UTF-8")],
+)
+def test_plan_show_reads_through_the_safe_reader(
+    tmp_path: Path, text: str | bytes, message: str
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(text if isinstance(text, bytes) else text.encode())
+    page = tmp_path / "g.html"
+    code, _, err = run("show", bad, "-o", page)
+    assert code == 2 and message in err and str(bad) in err and not page.exists()
+
+
+def test_plan_solve_show_is_one_of_its_outputs(tmp_path: Path) -> None:
+    out, blocker = tmp_path / "s.json", tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, err = run("solve", DEMO, "--solver", "greedy", "-o", out, "--show", blocker / "g")
+    assert code == 2 and str(blocker / "g") in err and not out.exists()
+    code, _, err = run("solve", DEMO, "--solver", "greedy", "-o", out, "--show", out)
+    assert code == 2 and "same file" in err and not out.exists()
 
 
 def test_plan_show_needs_an_output(tmp_path: Path) -> None:

@@ -131,7 +131,7 @@ def bench(
         raise UsageError(f"--baseline {baseline} is not among --solvers")
     check_executor(executor, address)
     files = collect_instances(instances)
-    check_outputs([output], files)
+    check_outputs([output, report], files)
     tasks = make_tasks(files, specs, repeat, seed, time_limit, solver_threads, margin)
     # In-process runs fork each job: no refresh thread then (a fork copies no threads
     # but may copy a lock one of them holds).

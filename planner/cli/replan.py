@@ -8,9 +8,8 @@ import click
 
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
-from planner.cli.solve import Outputs, plan_and_write, settings_of, solve_options
+from planner.cli.solve import SolveArgs, plan_and_write, solve_options
 from planner.errors import InputError, Problem
-from planner.solvers import parse_spec
 
 
 @click.command()
@@ -36,19 +35,7 @@ def replan(
     now: int,
     changes: str | None,
     live_out: str | None,
-    output: str | None,
-    gantt: str | None,
-    show: str | None,
-    solver: str,
-    time_limit: float | None,
-    objective: str | None,
-    seed: int,
-    workers: int,
-    milp_backend: str,
-    slots: int,
-    slot: int | None,
-    show_jobs: bool,
-    as_json: bool,
+    args: SolveArgs,
 ) -> None:
     """Replan SCHEDULE of INSTANCE from time T: what started keeps running (or is done),
     the rest is planned again, after the changes."""
@@ -59,9 +46,7 @@ def replan(
     from planner.replan import check_now, live_document, live_instance, read_changes
     from planner.verify import verify
 
-    outs = Outputs(output, gantt, show, show_jobs=show_jobs, as_json=as_json).normalised()
-    parse_spec(solver)
-    settings = settings_of(objective, time_limit, seed, workers, milp_backend, slots, slot)
+    outs, settings = args.prepared()
     check_outputs([*outs.paths(), live_out], [instance, schedule, changes])
     inst = read_instance(instance)
     check_now(inst, now, instance)
@@ -83,4 +68,4 @@ def replan(
     )
     # the schedule names the live instance when it is written, as `plan check` needs it
     source = live_out or instance
-    plan_and_write(live, source, solver, settings, replace(outs, extra=extra))
+    plan_and_write(live, source, args.solver, settings, replace(outs, extra=extra))

@@ -38,26 +38,31 @@ def show(
     colour_by: str,
 ) -> None:
     """Draw SCHEDULE as a Gantt chart: a lane per node, a row per GPU."""
+    from planner.outputs import check_outputs, write_all
     from planner.read import read_instance
-    from planner.show.files import instance_path, read_document, write_show
+    from planner.show.files import instance_path, read_document, show_files
 
     if not output and not png:
         raise UsageError("give -o page.html and/or --png picture.png")
     doc = read_document(schedule)
     path = instance or instance_path(doc, schedule)
+    check_outputs([output, png], [schedule, str(path) if path else None])  # before drawing
     inst = read_instance(path) if path else None
     if inst is None:
         terminal.print_note("no instance file: models, priorities and reservations not shown")
-    write_show(doc, inst, output, png, colour_by)
-    for written in (output, png):
-        if written:
-            terminal.print_note(f"wrote {written}")
+    files = show_files(doc, inst, output, png, colour_by)
+    write_all(files)
+    for written in files:
+        terminal.print_note(f"wrote {written}")
     if open_ and output:
         click.launch(output)
 
 
-def show_page(doc: Mapping[str, Any], instance: Instance, path: str) -> None:
-    """The Gantt page of a schedule document a command has just made (`--show`)."""
-    from planner.show.files import write_show
+def show_page(doc: Mapping[str, Any], instance: Instance, path: str) -> str:
+    """The Gantt page of a schedule document a command has just made (`--show`), which
+    the command writes with its other outputs."""
+    from planner.show.files import show_files
 
-    write_show(doc, instance, path)
+    page = show_files(doc, instance, path)[path]
+    assert isinstance(page, str)  # the HTML page is text
+    return page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from threading import Event
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import click
 
@@ -114,11 +115,52 @@ _SOLVE_OPTIONS = [
 ]
 
 
+class SolveArgs(NamedTuple):
+    """The values of the options `solve_options` adds, handed over as one argument."""
+
+    output: str | None
+    gantt: str | None
+    show: str | None
+    solver: str
+    time_limit: float | None
+    objective: str | None
+    seed: int
+    workers: int
+    milp_backend: str
+    slots: int
+    slot: int | None
+    show_jobs: bool
+    as_json: bool
+
+    def prepared(self) -> tuple[Outputs, SolveOptions]:
+        """The outputs and solver settings; usage errors before any reading."""
+        outs = Outputs(self.output, self.gantt, self.show, show_jobs=self.show_jobs)
+        outs = replace(outs, as_json=self.as_json).normalised()
+        parse_spec(self.solver)  # a bad spec is a usage error before any reading
+        settings = settings_of(
+            self.objective,
+            self.time_limit,
+            self.seed,
+            self.workers,
+            self.milp_backend,
+            self.slots,
+            self.slot,
+        )
+        return outs, settings
+
+
 def solve_options(fn: F) -> F:
-    """The options `plan solve` and `plan replan` share (outputs, solver and its settings)."""
+    """The options `plan solve` and `plan replan` share (outputs, solver and its settings),
+    passed to `fn` as one `args: SolveArgs`."""
+
+    @functools.wraps(fn)
+    def command(*a: Any, **kw: Any) -> Any:
+        args = SolveArgs(**{name: kw.pop(name) for name in SolveArgs._fields})
+        return fn(*a, args=args, **kw)
+
     for option in reversed(_SOLVE_OPTIONS):
-        fn = option(fn)
-    return fn
+        command = option(command)
+    return cast(F, command)
 
 
 @dataclass(frozen=True)
@@ -168,32 +210,15 @@ def settings_of(
 @click.argument("instance", type=click.Path(dir_okay=False))
 @solve_options
 @handle_errors
-def solve(
-    instance: str,
-    output: str | None,
-    gantt: str | None,
-    show: str | None,
-    solver: str,
-    time_limit: float | None,
-    objective: str | None,
-    seed: int,
-    workers: int,
-    milp_backend: str,
-    slots: int,
-    slot: int | None,
-    show_jobs: bool,
-    as_json: bool,
-) -> None:
+def solve(instance: str, args: SolveArgs) -> None:
     """Plan INSTANCE and write the schedule."""
     from planner.outputs import check_outputs
     from planner.read import read_instance
 
-    outs = Outputs(output, gantt, show, show_jobs=show_jobs, as_json=as_json).normalised()
-    parse_spec(solver)  # a bad spec is a usage error before any reading
-    settings = settings_of(objective, time_limit, seed, workers, milp_backend, slots, slot)
+    outs, settings = args.prepared()
     check_outputs(outs.paths(), [instance])  # before solving: never lose a plan
     inst = read_instance(instance)
-    plan_and_write(inst, instance, solver, settings, outs)
+    plan_and_write(inst, instance, args.solver, settings, outs)
 
 
 def plan_and_write(
@@ -232,10 +257,9 @@ def plan_and_write(
             files[outs.gantt] = gantt_csv(gantt_rows(sched, inst))
         files.update(outs.extra)
         if found:
-            write_all(files)
             if outs.show:
-                show_page(doc, inst, outs.show)
-                files[outs.show] = ""
+                files[outs.show] = show_page(doc, inst, outs.show)
+            write_all(files)
     if outs.as_json:
         terminal.print_json(doc)
     else:

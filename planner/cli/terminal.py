@@ -141,10 +141,15 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
 def print_job_table(rows: Sequence[Any], time_unit: str) -> None:
     """Where and when each job runs and, for a job that waited, why (`planner.waits`)."""
     t = Table(title="jobs", box=None)
-    for col in ("job", "node", "GPUs", "start", "end", f"wait ({time_unit})", "why it waited"):
-        t.add_column(col, justify="left" if col in ("job", "node", "why it waited") else "right")
+    cols = ("job", "node", "GPUs", "group", "start", "end", f"wait ({time_unit})", "why it waited")
+    for col in cols:
+        left = col in ("job", "node", "group", "why it waited")
+        t.add_column(col, justify="left" if left else "right")
     for r in rows:
-        t.add_row(r.job, r.nodes, str(r.gpus), _fmt(r.start), _fmt(r.end), _fmt(r.wait), r.why)
+        t.add_row(
+            r.job, r.nodes, str(r.gpus), r.group or "-", _fmt(r.start), _fmt(r.end),
+            _fmt(r.wait), r.why,
+        )  # fmt: skip
     out.print(t)
 
 

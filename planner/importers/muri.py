@@ -106,49 +106,12 @@ def muri_to_instance(
             file, [Problem("$", f"selects no rows (the trace has {len(rows)}, offset {offset})")]
         )
 
-    problems: list[Problem] = []
-    parsed: list[tuple[int, dict[str, Any]]] = []
-    for i, row in chosen:
-        values: dict[str, Any] = {}
-        for col in COLUMNS:
-            text = (row.get(col) or "").strip()
-            if col == "model_name":
-                if not text:
-                    problems.append(Problem(f"rows[{i}].{col}", "empty model name"))
-                values[col] = text
-                continue
-            try:
-                values[col] = int(float(text)) if col == "submit_time" else int(text)
-            except (ValueError, OverflowError):  # also 'inf' and 'nan'
-                problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got '{text}'"))
-        g = values.get("num_gpu")
-        if g is not None:
-            why = _misfit(g, nodes, gpus_per_node)
-            if why:
-                problems.append(Problem(f"rows[{i}].num_gpu", why))
-        parsed.append((i, values))
-    if problems:
-        raise InputError(file, problems)
-
-    unit = UNIT_MS[time_unit]
-    t0 = min((v["submit_time"] for _, v in parsed), default=0)
-    jobs = []
-    catalogue = load_catalogue() if elastic else {}
-    for _, v in parsed:
-        release = 0 if all_at_zero else int((v["submit_time"] - t0) // unit)
-        gpus: int | list[int] = v["num_gpu"]
-        if elastic:
-            gpus = _counts(catalogue.get(v["model_name"]), v["num_gpu"], nodes, gpus_per_node)
-        jobs.append(
-            {
-                "id": f"j{v['job_id']}",
-                "model": v["model_name"],
-                "gpus": gpus,
-                "iterations": v["iterations"],
-                "release": release,
-                "priority": v["priority"],
-            }
-        )
+    parsed = _parse_rows(chosen, nodes, gpus_per_node, file)
+    jobs = _jobs(parsed, UNIT_MS[time_unit], all_at_zero)
+    if elastic:  # contract §12: the counts the profile has between half and twice the trace's
+        catalogue = load_catalogue()
+        for job in jobs:
+            job["gpus"] = _counts(catalogue.get(job["model"]), job["gpus"], nodes, gpus_per_node)
     span = f"rows {parsed[0][0]}-{parsed[-1][0]}" if parsed else "no rows"
     group: dict[str, Any] = {
         "name": gpu_type.lower(),
@@ -172,6 +135,55 @@ def muri_to_instance(
         "objective": ["total_weighted_jct"],
         "jobs": jobs,
     }
+
+
+def _parse_rows(
+    chosen: list[tuple[int, Mapping[str, str]]], nodes: int, gpus_per_node: int, file: str
+) -> list[tuple[int, dict[str, Any]]]:
+    """The used columns of each (row number, row) as values; InputError listing every bad
+    cell and every job that cannot fit the cluster."""
+    problems: list[Problem] = []
+    parsed: list[tuple[int, dict[str, Any]]] = []
+    for i, row in chosen:
+        values: dict[str, Any] = {}
+        for col in COLUMNS:
+            text = (row.get(col) or "").strip()
+            if col == "model_name":
+                if not text:
+                    problems.append(Problem(f"rows[{i}].{col}", "empty model name"))
+                values[col] = text
+                continue
+            try:
+                values[col] = int(float(text)) if col == "submit_time" else int(text)
+            except (ValueError, OverflowError):  # also 'inf' and 'nan'
+                problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got '{text}'"))
+        g = values.get("num_gpu")
+        if g is not None:
+            why = _misfit(g, nodes, gpus_per_node)
+            if why:
+                problems.append(Problem(f"rows[{i}].num_gpu", why))
+        parsed.append((i, values))
+    if problems:
+        raise InputError(file, problems)
+    return parsed
+
+
+def _jobs(
+    parsed: list[tuple[int, dict[str, Any]]], unit: float, all_at_zero: bool
+) -> list[dict[str, Any]]:
+    """The instance's jobs, released relative to the earliest submit time (or all at 0)."""
+    t0 = min((v["submit_time"] for _, v in parsed), default=0)
+    return [
+        {
+            "id": f"j{v['job_id']}",
+            "model": v["model_name"],
+            "gpus": v["num_gpu"],
+            "iterations": v["iterations"],
+            "release": 0 if all_at_zero else int((v["submit_time"] - t0) // unit),
+            "priority": v["priority"],
+        }
+        for _, v in parsed
+    ]
 
 
 def _policy(strict_priority: bool, preemption: bool) -> dict[str, Any]:

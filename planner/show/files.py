@@ -1,21 +1,21 @@
-"""Reading the schedule document `plan show` draws, and writing the pictures whole.
+"""Reading the schedule document `plan show` draws, and making the pictures.
 
-`write_show` is the one entry point for every command that shows a schedule
-(`plan show`, `plan solve --show`, and later `plan simulate --show`).
+`show_files` is the one entry point for every command that shows a schedule (`plan
+show`, `plan solve --show`, and later `plan simulate --show`): it returns the files'
+contents, which the command writes with its other outputs by `planner.outputs.write_all`
+(all or nothing). `write_show` does both for a caller with no other outputs.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from planner.errors import InputError, Problem
-from planner.export import write_atomic
 from planner.instance import Instance
+from planner.jsonio import read_json
+from planner.outputs import write_all
 from planner.schedule import ScheduleFormatError, schedule_from_dict
 from planner.show.data import show_data
 from planner.show.html import gantt_html
@@ -27,12 +27,7 @@ from planner.show.segments import document_segments
 def read_document(path: str | Path) -> dict[str, Any]:
     """A schedule file as its JSON document, its shape checked (not its rules)."""
     file = str(path)
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(file, [Problem("$", f"cannot read: {e.strerror}")]) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(file, [Problem("$", f"malformed JSON: {e}")]) from None
+    doc = read_json(path)  # the safe reader: size, UTF-8, depth, no NaN (InputError)
     problems: list[tuple[str, str]] = []
     try:
         schedule_from_dict(doc)
@@ -58,45 +53,40 @@ def instance_path(doc: Mapping[str, Any], schedule_path: str | Path) -> Path | N
     return None
 
 
-def write_bytes_atomic(path: str | Path, content: bytes) -> None:
-    """Like `planner.export.write_atomic`, for binary content."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(content)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def show_files(
+    doc: Mapping[str, Any],
+    instance: Instance | None,
+    html_path: str | None,
+    png_path: str | None = None,
+    colour_by: str = "group",
+) -> dict[str, str | bytes]:
+    """The HTML page and/or the PNG picture of schedule document `doc`, by path."""
+    data = show_data(doc, instance, colour_by)
+    files: dict[str, str | bytes] = {}
+    if html_path:
+        files[html_path] = gantt_html(data)
+    if png_path:
+        files[png_path] = gantt_png(data)
+    return files
 
 
 def write_show(
     doc: Mapping[str, Any],
     instance: Instance | None,
-    html_path: str | Path | None,
-    png_path: str | Path | None = None,
+    html_path: str | None,
+    png_path: str | None = None,
     colour_by: str = "group",
 ) -> None:
-    """Draw schedule document `doc` as the HTML page and/or the PNG picture. Both are built
-    before either is written, so a failure writes nothing."""
-    data = show_data(doc, instance, colour_by)
-    page = gantt_html(data) if html_path else None
-    picture = gantt_png(data) if png_path else None
-    if html_path and page is not None:
-        write_atomic(html_path, page)
-    if png_path and picture is not None:
-        write_bytes_atomic(png_path, picture)
+    """Draw `doc` and write the pictures, both or neither."""
+    write_all(show_files(doc, instance, html_path, png_path, colour_by))
 
 
 def write_report(
-    path: str | Path,
+    path: str,
     rows: Sequence[Mapping[str, Any]],
     baseline: str | None,
     solvers: Sequence[str],
 ) -> None:
     """The benchmark report of `rows` (results CSV rows) as one HTML page."""
     sizes = instance_sizes(str(r["instance"]) for r in rows)
-    write_atomic(path, report_html(rows, baseline, solvers, sizes))
+    write_all({path: report_html(rows, baseline, solvers, sizes)})

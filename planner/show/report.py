@@ -15,7 +15,6 @@ Rows are plain mappings with the columns of the results CSV.
 from __future__ import annotations
 
 import html
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,6 +24,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from planner.errors import InputError
+from planner.jsonio import read_json
 from planner.show.html import page
 
 TABLE_COLUMNS = (
@@ -85,8 +86,8 @@ def instance_sizes(paths: Iterable[str]) -> dict[str, int]:
     out = {}
     for p in set(paths):
         try:
-            jobs = json.loads(Path(p).read_text(encoding="utf-8")).get("jobs")
-        except (OSError, ValueError, AttributeError):
+            jobs = read_json(p).get("jobs")
+        except (InputError, AttributeError):
             continue
         if isinstance(jobs, list):
             out[p] = len(jobs)

@@ -105,19 +105,34 @@ def horizon_and_end_caps(
 
 
 class _Callback(cp_model.CpSolverSolutionCallback):
-    def __init__(self, obj: Objective, options: SolveOptions, t0: float):
+    """Progress and Ctrl-C between solutions. The bound shown follows the final one's rule
+    (`_lower_bound`): the larger of `floor` (planner.bounds, computed once before the
+    search) and CP-SAT's own bound when that is a proof (`proof`), so the gap shown live
+    and in the summary agree."""
+
+    def __init__(
+        self,
+        obj: Objective,
+        options: SolveOptions,
+        t0: float,
+        floor: float | None = None,
+        proof: bool = False,
+    ):
         super().__init__()
         self.obj, self.options, self.t0 = obj, options, t0
+        self.floor, self.proof = floor, proof
         self.solutions = 0
 
     def on_solution_callback(self) -> None:
         self.solutions += 1
         if self.options.progress is not None:
+            own = self.best_objective_bound / self.obj.scale if self.proof else None
+            bound = max((b for b in (own, self.floor) if b is not None), default=None)
             self.options.progress(
                 Progress(
                     time.monotonic() - self.t0,
                     self.objective_value / self.obj.scale,
-                    self.best_objective_bound / self.obj.scale,
+                    bound,
                     self.obj.name,
                 )
             )
@@ -186,6 +201,8 @@ def _run_stages(
     t0: float,
     limit: float,
     hinted: bool = False,
+    floor: float | None = None,
+    proof: bool = False,
 ) -> Outcome:
     out = Outcome()
     for i, obj in enumerate(objs):
@@ -201,7 +218,9 @@ def _run_stages(
             proving=not cm.uses and proving_size(cm.instance),
             lns_only=not cm.uses and (hinted or i > 0) and len(cm.jobs) > LNS_MIN_JOBS,
         )
-        cb = _Callback(obj, options, t0)
+        # the first stage's bound: `floor` and, on an exact model, CP-SAT's; later stages
+        # minimise another objective, whose own bound is shown
+        cb = _Callback(obj, options, t0, floor if i == 0 else None, proof and obj.exact)
         done = threading.Event()
 
         def watch(solver: cp_model.CpSolver = solver, done: threading.Event = done) -> None:
@@ -251,8 +270,6 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     cm = build(instance, groups, ub, horizon, makespan="makespan" in names)
     objs = [add_objective(cm, n) for n in names]
     hinted = add_hint(cm, objs, start) if start is not None else 0
-    out = _run_stages(cm, objs, options, t0, options.limit, hinted=hinted > 0)
-
     # "optimal", "infeasible" and bounds are proofs only for a complete, exact model:
     # candidate groups may be a pruned subset of all admissible groups.
     # Candidate groups are formed at the jobs' default counts only (contract §12), and
@@ -260,7 +277,14 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     complete = groups_complete(instance, groups) and not (
         instance.elastic and instance.interleaving.enabled
     )
-    proof = cm.exact and complete and all(o.exact for o in objs) and "energy_cost" not in names
+    exact_objectives = all(o.exact for o in objs) and "energy_cost" not in names
+    floor = _shown_floor(instance, names[0]) if options.progress is not None else None
+    out = _run_stages(
+        cm, objs, options, t0, options.limit, hinted=hinted > 0, floor=floor,
+        proof=cm.exact and complete and exact_objectives,
+    )  # fmt: skip
+
+    proof = cm.exact and complete and exact_objectives
     info: SolveInfo = {
         "options": sum(len(jv.options) for jv in cm.jobs.values()),
         "candidate_groups": len(groups),
@@ -301,6 +325,14 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
         why_none=out.error or f"CP-SAT found no schedule ({first_status})",
         infeasible=first_status == "INFEASIBLE" and proof,
     )
+
+
+def _shown_floor(instance: Instance, name: str) -> float | None:
+    """planner.bounds' bound on `name` for the live display, None when it fails."""
+    try:
+        return lower_bounds(instance, [name])[name]
+    except Exception:  # a bound is optional: _lower_bound reports the failure
+        return None
 
 
 def _lower_bound(

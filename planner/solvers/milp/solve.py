@@ -69,6 +69,12 @@ from planner.solvers.options import Progress, SolveOptions, objectives_of
 SUM_HORIZON_FACTOR = 2.0
 # A grid this coarse says nothing useful: give up on the model and return greedy's plan.
 MIN_SLOTS = 8
+# Building the model counts against the time limit. PuLP builds about 200,000 nonzeros a
+# second here (the demo's 449k-nonzero model in 2.1 s, a 121k one in 0.6 s, measured on a
+# loaded 2-core machine), and the solver needs MIN_SOLVE_S (backends gives CBC at least 1 s):
+# a model that cannot be built in the time left before that is coarsened, or skipped.
+BUILD_NONZEROS_PER_S = 200_000
+MIN_SOLVE_S = 1.0
 
 
 @dataclass
@@ -86,10 +92,20 @@ class _Run:
     def solver(self) -> str:
         return f"milp:{self.backend}"
 
+    # The live display follows the final lower bound's rule (_lower_bound): planner.bounds'
+    # bound, raised by the solver's only on an exact grid.
+    floor: float | None = None
+    own_bound_valid: bool = False
+
     def report(self, incumbent: float | None, bound: float | None, message: str = "") -> None:
         if self.options.progress is not None:
             elapsed = time.monotonic() - self.t0
             self.options.progress(Progress(elapsed, incumbent, bound, message))
+
+    def report_solver(self, incumbent: float | None, bound: float | None) -> None:
+        """The backend's report on the first objective, its bound taken as the final one's."""
+        own = bound if self.own_bound_valid else None
+        self.report(incumbent, max((b for b in (own, self.floor) if b is not None), default=None))
 
 
 @dataclass(frozen=True)
@@ -136,7 +152,9 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
 
     hz = _horizon(instance, units, first, start, gvals)
     earliest = earliest_starts(instance, min_durations(instance, units))
-    gridded = _choose_grid(r, start, units, hz, earliest)
+    left = options.limit - (time.monotonic() - r.t0)
+    affordable = int((left - MIN_SOLVE_S) * BUILD_NONZEROS_PER_S)
+    gridded = _choose_grid(r, start, units, hz, earliest, affordable)
     if isinstance(gridded, str):
         return finish(
             instance, r.solver, r.names, None, start, proved=False, lower=simple or None,
@@ -155,6 +173,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
 
+    r.floor, r.own_bound_valid = simple.get(first), exact_grid
     st = _solve_stages(r, built, warm == "used")
     r.info["stages"] = st.stages
     if st.interrupted or options.stop.is_set():
@@ -218,16 +237,24 @@ def _horizon(
     return _Horizon(horizon, exact, caps)
 
 
+_BY_TIME = ", the most that can be built in the time left"
+
+
 def _choose_grid(
     r: _Run,
     start: Schedule | None,
     units: Sequence[milp_model.StartUnit],
     hz: _Horizon,
     earliest: dict[str, int],
+    affordable: int,
 ) -> tuple[Grid, dict[str, int], dict[str, tuple[int, int]] | None] | str:
     """(grid, its end caps, the start on it), the slot length coarsened while the model
-    would be too large; or why no grid fits."""
+    would be too large, or take longer to build than the `affordable` nonzeros; or why no
+    grid fits."""
     instance, options = r.instance, r.options
+    max_nonzeros = min(milp_model.MAX_NONZEROS, affordable)
+    if max_nonzeros <= 0:
+        return "no time left for the MILP model after the start (raise --time-limit)"
     length = slot_length(hz.length, options.slots, options.slot)
     first_length = length
     prev_slots: int | None = None
@@ -242,7 +269,7 @@ def _choose_grid(
         # the start's shifted schedule may end later), so they would cut off every schedule.
         grid_caps = hz.caps if length == 1 else {}
         binaries, nonzeros = milp_model.size_estimate(instance, units, grid, grid_caps, earliest)
-        if binaries <= milp_model.MAX_BINARIES and nonzeros <= milp_model.MAX_NONZEROS:
+        if binaries <= milp_model.MAX_BINARIES and nonzeros <= max_nonzeros:
             break
         # Coarsening stops paying once the slot count no longer falls: the start, shifted
         # onto a coarser grid, ends later in proportion to the slot length.
@@ -250,7 +277,8 @@ def _choose_grid(
             return (
                 f"time-indexed model of {binaries:,} binaries and {nonzeros:,} "
                 f"nonzeros stays over the limits ({milp_model.MAX_BINARIES:,}, "
-                f"{milp_model.MAX_NONZEROS:,}) at slot {length}"
+                f"{max_nonzeros:,}{_BY_TIME if max_nonzeros < milp_model.MAX_NONZEROS else ''}"
+                f") at slot {length}"
             )
         prev_slots = grid.slots
         length *= 2
@@ -259,7 +287,8 @@ def _choose_grid(
             "from_slot": first_length,
             "to_slot": length,
             "reason": f"model over {milp_model.MAX_BINARIES} binaries or "
-            f"{milp_model.MAX_NONZEROS} nonzeros",
+            f"{max_nonzeros} nonzeros"
+            f"{_BY_TIME if max_nonzeros < milp_model.MAX_NONZEROS else ''}",
         }
     return grid, grid_caps, warm_slots
 
@@ -285,7 +314,7 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
         res: RunResult = run(
             built.prob, r.backend, budget, options.workers, options.seed,
             warm or (k > 0 and st.chosen is not None), options.stop,
-            r.report if k == 0 else None,
+            r.report_solver if k == 0 else None,
         )  # fmt: skip
         st.interrupted = st.interrupted or res.interrupted
         stage = {
