@@ -75,13 +75,13 @@ def _make_elastic(doc: dict[str, Any]) -> None:
         others = [
             c
             for c in sorted(prof.by_gpus)
-            if c != g and g <= 2 * c <= 4 * g and any(_fits(job, c, n) for n in allowed)
+            if c != g and g <= 2 * c <= 4 * g and any(_count_fits(job, c, n) for n in allowed)
         ]
         if others:
             job["gpus"] = [g, *others]
 
 
-def _fits(job: Mapping[str, Any], gpus: int, group: Mapping[str, Any]) -> bool:
+def _count_fits(job: Mapping[str, Any], gpus: int, group: Mapping[str, Any]) -> bool:
     """`gpus` GPUs of the job fit nodes of `group` (whole nodes when more than one)."""
     per = group["gpus"]
     if gpus > per and (gpus % per or gpus // per > group.get("count", 1)):

@@ -24,7 +24,7 @@ from itertools import combinations
 
 from ortools.sat.python import cp_model
 
-from planner.bounds import named_lower_bounds
+from planner.bounds import lower_bounds, named_lower_bounds
 from planner.durations import group_admissible
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
