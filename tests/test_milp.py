@@ -185,7 +185,9 @@ def test_no_time_for_the_model_returns_the_start_with_reason() -> None:
     start the MILP is not built, and the start comes back "feasible" saying why."""
     from planner.read import read_instance
 
-    inst = read_instance(Path(__file__).resolve().parent.parent / "instances" / "demo.json")
+    inst = read_instance(
+        Path(__file__).resolve().parent.parent / "instances" / "bench" / "gen-mixed-25j-4n-s3.json"
+    )
     s = solve_milp(inst, SolveOptions(time_limit=0.01))
     assert s.status == "feasible" and s.info["returned"] == "greedy"
     assert "no time left for the MILP model" in s.info["reason"]
