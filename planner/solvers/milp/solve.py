@@ -53,6 +53,7 @@ from planner.solvers.exact import (
     semi_active_horizon,
 )
 from planner.solvers.milp.backends import RunResult, run
+from planner.solvers.milp.energy import add_energy, complete_pieces
 from planner.solvers.milp.gpus import Holder, colour
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
 from planner.solvers.milp.objective import (
@@ -121,15 +122,6 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         r.info["greedy_solver"] = start.solver
         r.info["greedy_objective"] = gvals
     simple = lower_bounds(instance, r.names)
-    if instance.elastic or any(n in ENERGY_OBJECTIVES for n in r.names):
-        why = (
-            "the MILP models neither elastic GPU counts nor energy objectives (contract §12); "
-            "the best greedy start is returned (use cpsat)"
-        )
-        return finish(
-            instance, r.solver, r.names, None, start, proved=False, lower=simple or None,
-            info=r.info, t0=r.t0, why_none=why,
-        )  # fmt: skip
     units = milp_model.build_units(instance, candidate_groups(instance, max_per_job=4))
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
@@ -147,10 +139,16 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         instance, units, grid, r.names, grid_caps, earliest=earliest,
         cmax_floor=simple.get("makespan", 0.0),
     )  # fmt: skip
+    add_energy(instance, built, r.names)
     r.info["slot"], r.info["slots"], r.info["horizon"] = grid.length, grid.slots, grid.horizon
     r.info.update(built.sizes)  # type: ignore[typeddict-item]  # binaries, variables, rows
     r.info.update(built.notes)  # type: ignore[typeddict-item]  # precedence, no_start, pool_conservative
-    exact_grid = grid.length == 1 and hz.exact and not built.notes.get("pool_conservative")
+    exact_grid = (
+        grid.length == 1
+        and hz.exact
+        and not built.notes.get("pool_conservative")
+        and not built.notes.get("energy_idle_relaxed")
+    )
     r.info["exact_grid"] = exact_grid
     warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
@@ -202,6 +200,8 @@ def _horizon(
         start_end = max((a.end for a in start.jobs), default=0)
         if first == "makespan":
             horizon = start_end
+        elif first == "energy_cost" and instance.power_price:
+            horizon, exact = _priced_horizon(instance, semi, start_end)
         else:
             need = semi
             if len(caps) == len(instance.jobs):
@@ -216,6 +216,17 @@ def _horizon(
     if exact:
         caps = tighten(caps, horizon, tails(instance, units))
     return _Horizon(horizon, exact, caps)
+
+
+def _priced_horizon(instance: Instance, semi: int, start_end: int) -> tuple[int, bool]:
+    """(horizon, exact) for energy_cost first: waiting for a cheaper price may pay, so
+    the horizon reaches past the prices. After the last price change B the price is 0, so
+    left-shifting the jobs that start at or after B (never before B) keeps or lowers
+    every cost and some optimal schedule ends by B + the semi-active horizon."""
+    last = max(p.end for p in instance.power_price)
+    need = last + semi
+    horizon = int(max(start_end, min(need, SUM_HORIZON_FACTOR * max(start_end, last))))
+    return horizon, need <= horizon
 
 
 def _choose_grid(
@@ -288,11 +299,12 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
             r.report if k == 0 else None,
         )  # fmt: skip
         st.interrupted = st.interrupted or res.interrupted
+        scale = built.scales.get(name, 1.0)  # model units -> the metric's
         stage = {
             "objective": name,
             "status": res.status,
-            "value": res.objective,
-            "bound": res.bound,
+            "value": None if res.objective is None else res.objective * scale,
+            "bound": None if res.bound is None else res.bound * scale,
             "seconds": round(res.seconds, 2),
             "solver_says": res.detail,
         }
@@ -306,7 +318,7 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
         proved = res.status == "optimal" or _integral_proof(r.instance, name, res)
         stage["proved"] = proved
         if res.bound is not None and st.proved_all:
-            st.bounds[name] = res.bound
+            st.bounds[name] = res.bound * scale
         st.proved_all = st.proved_all and proved
         if k + 1 < len(names):
             _fix(built, name, res.objective)
@@ -370,10 +382,10 @@ def _set_warm(
     members: dict[str, tuple[str, ...]] = defaultdict(tuple)
     for g in greedy.groups:
         members[g.id] = tuple(sorted(g.jobs))
-    by_key: dict[tuple[tuple[str, ...], str | None, bool], milp_model.StartUnit] = {}
+    by_key: dict[tuple[tuple[str, ...], str | None, bool, int], milp_model.StartUnit] = {}
     for u in built.units:
         ng = u.node_group.name if u.node_group else None
-        by_key[(tuple(sorted(u.job_ids)), ng, u.group)] = u
+        by_key[(tuple(sorted(u.job_ids)), ng, u.group, u.gpus)] = u
     for v in built.prob.variables():
         v.varValue = 0.0
     done: set[str] = set()
@@ -384,7 +396,8 @@ def _set_warm(
         ids = members[gid] if gid is not None else (a.id,)
         nodes = [node_map.get(p.node, p.node) for p in a.placement]
         ng = instance.node_by_name[nodes[0]].group.name if nodes else None
-        found = by_key.get((ids, ng, gid is not None))
+        count = sum(len(set(p.gpus)) for p in a.placement)
+        found = by_key.get((ids, ng, gid is not None, count))
         if found is None:
             return f"greedy uses a group or placement the model lacks ({a.id})"
         u = found
@@ -419,6 +432,7 @@ def _complete(built: milp_model.Built) -> None:
             (e for ends in built.ends.values() for v, e in ends.items() if (v.varValue or 0) > 0.5),
             default=0.0,
         )
+    complete_pieces(built)
 
 
 def _relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
@@ -464,7 +478,7 @@ def _fix(built: milp_model.Built, name: str, value: float | None) -> None:
 
 def _integral_proof(instance: Instance, name: str, res: RunResult) -> bool:
     """An integral objective is optimal once its bound rounds up to the incumbent."""
-    if res.objective is None or res.bound is None:
+    if res.objective is None or res.bound is None or name in ENERGY_OBJECTIVES:
         return False
     integral = name == "makespan" or all(float(j.weight).is_integer() for j in instance.jobs)
     return integral and math.ceil(res.bound - 1e-6) >= res.objective - 1e-6
@@ -540,7 +554,8 @@ def _extract(instance: Instance, built: milp_model.Built) -> Schedule | None:
             groups.append(Group(gid, u.job_ids))
         placement = tuple(Placement(n, gpus[(key, n)]) for n in nodes)
         for m in u.members:
-            jobs.append(Assignment(m.job.id, t * L, t * L + m.duration, placement, gid))
+            count = u.gpus if m.job.elastic else None  # contract §12: the chosen count
+            jobs.append(Assignment(m.job.id, t * L, t * L + m.duration, placement, gid, gpus=count))
     order = {j.id: i for i, j in enumerate(instance.jobs)}
     jobs.sort(key=lambda a: order[a.id])
     return Schedule(
