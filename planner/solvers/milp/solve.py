@@ -126,7 +126,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
 
-    hz = _horizon(instance, units, first, start, gvals)
+    hz = _horizon(instance, units, r.names, start, gvals)
     earliest = earliest_starts(instance, min_durations(instance, units))
     gridded = _choose_grid(r, start, units, hz, earliest)
     if isinstance(gridded, str):
@@ -185,28 +185,35 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
 def _horizon(
     instance: Instance,
     units: Sequence[milp_model.StartUnit],
-    first: str,
+    names: Sequence[str],
     start: Schedule | None,
     gvals: dict[str, float] | None,
 ) -> _Horizon:
     """The horizon, whether it is exact, and the valid end caps (planner.solvers.exact);
-    on an exact horizon the caps also leave each job's successors room (tails)."""
+    on an exact horizon the caps also leave each job's successors room (tails).
+
+    energy_cost is not regular (waiting for a cheaper price may pay), but after the last
+    price change B the price is 0: left-shifting the jobs that start at or after B (never
+    before B) keeps or lowers it and every other objective, so some optimal schedule ends
+    by B + the semi-active horizon."""
+    first = names[0]
     semi = semi_active_horizon(instance, max_durations(units))
+    priced = "energy_cost" in names and bool(instance.power_price)
+    last = max((p.end for p in instance.power_price), default=0) if priced else 0
     exact = True
     caps: dict[str, int] = {}
-    horizon = semi  # valid for every regular objective (see semi_active_horizon)
+    horizon = last + semi  # valid for every objective (above, and semi_active_horizon)
     if start is not None and gvals is not None:
         caps = end_caps(instance, min_durations(instance, units), first, gvals[first])
         start_end = max((a.end for a in start.jobs), default=0)
         if first == "makespan":
             horizon = start_end
-        elif first == "energy_cost" and instance.power_price:
-            horizon, exact = _priced_horizon(instance, semi, start_end)
         else:
-            need = semi
+            need = last + semi
             if len(caps) == len(instance.jobs):
                 need = min(need, max(caps.values(), default=0))
-            horizon = int(max(start_end, min(need, SUM_HORIZON_FACTOR * start_end)))
+            reach = SUM_HORIZON_FACTOR * max(start_end, last)
+            horizon = int(max(start_end, min(need, reach)))
             exact = need <= horizon
     if instance.horizon is not None:
         if horizon >= instance.horizon:
@@ -216,17 +223,6 @@ def _horizon(
     if exact:
         caps = tighten(caps, horizon, tails(instance, units))
     return _Horizon(horizon, exact, caps)
-
-
-def _priced_horizon(instance: Instance, semi: int, start_end: int) -> tuple[int, bool]:
-    """(horizon, exact) for energy_cost first: waiting for a cheaper price may pay, so
-    the horizon reaches past the prices. After the last price change B the price is 0, so
-    left-shifting the jobs that start at or after B (never before B) keeps or lowers
-    every cost and some optimal schedule ends by B + the semi-active horizon."""
-    last = max(p.end for p in instance.power_price)
-    need = last + semi
-    horizon = int(max(start_end, min(need, SUM_HORIZON_FACTOR * max(start_end, last))))
-    return horizon, need <= horizon
 
 
 def _choose_grid(
