@@ -57,6 +57,7 @@ from planner.solvers.milp.energy import add_energy, complete_pieces
 from planner.solvers.milp.gpus import Holder, colour
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
 from planner.solvers.milp.objective import (
+    kwh_caps,
     max_durations,
     min_durations,
     rounding_allowance,
@@ -205,6 +206,8 @@ def _horizon(
     horizon = last + semi  # valid for every objective (above, and semi_active_horizon)
     if start is not None and gvals is not None:
         caps = end_caps(instance, min_durations(instance, units), first, gvals[first])
+        if first == "energy_kwh":
+            caps = kwh_caps(instance, units, gvals[first])
         start_end = max((a.end for a in start.jobs), default=0)
         if first == "makespan":
             horizon = start_end
