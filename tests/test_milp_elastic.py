@@ -13,6 +13,8 @@ from builders import make_instance, profile
 
 from planner.instance import Instance, Job, NodeGroup, PriceInterval
 from planner.metrics import metrics
+from planner.solvers.milp.model import build_units
+from planner.solvers.milp.objective import kwh_caps
 
 PROF = profile("m", {2: (100.0, 0.0, 100.0, 0.0), 4: (60.0, 0.0, 60.0, 0.0)})
 KWH = 1000 / 3.6e9  # kWh per watt-second (time unit 1 s)
@@ -147,3 +149,16 @@ def test_milp_and_cpsat_agree(solve_verified: Any, names: tuple[str, ...]) -> No
             assert s.status == "optimal", s.info.get("stages")
         got[spec] = [metrics(inst, s)[n] for n in names]
     assert got["milp:highs"] == pytest.approx(got["cpsat"], rel=1e-6)
+
+
+@pytest.mark.parametrize("spec", ["greedy", "cpsat"])
+def test_kwh_caps_hold_for_the_schedule_they_come_from(solve_verified: Any, spec: str) -> None:
+    """The energy_kwh end caps are valid: a schedule's own energy never caps one of its
+    jobs below its end (jobs of either count, a release, one 4-GPU node)."""
+    jobs = _jobs(3) + [Job("late", 4, model="m", iterations=300, gpu_counts=(4, 2), release=50)]
+    inst = _inst(jobs, idle=20.0)
+    units = build_units(inst, [])
+    for names in (("makespan",), ("total_weighted_jct",)):
+        s = solve_verified(inst, spec, time_limit=10, objective=names)
+        caps = kwh_caps(inst, units, metrics(inst, s)["energy_kwh"])
+        assert all(a.end <= caps[a.id] for a in s.jobs)
