@@ -1,7 +1,8 @@
 """Variables and constraints of the time-indexed MILP.
 
-A *unit* is one way to run one or more jobs together: a job solo on a node group, or an
-interleaving candidate group (planner.groups) on a node group. Its binaries say where and
+A *unit* is one way to run one or more jobs together: a job solo at one of its GPU counts
+(contract §12) on a node group, or an interleaving candidate group (planner.groups) on a
+node group. Its binaries say where and
 when it starts:
 
 - single-node units (GPUs fit on one node): x[u, n, t] = 1 if u starts on node n at slot t;
