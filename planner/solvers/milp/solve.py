@@ -8,7 +8,8 @@ Status and bound:
 - "optimal" only if every lexicographic stage was proved optimal by the solver (its own
   status, or an integral objective whose bound rounds up to the incumbent) AND the grid is
   exact: slot length 1 (integer times and durations, so every exact schedule is on the
-  grid), no horizon cut that could exclude optimal schedules, no conservative pool rows.
+  grid), no horizon cut that could exclude optimal schedules, no conservative pool rows,
+  no relaxed idle energy (planner.solvers.milp.energy).
   Otherwise the grid optimum is reported as "feasible", info["optimal_on_grid"] = True.
 - lower_bound: the solver's bound when the grid is exact (first objective; later ones only
   after every earlier stage was proved). With slot > 1 the grid bound is not a bound of the
