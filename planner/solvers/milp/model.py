@@ -1,7 +1,8 @@
 """Variables and constraints of the time-indexed MILP.
 
-A *unit* is one way to run one or more jobs together: a job solo on a node group, or an
-interleaving candidate group (planner.groups) on a node group. Its binaries say where and
+A *unit* is one way to run one or more jobs together: a job solo at one of its GPU counts
+(contract §12) on a node group, or an interleaving candidate group (planner.groups) on a
+node group. Its binaries say where and
 when it starts:
 
 - single-node units (GPUs fit on one node): x[u, n, t] = 1 if u starts on node n at slot t;
@@ -34,7 +35,7 @@ import pulp
 
 from planner import precedence
 from planner.durations import solo_duration
-from planner.instance import Instance, Job, Node, NodeGroup, Reservation
+from planner.instance import ENERGY_OBJECTIVES, Instance, Job, Node, NodeGroup, Reservation
 from planner.solvers.milp.grid import Grid
 from planner.solvers.options import MAX_EXACT_POOL_RESERVATIONS
 
@@ -71,27 +72,27 @@ class StartUnit:
     def job_ids(self) -> tuple[str, ...]:
         return tuple(m.job.id for m in self.members)
 
+    @property
+    def gpus(self) -> int:
+        """GPUs the unit holds: the count its jobs run at."""
+        return self.nodes_needed * self.gpus_per_node if self.node_group is not None else 0
+
 
 def build_units(instance: Instance, candidates: Iterable[Any]) -> list[StartUnit]:
-    """Solo options of every job, then the candidate groups (planner.groups)."""
+    """Solo options of every job (one per allowed GPU count and eligible node group; one
+    start is chosen among them all, so exactly one count), then the candidate groups
+    (planner.groups), which run their members at their listed count `Job.gpus`."""
     units: list[StartUnit] = []
     for j in instance.jobs:
         if j.gpus == 0:
             member = Member(j, solo_duration(instance, j))
             units.append(StartUnit(len(units), (member,), None, 0, 0, False))
             continue
-        for ng in instance.eligible_groups(j):
-            k = j.gpus // ng.gpus if j.gpus > ng.gpus else 1
-            units.append(
-                StartUnit(
-                    len(units),
-                    (Member(j, solo_duration(instance, j, ng.speed)),),
-                    ng,
-                    k,
-                    min(j.gpus, ng.gpus),
-                    False,
-                )
-            )
+        for jc in (j.at_count(c) for c in j.gpu_counts):  # a unit per count (contract §12)
+            for ng in instance.eligible_groups(jc):
+                k = jc.gpus // ng.gpus if jc.gpus > ng.gpus else 1
+                member = Member(jc, solo_duration(instance, jc, ng.speed))
+                units.append(StartUnit(len(units), (member,), ng, k, min(jc.gpus, ng.gpus), False))
     ancestors = precedence.ancestors(instance)
     for cg in candidates:
         ng = instance.group_by_name[cg.node_group]
@@ -216,6 +217,12 @@ class Built:
     cumulative: list[tuple[pulp.LpVariable, pulp.LpVariable | None, list[pulp.LpVariable]]]
     sizes: dict[str, int] = field(default_factory=dict)
     notes: dict[str, Any] = field(default_factory=dict)
+    # per unit: (start var, slot) of every start of that unit
+    unit_starts: dict[int, list[tuple[pulp.LpVariable, int]]] = field(default_factory=dict)
+    # objective -> metric value per model unit (the energy objectives are built in watts)
+    scales: dict[str, float] = field(default_factory=dict)
+    # makespan as price pieces (planner.solvers.milp.energy): (on, offset, from, to)
+    pieces: list[tuple[pulp.LpVariable, pulp.LpVariable, int, int]] = field(default_factory=list)
 
 
 def _add(
@@ -343,7 +350,10 @@ def build(
         "variables": prob.numVariables(),
         "rows": prob.numConstraints(),
     }
-    return Built(prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes)
+    return Built(
+        prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes,
+        dict(unit_starts),
+    )  # fmt: skip
 
 
 def _objectives(
@@ -357,16 +367,21 @@ def _objectives(
     start var -> end time); makespan through a Cmax variable bounded below by `cmax_floor`."""
     objs: dict[str, pulp.LpAffineExpression] = {}
     cmax = None
+    if any(n in ("makespan", *ENERGY_OBJECTIVES) for n in objectives):
+        # the energy objectives draw idle power up to the makespan (planner.milp.energy)
+        cmax = prob.add_variable("cmax", lowBound=cmax_floor)
+        has_succ = {a for j in instance.jobs for a in j.after}
+        for i, j in enumerate(instance.jobs):
+            if j.id in has_succ or not ends.get(j.id):
+                continue
+            terms = dict(ends[j.id])
+            terms[cmax] = -1.0
+            _add(prob, terms, pulp.LpConstraintLE, 0, f"cmax_{i}")
     for name in objectives:
+        if name in ENERGY_OBJECTIVES:
+            continue  # added by planner.solvers.milp.energy, which needs the whole model
         if name == "makespan":
-            cmax = prob.add_variable("cmax", lowBound=cmax_floor)
-            has_succ = {a for j in instance.jobs for a in j.after}
-            for i, j in enumerate(instance.jobs):
-                if j.id in has_succ or not ends.get(j.id):
-                    continue
-                terms = dict(ends[j.id])
-                terms[cmax] = -1.0
-                _add(prob, terms, pulp.LpConstraintLE, 0, f"cmax_{i}")
+            assert cmax is not None
             objs[name] = pulp.LpAffineExpression({cmax: 1.0})
         elif name == "total_weighted_jct":
             acc: dict[pulp.LpVariable, float] = defaultdict(float)

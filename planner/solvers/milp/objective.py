@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from planner.energy import kwh_per_watt_unit
 from planner.instance import Instance
 from planner.precedence import heads_tails
 from planner.solvers.milp.model import StartUnit
@@ -80,3 +81,25 @@ def rounding_allowance(units: Sequence[StartUnit], length: int, upper: float) ->
             total += allow * room / dur
             break
     return total
+
+
+def kwh_caps(instance: Instance, units: Sequence[StartUnit], value: float) -> dict[str, int]:
+    """Latest end of every job in any schedule with energy_kwh <= `value` (the start's).
+
+    energy_kwh >= idle watts x makespan + the least busy draw, in watt-time units, and the
+    makespan is at least any job's end. The least busy draw: each job covered once, by a
+    unit whose busy draw (extra watts x GPUs x hold) its members share equally, so the sum
+    over jobs of their smallest share. No caps without idle draw."""
+    idle = sum(n.gpus * n.group.gpu_idle_w for n in instance.nodes)
+    if idle <= 0:
+        return {}
+    share: dict[str, float] = {}
+    for u in units:
+        ng = u.node_group
+        draw = 0.0 if ng is None else (ng.gpu_busy_w - ng.gpu_idle_w) * u.gpus * u.hold
+        for m in u.members:
+            each = draw / len(u.members)
+            share[m.job.id] = min(share.get(m.job.id, each), each)
+    budget = value / kwh_per_watt_unit(instance) - sum(share.values())
+    cap = math.floor(budget / idle + 1e-6)
+    return {j.id: cap for j in instance.jobs}

@@ -8,7 +8,8 @@ Status and bound:
 - "optimal" only if every lexicographic stage was proved optimal by the solver (its own
   status, or an integral objective whose bound rounds up to the incumbent) AND the grid is
   exact: slot length 1 (integer times and durations, so every exact schedule is on the
-  grid), no horizon cut that could exclude optimal schedules, no conservative pool rows.
+  grid), no horizon cut that could exclude optimal schedules, no conservative pool rows,
+  no relaxed idle energy (planner.solvers.milp.energy).
   Otherwise the grid optimum is reported as "feasible", info["optimal_on_grid"] = True.
 - lower_bound: the solver's bound when the grid is exact (first objective; later ones only
   after every earlier stage was proved). With slot > 1 the grid bound is not a bound of the
@@ -53,9 +54,11 @@ from planner.solvers.exact import (
     semi_active_horizon,
 )
 from planner.solvers.milp.backends import RunResult, run
+from planner.solvers.milp.energy import add_energy, complete_pieces
 from planner.solvers.milp.gpus import Holder, colour
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
 from planner.solvers.milp.objective import (
+    kwh_caps,
     max_durations,
     min_durations,
     rounding_allowance,
@@ -137,20 +140,11 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         r.info["greedy_solver"] = start.solver
         r.info["greedy_objective"] = gvals
     simple = lower_bounds(instance, r.names)
-    if instance.elastic or any(n in ENERGY_OBJECTIVES for n in r.names):
-        why = (
-            "the MILP models neither elastic GPU counts nor energy objectives (contract §12); "
-            "the best greedy start is returned (use cpsat)"
-        )
-        return finish(
-            instance, r.solver, r.names, None, start, proved=False, lower=simple or None,
-            info=r.info, t0=r.t0, why_none=why,
-        )  # fmt: skip
     units = milp_model.build_units(instance, candidate_groups(instance, max_per_job=4))
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
 
-    hz = _horizon(instance, units, first, start, gvals)
+    hz = _horizon(instance, units, r.names, start, gvals)
     earliest = earliest_starts(instance, min_durations(instance, units))
     left = options.limit - (time.monotonic() - r.t0)
     affordable = int((left - MIN_SOLVE_S) * BUILD_NONZEROS_PER_S)
@@ -165,10 +159,16 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         instance, units, grid, r.names, grid_caps, earliest=earliest,
         cmax_floor=simple.get("makespan", 0.0),
     )  # fmt: skip
+    add_energy(instance, built, r.names)
     r.info["slot"], r.info["slots"], r.info["horizon"] = grid.length, grid.slots, grid.horizon
     r.info.update(built.sizes)  # type: ignore[typeddict-item]  # binaries, variables, rows
     r.info.update(built.notes)  # type: ignore[typeddict-item]  # precedence, no_start, pool_conservative
-    exact_grid = grid.length == 1 and hz.exact and not built.notes.get("pool_conservative")
+    exact_grid = (
+        grid.length == 1
+        and hz.exact
+        and not built.notes.get("pool_conservative")
+        and not built.notes.get("energy_idle_relaxed")
+    )
     r.info["exact_grid"] = exact_grid
     warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
@@ -206,26 +206,37 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
 def _horizon(
     instance: Instance,
     units: Sequence[milp_model.StartUnit],
-    first: str,
+    names: Sequence[str],
     start: Schedule | None,
     gvals: dict[str, float] | None,
 ) -> _Horizon:
     """The horizon, whether it is exact, and the valid end caps (planner.solvers.exact);
-    on an exact horizon the caps also leave each job's successors room (tails)."""
+    on an exact horizon the caps also leave each job's successors room (tails).
+
+    energy_cost is not regular (waiting for a cheaper price may pay), but after the last
+    price change B the price is 0: left-shifting the jobs that start at or after B (never
+    before B) keeps or lowers it and every other objective, so some optimal schedule ends
+    by B + the semi-active horizon."""
+    first = names[0]
     semi = semi_active_horizon(instance, max_durations(units))
+    priced = "energy_cost" in names and bool(instance.power_price)
+    last = max((p.end for p in instance.power_price), default=0) if priced else 0
     exact = True
     caps: dict[str, int] = {}
-    horizon = semi  # valid for every regular objective (see semi_active_horizon)
+    horizon = last + semi  # valid for every objective (above, and semi_active_horizon)
     if start is not None and gvals is not None:
         caps = end_caps(instance, min_durations(instance, units), first, gvals[first])
+        if first == "energy_kwh":
+            caps = kwh_caps(instance, units, gvals[first])
         start_end = max((a.end for a in start.jobs), default=0)
         if first == "makespan":
             horizon = start_end
         else:
-            need = semi
+            need = last + semi
             if len(caps) == len(instance.jobs):
                 need = min(need, max(caps.values(), default=0))
-            horizon = int(max(start_end, min(need, SUM_HORIZON_FACTOR * start_end)))
+            reach = SUM_HORIZON_FACTOR * max(start_end, last)
+            horizon = int(max(start_end, min(need, reach)))
             exact = need <= horizon
     if instance.horizon is not None:
         if horizon >= instance.horizon:
@@ -317,11 +328,12 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
             r.report_solver if k == 0 else None,
         )  # fmt: skip
         st.interrupted = st.interrupted or res.interrupted
+        scale = built.scales.get(name, 1.0)  # model units -> the metric's
         stage = {
             "objective": name,
             "status": res.status,
-            "value": res.objective,
-            "bound": res.bound,
+            "value": None if res.objective is None else res.objective * scale,
+            "bound": None if res.bound is None else res.bound * scale,
             "seconds": round(res.seconds, 2),
             "solver_says": res.detail,
         }
@@ -335,7 +347,7 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
         proved = res.status == "optimal" or _integral_proof(r.instance, name, res)
         stage["proved"] = proved
         if res.bound is not None and st.proved_all:
-            st.bounds[name] = res.bound
+            st.bounds[name] = res.bound * scale
         st.proved_all = st.proved_all and proved
         if k + 1 < len(names):
             _fix(built, name, res.objective)
@@ -399,10 +411,10 @@ def _set_warm(
     members: dict[str, tuple[str, ...]] = defaultdict(tuple)
     for g in greedy.groups:
         members[g.id] = tuple(sorted(g.jobs))
-    by_key: dict[tuple[tuple[str, ...], str | None, bool], milp_model.StartUnit] = {}
+    by_key: dict[tuple[tuple[str, ...], str | None, bool, int], milp_model.StartUnit] = {}
     for u in built.units:
         ng = u.node_group.name if u.node_group else None
-        by_key[(tuple(sorted(u.job_ids)), ng, u.group)] = u
+        by_key[(tuple(sorted(u.job_ids)), ng, u.group, u.gpus)] = u
     for v in built.prob.variables():
         v.varValue = 0.0
     done: set[str] = set()
@@ -413,7 +425,8 @@ def _set_warm(
         ids = members[gid] if gid is not None else (a.id,)
         nodes = [node_map.get(p.node, p.node) for p in a.placement]
         ng = instance.node_by_name[nodes[0]].group.name if nodes else None
-        found = by_key.get((ids, ng, gid is not None))
+        count = sum(len(set(p.gpus)) for p in a.placement)
+        found = by_key.get((ids, ng, gid is not None, count))
         if found is None:
             return f"greedy uses a group or placement the model lacks ({a.id})"
         u = found
@@ -448,6 +461,7 @@ def _complete(built: milp_model.Built) -> None:
             (e for ends in built.ends.values() for v, e in ends.items() if (v.varValue or 0) > 0.5),
             default=0.0,
         )
+    complete_pieces(built)
 
 
 def _relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
@@ -493,7 +507,7 @@ def _fix(built: milp_model.Built, name: str, value: float | None) -> None:
 
 def _integral_proof(instance: Instance, name: str, res: RunResult) -> bool:
     """An integral objective is optimal once its bound rounds up to the incumbent."""
-    if res.objective is None or res.bound is None:
+    if res.objective is None or res.bound is None or name in ENERGY_OBJECTIVES:
         return False
     integral = name == "makespan" or all(float(j.weight).is_integer() for j in instance.jobs)
     return integral and math.ceil(res.bound - 1e-6) >= res.objective - 1e-6
@@ -569,7 +583,8 @@ def _extract(instance: Instance, built: milp_model.Built) -> Schedule | None:
             groups.append(Group(gid, u.job_ids))
         placement = tuple(Placement(n, gpus[(key, n)]) for n in nodes)
         for m in u.members:
-            jobs.append(Assignment(m.job.id, t * L, t * L + m.duration, placement, gid))
+            count = u.gpus if m.job.elastic else None  # contract §12: the chosen count
+            jobs.append(Assignment(m.job.id, t * L, t * L + m.duration, placement, gid, gpus=count))
     order = {j.id: i for i, j in enumerate(instance.jobs)}
     jobs.sort(key=lambda a: order[a.id])
     return Schedule(
