@@ -20,11 +20,11 @@ in slot t in mode m.
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
 import numpy as np
+
+from planner.highs import silence_banner
 
 # Above this many LP columns the bound is skipped (its cost must stay well under a second
 # or two on the instances `plan solve` runs it on; the 400-job Muri trace needs ~40k).
@@ -32,25 +32,12 @@ MAX_COLUMNS = 60_000
 # Grid points the LP may use (the jobs' distinct heads plus an even grid fill them).
 MAX_POINTS = 400
 
-_banner_done = False
-
 
 def _highs() -> Any:
-    """A quiet Highs object (the first one of a process prints a banner on stdout)."""
-    global _banner_done
+    """A quiet Highs object."""
     import highspy
 
-    if not _banner_done:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        try:
-            with open(os.devnull, "w") as null:
-                os.dup2(null.fileno(), 1)
-                highspy.Highs()
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        _banner_done = True
+    silence_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     return h

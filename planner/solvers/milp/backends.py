@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import pulp
 from pulp.apis.coin_api import PULP_CBC_CMD
 
+from planner.highs import silence_banner
+
 # Seconds we keep asking CBC to stop before killing it (its solution is then lost and the
 # caller falls back to the best schedule it already has).
 STOP_GRACE = 10.0
@@ -271,31 +273,6 @@ class _Highs(pulp.HiGHS):
         h.run()
 
 
-_banner_done = False
-
-
-def _silence_banner() -> None:
-    """highspy prints its banner on stdout when the first Highs object of a process is made;
-    library code must not print, so make that first object with stdout pointed elsewhere."""
-    global _banner_done
-    if _banner_done:
-        return
-    import sys
-
-    import highspy
-
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as null:
-            os.dup2(null.fileno(), 1)
-            highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-    _banner_done = True
-
-
 def _run_highs(
     prob: pulp.LpProblem,
     time_limit: float,
@@ -307,7 +284,7 @@ def _run_highs(
 ) -> RunResult:
     import highspy
 
-    _silence_banner()
+    silence_banner()
     t0 = time.monotonic()
     solver = _Highs(
         warm,
