@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.simulate.engine import Policy, View, default_restart_cost, simulate
+from planner.simulate.engine import Policy, View, simulate
 from planner.simulate.model import Decision, EventRecord, Segment, SimJob, SimResult, Want
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict
@@ -34,7 +34,6 @@ __all__ = [
     "SimResult",
     "View",
     "Want",
-    "default_restart_cost",
     "make_policy",
     "result_to_schedule_dict",
     "simulate",

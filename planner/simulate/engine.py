@@ -14,7 +14,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from planner.durations import ceil_units, group_cycle, solo_iteration_ms, stage_tuple
+from planner.durations import (
+    ceil_units,
+    group_cycle,
+    restart_units,
+    solo_iteration_ms,
+    stage_tuple,
+)
 from planner.instance import Instance, Job, NodeGroup
 from planner.simulate.model import (
     Decision,
@@ -27,8 +33,6 @@ from planner.simulate.model import (
 )
 from planner.simulate.packer import reservation_times
 from planner.simulate.progress import Trajectory, state_at, trajectory
-
-RestartCost = Callable[[Job, int], int]
 
 
 class Policy:
@@ -74,23 +78,6 @@ class _Run:
         return sorted(self.traj.rem)
 
 
-def default_restart_cost(instance: Instance) -> RestartCost:
-    """A profile's `restart_ms` at that GPU count if the profile carries one, else the
-    instance's `policy.preemption.restart` when the instance has it, else 0 (contract §8)."""
-    pre = getattr(instance, "preemption", None)
-    flat = int(getattr(pre, "restart", 0) or 0)
-
-    def cost(job: Job, gpus: int) -> int:
-        if job.model is not None:
-            gp = instance.profiles[job.model].by_gpus.get(gpus)
-            ms = getattr(gp, "restart_ms", None)
-            if ms is not None:
-                return ceil_units(float(ms), instance.unit_ms)
-        return flat
-
-    return cost
-
-
 class Engine:
     def __init__(
         self,
@@ -98,13 +85,13 @@ class Engine:
         policy: Policy,
         *,
         interval: int | None = None,
-        restart_cost: RestartCost | None = None,
         keep_events: bool = False,
     ):
         self.inst = instance
         self.policy = policy
         self.interval = interval
-        self.restart_cost = restart_cost or default_restart_cost(instance)
+        # contract §8: the profile's restart_ms at the job's count, else policy.preemption.restart
+        self.restart = {j.id: restart_units(instance, j) for j in instance.jobs}
         self.keep_events = keep_events
         self.unit = instance.unit_ms
         self.jobs = {j.id: j for j in instance.jobs}
@@ -325,7 +312,7 @@ class Engine:
         rst = {}
         for a in w.jobs:
             again = bool(self.segments[a])
-            rst[a] = self.restart_cost(self.jobs[a], self.jobs[a].gpus) * self.unit if again else 0
+            rst[a] = self.restart[a] * self.unit if again else 0.0
         rem = {a: self.rem[a] for a in w.jobs}
         run = _Run(self.next_rid, w.placement, ng, label, 0.0, trajectory({}, {}, lambda a: {}))
         self.next_rid += 1
@@ -358,14 +345,20 @@ def simulate(
     policy: Policy,
     *,
     interval: int | None = None,
-    restart_cost: RestartCost | None = None,
     events: bool = False,
 ) -> SimResult:
-    """Run `policy` online over `instance` (contract §10) and return every job's segments."""
+    """Run `policy` online over `instance` (contract §10) and return every job's segments.
+    Restart costs are the instance's (`durations.restart_units`); a preemptive policy needs
+    `policy.preemption.enabled` (ValueError otherwise)."""
     if interval is not None and interval < 1:
         raise ValueError("interval must be at least one time unit")
-    eng = Engine(instance, policy, interval=interval, restart_cost=restart_cost, keep_events=events)
+    if policy.preemptive and not instance.preemption.enabled:
+        raise ValueError(
+            f"policy {policy.name} preempts jobs, but the instance does not enable "
+            "policy.preemption"
+        )
+    eng = Engine(instance, policy, interval=interval, keep_events=events)
     return eng.run()
 
 
-__all__ = ["Engine", "Policy", "RunInfo", "View", "simulate", "default_restart_cost"]
+__all__ = ["Engine", "Policy", "RunInfo", "View", "simulate"]
