@@ -10,6 +10,7 @@ the exact instant its work is done and its segment is reported ending at the nex
 from __future__ import annotations
 
 import heapq
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,12 @@ from planner.simulate.model import (
 from planner.simulate.packer import reservation_times
 from planner.simulate.progress import Trajectory, state_at, trajectory
 
+Report = Callable[[int, int, int], None]  # (simulated time, jobs done, jobs in all)
+
+
+class Stopped(Exception):
+    """The caller's stop event was set: the simulation ended before every job was done."""
+
 
 class Policy:
     """Base of every policy: `decide` sees the released, unfinished jobs at `now`."""
@@ -51,6 +58,7 @@ class RunInfo:
     members: tuple[str, ...]  # jobs whose segments are still running
     placement: PlacementT
     label: str | None
+    started: int = 0  # when the run (its members' segments) began
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,8 @@ class Engine:
         *,
         interval: int | None = None,
         keep_events: bool = False,
+        progress: Report | None = None,
+        stop: threading.Event | None = None,
     ):
         self.inst = instance
         self.policy = policy
@@ -93,6 +103,8 @@ class Engine:
         # contract §8: the profile's restart_ms at the job's count, else policy.preemption.restart
         self.restart = {j.id: restart_units(instance, j) for j in instance.jobs}
         self.keep_events = keep_events
+        self.progress = progress
+        self.stop = stop
         self.unit = instance.unit_ms
         self.jobs = {j.id: j for j in instance.jobs}
         self.rem: dict[str, float] = {j.id: _work(j) for j in instance.jobs}
@@ -151,6 +163,10 @@ class Engine:
             self._finish_until(t)
             self._release_until(t)
             self._decide(t)
+            if self.stop is not None and self.stop.is_set():
+                raise Stopped(f"stopped at simulated time {t}")
+            if self.progress is not None:
+                self.progress(t, len(self.done), len(self.jobs))
             t = self._next_time(t)
         unfinished = [j for j in self.jobs if j not in self.done]
         if unfinished:
@@ -234,7 +250,8 @@ class Engine:
             solo = None if self.policy.blind else self._solo_units(j, rem)
             sims.append(SimJob(j, rel, None if self.policy.blind else rem, solo, att, rid))
         runs = {
-            rid: RunInfo(tuple(r.members), r.placement, r.label) for rid, r in self.runs.items()
+            rid: RunInfo(tuple(r.members), r.placement, r.label, min(r.seg_start.values()))
+            for rid, r in self.runs.items()
         }
         return View(self.inst, t, tuple(sims), runs)
 
@@ -346,10 +363,13 @@ def simulate(
     *,
     interval: int | None = None,
     events: bool = False,
+    progress: Report | None = None,
+    stop: threading.Event | None = None,
 ) -> SimResult:
     """Run `policy` online over `instance` (contract §10) and return every job's segments.
     Restart costs are the instance's (`durations.restart_units`); a preemptive policy needs
-    `policy.preemption.enabled` (ValueError otherwise)."""
+    `policy.preemption.enabled` (ValueError otherwise). `progress` is told the simulated time
+    and the jobs done after every decision; once `stop` is set the run raises `Stopped`."""
     if interval is not None and interval < 1:
         raise ValueError("interval must be at least one time unit")
     if policy.preemptive and not instance.preemption.enabled:
@@ -357,8 +377,10 @@ def simulate(
             f"policy {policy.name} preempts jobs, but the instance does not enable "
             "policy.preemption"
         )
-    eng = Engine(instance, policy, interval=interval, keep_events=events)
+    eng = Engine(
+        instance, policy, interval=interval, keep_events=events, progress=progress, stop=stop
+    )
     return eng.run()
 
 
-__all__ = ["Engine", "Policy", "RunInfo", "View", "simulate"]
+__all__ = ["Engine", "Policy", "RunInfo", "Stopped", "View", "simulate"]
