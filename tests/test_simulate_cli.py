@@ -147,3 +147,46 @@ def test_bench_takes_simulate_policies(tmp_path: Path) -> None:
     assert set(got) == {"simulate:fifo", "simulate:plan:greedy", "greedy"}
     assert all(row["verified"] == "true" for row in got.values())
     assert run("bench", inst, "--solvers", "simulate:nope", "-o", out).exit_code == 2
+
+
+def test_stop_event_ends_the_run_with_nothing_realized() -> None:
+    import threading
+
+    from planner.simulate import Stopped
+
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Stopped):
+        simulate(instance_from_dict(doc()), make_policy("muri-s"), stop=stop)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_sigterm_writes_nothing_and_exits_143(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "r.json"
+    args = ["simulate", str(root / "instances" / "muri-testbed-100.json"), "--policy"]
+    args += ["plan:cpsat", "--budget", "2", "-o", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "planner", *args], cwd=root, stderr=subprocess.PIPE, text=True
+    )
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not _catches(proc.pid, signal.SIGTERM):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "nothing written" in err and not out.exists()
+
+
+def _catches(pid: int, signum: int) -> bool:
+    """Whether the process has a handler installed for `signum` (/proc's SigCgt mask)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
