@@ -27,8 +27,9 @@ from planner.simulate.model import Decision, PlacementT, SimJob, Want
 from planner.simulate.packer import Packer
 from planner.simulate.policies import KEYS, ListPolicy
 
-# Waiting jobs given to one plan; measured in experiments/policies.py (README, Simulating
-# policies): larger queues cost more policy time per decision than they gain.
+# Waiting jobs given to one plan: with 8 nodes per job that is a few hundred placement
+# options, the size `auto` still hands to CP-SAT at a 1 s budget (README, Choosing a
+# solver); not tuned further.
 DEFAULT_CAP = 40
 
 Start = tuple[int, PlacementT, str | None]  # a planned job's start, placement, group label
