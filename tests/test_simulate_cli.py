@@ -124,13 +124,30 @@ def test_blind_policy_and_interval(tmp_path: Path) -> None:
 
 
 def test_rolling_horizon_plans_only_when_the_queue_changes() -> None:
-    inst = instance_from_dict(doc())
+    inst = instance_from_dict(doc(preemption=False))
     pol = make_policy("plan:greedy")
     res = simulate(inst, pol)
     d = result_to_schedule_dict(inst, res)
     assert verify(inst, schedule_from_dict(d)) == []
     assert 0 < pol.plans < res.info["decisions"]  # type: ignore[attr-defined]
     assert res.info["preemptions"] == 0  # it keeps what runs
+
+
+def test_rolling_horizon_with_preemption_replans_everything() -> None:
+    """A long job runs alone; a short one arrives: the fresh plan (smallest work first on
+    the one GPU) stops the long job and resumes it after the short one, paying its restart."""
+    d = doc()
+    d["cluster"]["nodes"][0].update(count=1, gpus=1)
+    d["jobs"] = [
+        {"id": "long", "model": "A", "gpus": 1, "iterations": 100},
+        {"id": "short", "model": "A", "gpus": 1, "iterations": 10, "release": 5},
+    ]
+    inst = instance_from_dict(d)
+    res = simulate(inst, make_policy("plan:greedy:srsf"))
+    sched = schedule_from_dict(result_to_schedule_dict(inst, res))
+    assert verify(inst, sched) == []
+    assert [(s.start, s.end) for s in res.segments["short"]] == [(5, 15)]
+    assert [(s.start, s.end) for s in res.segments["long"]] == [(0, 5), (15, 15 + 2 + 95)]
 
 
 def test_bench_takes_simulate_policies(tmp_path: Path) -> None:
