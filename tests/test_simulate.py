@@ -1,22 +1,22 @@
 """The online simulation engine and its policies (contract §8 progress, §10 policies).
 
-Hand-computed cases on one GPU, then every policy on a small mixed instance. Schedules with
-one segment per job are checked by `planner.verify`; schedules with several segments are
-checked by it too once it knows segments, and always by the structural checks here
-(GPU exclusivity per segment, releases, `after`, reservations, groups).
+Hand-computed cases on one GPU, then every policy on a small mixed instance. Every realized
+schedule is checked by `planner.verify` (R1-R11, §8 progress) and by the structural checks
+here (GPU exclusivity per segment, releases, `after`, reservations, groups).
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import replace
 
 import pytest
 from builders import make_instance, profile, reservation
 
 from planner.durations import group_cycle, stage_tuple
-from planner.instance import Instance, Interleaving, Job, NodeGroup
-from planner.schedule import Assignment, schedule_from_dict
+from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
+from planner.schedule import schedule_from_dict
 from planner.simulate import POLICIES, make_policy, result_to_schedule_dict, simulate
 from planner.simulate.model import SimResult
 from planner.verify import verify
@@ -28,8 +28,15 @@ PROFILES = [
 ]
 
 
-def one_gpu(*jobs: Job) -> Instance:
-    return make_instance(jobs, [NodeGroup("n", 1, 1)], PROFILES, interleaving=Interleaving(True, 4))
+def one_gpu(*jobs: Job, restart: int = 0) -> Instance:
+    """One GPU, interleaving on, preemption enabled with a flat `restart` (time units)."""
+    return make_instance(
+        jobs,
+        [NodeGroup("n", 1, 1)],
+        PROFILES,
+        interleaving=Interleaving(True, 4),
+        preemption=Preemption(True, restart),
+    )
 
 
 def pair_cycle_ms(inst: Instance) -> float:
@@ -39,10 +46,6 @@ def pair_cycle_ms(inst: Instance) -> float:
 
 def spans(res: SimResult, job: str) -> list[tuple[int, int]]:
     return [(s.start, s.end) for s in res.segments[job]]
-
-
-def restart(seconds: int):
-    return lambda job, gpus: seconds
 
 
 def test_pair_interleaves_then_the_survivor_runs_solo():
@@ -60,8 +63,8 @@ def test_pair_interleaves_then_the_survivor_runs_solo():
 
 
 def test_regrouping_restarts_the_moved_job_and_counts_it_as_co_runner():
-    inst = one_gpu(Job("a", 1, "A", 100), Job("b", 1, "B", 300, release=10))
-    res = simulate(inst, make_policy("muri-s"), restart_cost=restart(5))
+    inst = one_gpu(Job("a", 1, "A", 100), Job("b", 1, "B", 300, release=10), restart=5)
+    res = simulate(inst, make_policy("muri-s"))
     c = pair_cycle_ms(inst)
     # a runs alone for 10 s (10 iterations), then is stopped and regrouped with b: 5 s of
     # restart during which b already progresses at the pair's cycle, then both at c.
@@ -76,8 +79,8 @@ def test_regrouping_restarts_the_moved_job_and_counts_it_as_co_runner():
 
 
 def test_srtf_preempts_the_long_job_and_charges_its_restart():
-    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
-    res = simulate(inst, make_policy("srtf"), restart_cost=restart(5))
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10), restart=5)
+    res = simulate(inst, make_policy("srtf"))
     assert spans(res, "short") == [(10, 30)]
     assert spans(res, "long") == [(0, 10), (30, 30 + 5 + 90)]
     assert res.info["preemptions"] == 1
@@ -85,8 +88,8 @@ def test_srtf_preempts_the_long_job_and_charges_its_restart():
 
 
 def test_fifo_does_not_preempt():
-    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
-    res = simulate(inst, make_policy("fifo"), restart_cost=restart(5))
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10), restart=5)
+    res = simulate(inst, make_policy("fifo"))
     assert spans(res, "long") == [(0, 100)]
     assert spans(res, "short") == [(100, 120)]
     assert_valid(inst, res)
@@ -114,6 +117,7 @@ def mixed() -> Instance:
         [NodeGroup("n", 2, 4, gpu_mem_gb=16)],
         profs,
         interleaving=Interleaving(True, 3),
+        preemption=Preemption(True, 2),
         reservations=(reservation("maint", 50, 80, nodes=["n-1"], gpus=[0, 1]),),
     )
 
@@ -121,7 +125,7 @@ def mixed() -> Instance:
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_policy_finishes_every_job(policy):
     inst = mixed()
-    res = simulate(inst, make_policy(policy), restart_cost=restart(2), events=True)
+    res = simulate(inst, make_policy(policy), events=True)
     assert all(res.segments[j.id] for j in inst.jobs)
     assert res.info["decisions"] == len(res.events) > 0
     if not make_policy(policy).preemptive:
@@ -139,8 +143,8 @@ def test_interval_adds_decisions():
 
 
 def test_schedule_dict_repeats_the_first_segment():
-    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
-    res = simulate(inst, make_policy("srtf"), restart_cost=restart(5))
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10), restart=5)
+    res = simulate(inst, make_policy("srtf"))
     doc = result_to_schedule_dict(inst, res)
     by_id = {j["id"]: j for j in doc["jobs"]}
     assert (by_id["long"]["start"], by_id["long"]["end"]) == (0, 125)
@@ -157,9 +161,7 @@ def test_schedule_dict_repeats_the_first_segment():
 def assert_valid(inst: Instance, res: SimResult) -> None:
     """The verifier on the schedule document, plus the §8 structure of every segment."""
     doc = result_to_schedule_dict(inst, res)
-    multi = any(len(s) > 1 for s in res.segments.values())
-    if not multi or hasattr(Assignment, "segments"):
-        assert verify(inst, schedule_from_dict(doc)) == []
+    assert verify(inst, schedule_from_dict(doc)) == []
     _check_segments(inst, res)
 
 
@@ -232,6 +234,7 @@ def test_a_reservation_holding_every_gpu_delays_the_start():
         [Job("a", 1, "A", 10)],
         [NodeGroup("n", 1, 1)],
         PROFILES,
+        preemption=Preemption(True, 0),
         reservations=(reservation("maint", 0, 30, nodes=["n-0"]),),
     )
     for policy in ("fifo", "srtf", "muri-s"):
@@ -241,10 +244,32 @@ def test_a_reservation_holding_every_gpu_delays_the_start():
 
 
 def test_event_log_names_what_started_and_stopped():
-    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10))
-    res = simulate(inst, make_policy("srtf"), restart_cost=restart(5), events=True)
+    inst = one_gpu(Job("long", 1, "A", 100), Job("short", 1, "A", 20, release=10), restart=5)
+    res = simulate(inst, make_policy("srtf"), events=True)
     log = {e.time: e for e in res.events}
     assert sorted(log) == [0, 10, 30, 125]
     assert (log[10].started, log[10].stopped) == (("short",), ("long",))
     assert (log[30].started, log[30].stopped) == (("long",), ())
     assert log[10].to_dict()["time"] == 10
+
+
+def test_a_preemptive_policy_needs_preemption_enabled():
+    inst = make_instance([Job("a", 1, "A", 10)], [NodeGroup("n", 1, 1)], PROFILES)
+    with pytest.raises(ValueError, match="preemption"):
+        simulate(inst, make_policy("srtf"))
+    assert_valid(inst, simulate(inst, make_policy("fifo")))
+
+
+def test_restart_cost_is_the_profiles_at_the_jobs_count():
+    """A profile's restart_ms wins over the instance's flat restart (contract §8)."""
+    slow = profile("S", {1: (1000, 800, 100, 50)})
+    slow = replace(slow, by_gpus={1: replace(slow.by_gpus[1], restart_ms=7_500.0)})
+    inst = make_instance(
+        [Job("long", 1, "S", 100), Job("short", 1, "S", 20, release=10)],
+        [NodeGroup("n", 1, 1)],
+        [slow],
+        preemption=Preemption(True, 2),
+    )
+    res = simulate(inst, make_policy("srtf"))
+    assert spans(res, "long") == [(0, 10), (30, 30 + 8 + 90)]  # ceil(7.5 s) on its own
+    assert_valid(inst, res)

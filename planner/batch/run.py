@@ -203,7 +203,7 @@ def execute(task: Task) -> dict[str, Any]:
 
 
 def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[str, Any]:
-    from planner.solvers import SolveOptions, objectives_of, solve
+    from planner.solvers import SolveOptions, objectives_of
 
     options = SolveOptions(time_limit=task.time_limit, seed=task.run_seed, workers=task.workers)
     objective = objectives_of(instance, options)[0]
@@ -216,7 +216,7 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
         timer.start()
     t0 = time.perf_counter()
     try:
-        sched = solve(instance, task.solver, options)
+        sched = _plan(instance, task.solver, options)
     except Exception as e:
         wall = round(time.perf_counter() - t0, 3)
         return {**row, "error": one_line(f"solver failed: {type(e).__name__}: {e}"), "wall_s": wall}
@@ -233,6 +233,18 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
         row["error"] = one_line(str(reason or f"no schedule ({sched.status})"))
         return row
     return _measure(instance, sched, objective, row)
+
+
+def _plan(instance: Any, spec: str, options: Any) -> Any:
+    """A planner's schedule, or the realized schedule of `simulate:POLICY` (contract §10),
+    measured and verified alike."""
+    if spec.startswith("simulate:"):
+        from planner.simulate import simulate_spec
+
+        return simulate_spec(instance, spec, stop=options.stop)
+    from planner.solvers import solve
+
+    return solve(instance, spec, options)
 
 
 def _measure(instance: Any, sched: Any, objective: str, row: dict[str, Any]) -> dict[str, Any]:

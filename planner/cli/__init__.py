@@ -12,6 +12,7 @@ from planner.cli.common import DEBUG_KEY
 from planner.cli.convert import generate, import_
 from planner.cli.replan import replan
 from planner.cli.show import show
+from planner.cli.simulate import simulate
 from planner.cli.solve import solve
 
 EXAMPLES = """\b
@@ -22,6 +23,7 @@ Examples:
   plan check instances/demo.json plan.json
   plan export plan.json -o -
   plan generate --family dl --jobs 50 --nodes 4 -o dl50.json
+  plan simulate trace.json --policy muri-s -o realized.json --events events.jsonl
   plan bench instances/bench --solvers greedy,cpsat --time-limit 10 -o results.csv
 """
 
@@ -35,5 +37,17 @@ def main(ctx: click.Context, debug: bool) -> None:
     ctx.meta[DEBUG_KEY] = debug
 
 
-for command in (solve, replan, validate, check, export, models, import_, generate, bench, show):
+for command in (
+    solve,
+    replan,
+    simulate,
+    validate,
+    check,
+    export,
+    models,
+    import_,
+    generate,
+    bench,
+    show,
+):
     main.add_command(command)

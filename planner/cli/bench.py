@@ -25,7 +25,15 @@ def parse_solvers(text: str) -> list[str]:
     if not solvers:
         raise UsageError("--solvers: give at least one solver")
     for s in solvers:
-        parse_spec(s)
+        if s.startswith("simulate:"):  # a policy simulated online (contract §10)
+            from planner.simulate import check_spec
+
+            try:
+                check_spec(s)
+            except ValueError as e:
+                raise UsageError(f"--solvers: {e}") from None
+        else:
+            parse_spec(s)
     return solvers
 
 
@@ -39,7 +47,10 @@ def parse_solvers(text: str) -> list[str]:
     help="Results CSV; rows already in it are skipped.",
 )
 @click.option(
-    "--solvers", default=DEFAULT_SOLVERS, show_default=True, help="Comma-separated solver specs."
+    "--solvers",
+    default=DEFAULT_SOLVERS,
+    show_default=True,
+    help="Comma-separated solver specs; simulate:POLICY runs a policy online.",
 )
 @click.option(
     "--time-limit",

@@ -226,6 +226,71 @@ class LiveLine:
         self.line.last = p  # drawn at the next refresh
 
 
+# --- plan simulate ---
+
+
+class SimProgress:
+    """A progress bar on stderr for `plan simulate`: jobs done of all, simulated time, and
+    elapsed time; redrawn at most 4 times a second (terminals only)."""
+
+    def __init__(self, enabled: bool, total: int, time_unit: str):
+        self.enabled = enabled and err.is_terminal
+        self.total = total
+        self.unit = time_unit
+        self._progress: Any = None
+        self._task: Any = None
+        self._last = 0.0
+
+    def __enter__(self) -> SimProgress:
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("simulate"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("jobs done"),
+                TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                console=err,
+                transient=True,
+            )
+            self._progress.__enter__()
+            self._task = self._progress.add_task("", total=self.total)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(None, None, None)
+
+    def update(self, now: int, done: int, total: int) -> None:
+        if self._progress is None or time.monotonic() - self._last < 0.25:
+            return
+        self._last = time.monotonic()
+        self._progress.update(self._task, completed=done, description=f"t = {now:,} {self.unit}")
+
+
+def print_simulation(info: Mapping[str, Any]) -> None:
+    """The `info.simulation` line under the summary of `plan simulate`."""
+    decisions = int(info.get("decisions") or 0)
+    seconds = float(info.get("policy_seconds") or 0.0)
+    per = seconds / decisions if decisions else 0.0
+    err.print(
+        Text(
+            f"policy {info.get('policy')}: {decisions} decisions, "
+            f"{info.get('preemptions', 0)} preemptions, policy time {seconds:.2f} s "
+            f"({per * 1000:.1f} ms per decision)",
+            style="dim",
+        )
+    )
+
+
 # --- plan bench ---
 
 

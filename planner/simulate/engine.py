@@ -10,11 +10,18 @@ the exact instant its work is done and its segment is reported ending at the nex
 from __future__ import annotations
 
 import heapq
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from planner.durations import ceil_units, group_cycle, solo_iteration_ms, stage_tuple
+from planner.durations import (
+    ceil_units,
+    group_cycle,
+    restart_units,
+    solo_iteration_ms,
+    stage_tuple,
+)
 from planner.instance import Instance, Job, NodeGroup
 from planner.simulate.model import (
     Decision,
@@ -28,7 +35,11 @@ from planner.simulate.model import (
 from planner.simulate.packer import reservation_times
 from planner.simulate.progress import Trajectory, state_at, trajectory
 
-RestartCost = Callable[[Job, int], int]
+Report = Callable[[int, int, int], None]  # (simulated time, jobs done, jobs in all)
+
+
+class Stopped(Exception):
+    """The caller's stop event was set: the simulation ended before every job was done."""
 
 
 class Policy:
@@ -47,6 +58,7 @@ class RunInfo:
     members: tuple[str, ...]  # jobs whose segments are still running
     placement: PlacementT
     label: str | None
+    started: int = 0  # when the run (its members' segments) began
 
 
 @dataclass(frozen=True)
@@ -74,23 +86,6 @@ class _Run:
         return sorted(self.traj.rem)
 
 
-def default_restart_cost(instance: Instance) -> RestartCost:
-    """A profile's `restart_ms` at that GPU count if the profile carries one, else the
-    instance's `policy.preemption.restart` when the instance has it, else 0 (contract §8)."""
-    pre = getattr(instance, "preemption", None)
-    flat = int(getattr(pre, "restart", 0) or 0)
-
-    def cost(job: Job, gpus: int) -> int:
-        if job.model is not None:
-            gp = instance.profiles[job.model].by_gpus.get(gpus)
-            ms = getattr(gp, "restart_ms", None)
-            if ms is not None:
-                return ceil_units(float(ms), instance.unit_ms)
-        return flat
-
-    return cost
-
-
 class Engine:
     def __init__(
         self,
@@ -98,14 +93,18 @@ class Engine:
         policy: Policy,
         *,
         interval: int | None = None,
-        restart_cost: RestartCost | None = None,
         keep_events: bool = False,
+        progress: Report | None = None,
+        stop: threading.Event | None = None,
     ):
         self.inst = instance
         self.policy = policy
         self.interval = interval
-        self.restart_cost = restart_cost or default_restart_cost(instance)
+        # contract §8: the profile's restart_ms at the job's count, else policy.preemption.restart
+        self.restart = {j.id: restart_units(instance, j) for j in instance.jobs}
         self.keep_events = keep_events
+        self.progress = progress
+        self.stop = stop
         self.unit = instance.unit_ms
         self.jobs = {j.id: j for j in instance.jobs}
         self.rem: dict[str, float] = {j.id: _work(j) for j in instance.jobs}
@@ -164,6 +163,10 @@ class Engine:
             self._finish_until(t)
             self._release_until(t)
             self._decide(t)
+            if self.stop is not None and self.stop.is_set():
+                raise Stopped(f"stopped at simulated time {t}")
+            if self.progress is not None:
+                self.progress(t, len(self.done), len(self.jobs))
             t = self._next_time(t)
         unfinished = [j for j in self.jobs if j not in self.done]
         if unfinished:
@@ -247,7 +250,8 @@ class Engine:
             solo = None if self.policy.blind else self._solo_units(j, rem)
             sims.append(SimJob(j, rel, None if self.policy.blind else rem, solo, att, rid))
         runs = {
-            rid: RunInfo(tuple(r.members), r.placement, r.label) for rid, r in self.runs.items()
+            rid: RunInfo(tuple(r.members), r.placement, r.label, min(r.seg_start.values()))
+            for rid, r in self.runs.items()
         }
         return View(self.inst, t, tuple(sims), runs)
 
@@ -325,7 +329,7 @@ class Engine:
         rst = {}
         for a in w.jobs:
             again = bool(self.segments[a])
-            rst[a] = self.restart_cost(self.jobs[a], self.jobs[a].gpus) * self.unit if again else 0
+            rst[a] = self.restart[a] * self.unit if again else 0.0
         rem = {a: self.rem[a] for a in w.jobs}
         run = _Run(self.next_rid, w.placement, ng, label, 0.0, trajectory({}, {}, lambda a: {}))
         self.next_rid += 1
@@ -358,14 +362,25 @@ def simulate(
     policy: Policy,
     *,
     interval: int | None = None,
-    restart_cost: RestartCost | None = None,
     events: bool = False,
+    progress: Report | None = None,
+    stop: threading.Event | None = None,
 ) -> SimResult:
-    """Run `policy` online over `instance` (contract §10) and return every job's segments."""
+    """Run `policy` online over `instance` (contract §10) and return every job's segments.
+    Restart costs are the instance's (`durations.restart_units`); a preemptive policy needs
+    `policy.preemption.enabled` (ValueError otherwise). `progress` is told the simulated time
+    and the jobs done after every decision; once `stop` is set the run raises `Stopped`."""
     if interval is not None and interval < 1:
         raise ValueError("interval must be at least one time unit")
-    eng = Engine(instance, policy, interval=interval, restart_cost=restart_cost, keep_events=events)
+    if policy.preemptive and not instance.preemption.enabled:
+        raise ValueError(
+            f"policy {policy.name} preempts jobs, but the instance does not enable "
+            "policy.preemption"
+        )
+    eng = Engine(
+        instance, policy, interval=interval, keep_events=events, progress=progress, stop=stop
+    )
     return eng.run()
 
 
-__all__ = ["Engine", "Policy", "RunInfo", "View", "simulate", "default_restart_cost"]
+__all__ = ["Engine", "Policy", "RunInfo", "Stopped", "View", "simulate"]

@@ -1,0 +1,163 @@
+"""`plan simulate`: a policy run online over an instance (contract §10)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from threading import Event
+from typing import Any
+
+import click
+
+import planner.cli.terminal as terminal
+from planner.cli.common import EXIT_INFEASIBLE, handle_errors
+from planner.cli.interrupts import Interrupts
+from planner.cli.params import SECONDS
+from planner.cli.show import show_page
+from planner.errors import InputError, Problem, UsageError
+
+
+@click.command()
+@click.argument("instance", type=click.Path(dir_okay=False))
+@click.option(
+    "--policy",
+    required=True,
+    help="fifo, sjf, srsf, priority, srtf, srsf-p, tiresias, muri-s, muri-l or plan[:SOLVER].",
+)
+@click.option("--interval", type=click.IntRange(min=1), help="Also decide every S time units.")
+@click.option(
+    "--budget",
+    type=SECONDS,
+    default=1.0,
+    show_default=True,
+    help="plan[:SOLVER]: seconds of planning per decision.",
+)
+@click.option("--blind", is_flag=True, help="Hide the jobs' iterations from the policy.")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write the realized schedule here."
+)
+@click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
+@click.option("--events", type=click.Path(dir_okay=False), help="Write one JSON line per decision.")
+@click.option("--show", type=click.Path(dir_okay=False), help="Write the Gantt chart (HTML) here.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of tables.")
+@handle_errors
+def simulate(
+    instance: str,
+    policy: str,
+    interval: int | None,
+    budget: float,
+    blind: bool,
+    output: str | None,
+    gantt: str | None,
+    events: str | None,
+    show: str | None,
+    as_json: bool,
+) -> None:
+    """Run POLICY online over INSTANCE: jobs are revealed at their release, the policy
+    decides at every release and completion, and the realized schedule is written.
+
+    Ctrl-C or SIGTERM stops the run and writes nothing (exit 130 / 143): a schedule of the
+    jobs realized so far is not a schedule of the instance."""
+    from planner.outputs import check_outputs
+    from planner.read import read_instance
+    from planner.simulate import make_policy
+
+    try:
+        pol = make_policy(policy, budget=budget, blind=blind)
+    except ValueError as e:
+        raise UsageError(f"--policy: {e}") from None
+    check_outputs([output, gantt, events, show], [instance])
+    inst = read_instance(instance)
+    if pol.preemptive and not inst.preemption.enabled:
+        raise InputError(
+            instance,
+            [
+                Problem(
+                    "policy.preemption",
+                    f"policy {policy} preempts jobs: enable policy.preemption in the instance",
+                )
+            ],
+        )
+    if inst.is_live:
+        raise InputError(
+            instance, [Problem("now", "plan simulate runs from time 0: give a static instance")]
+        )
+    doc, res = _run(inst, pol, interval, bool(events), not as_json)
+    doc["info"]["instance_file"] = str(Path(instance))
+    files = _files(inst, doc, res, output, gantt, events)
+    from planner.outputs import write_all
+
+    write_all(files)
+    if show:
+        show_page(doc, inst, show)
+        files[show] = ""
+    if as_json:
+        terminal.print_json(_summary(doc, list(files)))
+    else:
+        terminal.print_summary(doc, inst.time_unit)
+        terminal.print_simulation(doc["info"]["simulation"])
+        for path in files:
+            terminal.print_note(f"wrote {path}")
+
+
+def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tuple[Any, Any]:
+    """Simulate under the progress bar and the signal handlers; verify the result."""
+    from planner.schedule import schedule_from_dict
+    from planner.simulate import Stopped, result_to_schedule_dict
+    from planner.simulate import simulate as run_policy
+    from planner.verify import verify
+
+    shown = terminal.SimProgress(bar, len(inst.jobs), inst.time_unit)
+    with shown, Interrupts(Event()) as signals:
+        t0 = time.perf_counter()
+        try:
+            res = run_policy(
+                inst, pol, interval=interval, events=keep, progress=shown.update, stop=signals.stop
+            )
+        except Stopped as e:
+            terminal.print_error(f"interrupted: {e}; nothing written")
+            sys.exit(signals.exit_code or 130)
+        wall = time.perf_counter() - t0
+    doc = result_to_schedule_dict(inst, res, wall)
+    violations = verify(inst, schedule_from_dict(doc))
+    if violations:  # an engine bug: never write a realized schedule that breaks the rules
+        terminal.print_error(f"simulation {pol.name} broke the rules; nothing written")
+        terminal.print_violations(violations)
+        sys.exit(EXIT_INFEASIBLE)
+    return doc, res
+
+
+def _files(
+    inst: Any,
+    doc: dict[str, Any],
+    res: Any,
+    output: str | None,
+    gantt: str | None,
+    events: str | None,
+) -> dict[str, str]:
+    from planner.export import gantt_csv, gantt_rows
+    from planner.jsonio import dumps
+    from planner.schedule import schedule_from_dict
+
+    files: dict[str, str] = {}
+    if output:
+        files[output] = dumps(doc)
+    if gantt:
+        files[gantt] = gantt_csv(gantt_rows(schedule_from_dict(doc), inst))
+    if events:
+        # one line per decision (JSON Lines), never NaN like every JSON file written
+        files[events] = "".join(json.dumps(e.to_dict(), allow_nan=False) + "\n" for e in res.events)
+    return files
+
+
+def _summary(doc: dict[str, Any], written: list[str]) -> dict[str, Any]:
+    return {
+        "instance": doc["instance"],
+        "solver": doc["solver"],
+        "metrics": doc["metrics"],
+        "simulation": doc["info"]["simulation"],
+        "wall_s": doc["wall_s"],
+        "written": written,
+    }

@@ -1,0 +1,192 @@
+"""`plan[:SOLVER]` (contract §10): rolling-horizon planning with any solver.
+
+Without preemption in the instance, at a decision point the policy builds the live state
+of contract §9 from what it sees (running runs with their placement, group and progress;
+released waiting jobs; done and unreleased jobs are left out, so a waiting job's
+predecessors are all done and `after` is dropped) and plans it with SOLVER within `budget`
+seconds (`planner.solvers.solve`). It starts the groups the plan starts now; running jobs
+stay where they are. A plan is made only when a job the last plan did not know is
+waiting; otherwise the last plan is followed (a completion frees the GPUs the plan
+expected). No plan is made while no waiting job fits the free GPUs. When a plan fails (no
+schedule in the budget), the decision falls back to `srsf` list scheduling.
+
+With preemption enabled, §9 lets a plan stop every running job at `now` and resume it
+later, so every decision plans all released jobs afresh: each with the work it has left,
+released at `now` (`remaining_instance`). The groups the plan starts now run — a run the
+plan keeps whole stays on its GPUs without a restart (`settle`) — and every other running
+job is stopped. On Muri's cluster_trace this re-forms interleaving groups as jobs come and
+go, as Muri does, instead of holding a group until its last member ends
+(experiments/policies.py; README, Simulating policies).
+
+Either way the solver sees the running jobs and at most `cap` waiting jobs (the smallest
+remaining GPU-time first): the others wait for a later plan.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from planner.instance import Instance, Job, Live, Preemption
+from planner.schedule import Schedule
+from planner.simulate.engine import Policy, View
+from planner.simulate.model import Decision, PlacementT, SimJob, Want
+from planner.simulate.packer import Packer
+from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
+
+# Waiting jobs given to one plan: with 8 nodes per job that is a few hundred placement
+# options, the size `auto` still hands to CP-SAT at a 1 s budget (README, Choosing a
+# solver); not tuned further.
+DEFAULT_CAP = 40
+# Work left below this counts as none (as in `planner.simulate.progress`).
+_DONE = 1e-9
+
+Start = tuple[int, PlacementT, str | None]  # a planned job's start, placement, group label
+
+
+class RollingHorizon(Policy):
+    """Plan the live state with SOLVER at each decision point; start what the plan starts."""
+
+    def __init__(self, solver: str = "auto", budget: float = 1.0, cap: int = DEFAULT_CAP):
+        from planner.solvers import parse_spec
+
+        parse_spec(solver)
+        self.name = f"plan:{solver}"
+        self.solver = solver
+        self.budget = budget
+        self.cap = cap
+        self.plans = 0
+        self._planned: frozenset[str] = frozenset()
+        self._starts: dict[str, Start] = {}
+        self._fallback = ListPolicy("srsf")
+
+    def decide(self, view: View) -> Decision:
+        if view.instance.preemption.enabled:
+            self.preemptive = True  # the engine may stop what the plan does not start now
+            return self._afresh(view)
+        packer = _booked(view)
+        keep = [Want(info.members, info.placement) for info in view.runs.values()]
+        waiting = [s for s in view.jobs if s.run is None]
+        if not waiting or packer.free_gpus < min(s.gpus for s in waiting):
+            return Decision(tuple(keep))
+        fresh = any(s.id not in self._planned for s in waiting)
+        if fresh and not self._plan(view, waiting):
+            return self._fallback.decide(view)
+        starts, wake, stuck = self._due(view, packer, {s.id for s in waiting})
+        if stuck and not fresh:  # the cluster went another way than the plan: plan again
+            if not self._plan(view, waiting):
+                return self._fallback.decide(view)
+            packer = _booked(view)
+            starts, wake, _ = self._due(view, packer, {s.id for s in waiting})
+        return Decision(tuple(keep) + starts, wake)
+
+    def _solve(self, inst: Instance) -> Schedule:
+        from planner.solvers import SolveOptions, solve
+
+        self.plans += 1
+        return solve(inst, self.solver, SolveOptions(time_limit=self.budget, seed=0, workers=1))
+
+    def _afresh(self, view: View) -> Decision:
+        """Preemptive: plan every released job from now; run what the plan starts now."""
+        running = [s for s in view.jobs if s.run is not None]
+        waiting = sorted((s for s in view.jobs if s.run is None), key=KEYS["srsf"])
+        chosen = running + waiting[: self.cap]
+        if not chosen:
+            return Decision(())
+        sched = self._solve(remaining_instance(view, chosen))
+        if sched.status not in ("optimal", "feasible"):
+            order = sorted(view.jobs, key=KEYS["srsf-p"])
+            return Decision(settle(view, first_fit(view, order)))
+        by_id = {s.id: s for s in chosen}
+        now: dict[str, list[SimJob]] = {}
+        for a in sched.jobs:
+            if a.start == view.now:
+                now.setdefault(a.group or a.id, []).append(by_id[a.id])
+        wake = min((a.start for a in sched.jobs if a.start > view.now), default=None)
+        return Decision(settle(view, list(now.values())), wake)
+
+    def _plan(self, view: View, waiting: Sequence[SimJob]) -> bool:
+        chosen = sorted(waiting, key=KEYS["srsf"])[: self.cap]
+        sched = self._solve(live_state(view, chosen))
+        if sched.status not in ("optimal", "feasible"):
+            return False
+        self._planned = frozenset(s.id for s in chosen)
+        self._starts = planned_starts(sched, self._planned)
+        return True
+
+    def _due(
+        self, view: View, packer: Packer, waiting: set[str]
+    ) -> tuple[tuple[Want, ...], int | None, bool]:
+        """The planned groups due by now whose GPUs are free, the next planned start, and
+        whether a group due by now could not start."""
+        groups: dict[tuple[int, PlacementT, str], list[str]] = {}
+        wake = None
+        for a, (start, pl, label) in self._starts.items():
+            if a not in waiting:
+                continue
+            if start > view.now:
+                wake = start if wake is None else min(wake, start)
+                continue
+            groups.setdefault((start, pl, label or a), []).append(a)
+        out = []
+        stuck = False
+        for (_start, pl, _label), members in sorted(groups.items(), key=lambda kv: kv[0][0]):
+            jobs = [view.instance.job_by_id[a] for a in members]
+            if packer.blocked_now(pl, jobs) or not packer.take(pl, jobs, view.now + 1):
+                stuck = True
+                continue
+            out.append(Want(tuple(sorted(members)), pl))
+        return tuple(out), wake, stuck
+
+
+def _booked(view: View) -> Packer:
+    """A packer with the GPUs, CPUs and memory of every running run taken."""
+    packer = Packer(view.instance, view.now)
+    by_id = {s.id: s for s in view.jobs}
+    for info in view.runs.values():
+        packer.book_running(info.placement, [by_id[a].job for a in info.members])
+    return packer
+
+
+def live_state(view: View, waiting: Sequence[SimJob]) -> Instance:
+    """The §9 live instance at `view.now`: the running jobs (placement, group, progress) and
+    the given waiting jobs; preemption off, as the policy keeps what runs."""
+    jobs: list[Job] = []
+    for s in view.jobs:
+        if s.run is None:
+            continue
+        info = view.runs[s.run]
+        placement = tuple((p.node, tuple(p.gpus)) for p in info.placement)
+        done = _work(s.job) - (s.remaining_iters or 0.0)
+        live = Live("running", info.started, None, placement, info.label, max(0.0, done))
+        jobs.append(replace(s.job, after=(), live=live))
+    jobs.extend(replace(s.job, after=()) for s in waiting)
+    inst = view.instance
+    return replace(
+        inst, jobs=tuple(jobs), now=view.now, preemption=Preemption(False, 0), horizon=None
+    )
+
+
+def remaining_instance(view: View, jobs: Sequence[SimJob]) -> Instance:
+    """A static instance of `jobs` from `view.now` on: each released at `now` with the work
+    it has left (whole iterations, or time units, rounded up), without `after` (its
+    predecessors are done) or deadline; preemption off, no horizon."""
+    out = []
+    for s in jobs:
+        left = max(1, math.ceil((s.remaining_iters or 0.0) - _DONE))
+        j = s.job
+        j = replace(j, iterations=left) if j.model is not None else replace(j, duration=left)
+        out.append(replace(j, release=view.now, after=(), deadline=None, live=None))
+    return replace(
+        view.instance, jobs=tuple(out), now=0, preemption=Preemption(False, 0), horizon=None
+    )
+
+
+def planned_starts(sched: Schedule, ids: frozenset[str]) -> dict[str, Start]:
+    """Start, placement and group label of every planned waiting job."""
+    return {a.id: (a.start, tuple(a.placement), a.group) for a in sched.jobs if a.id in ids}
+
+
+def _work(j: Job) -> float:
+    return float(j.iterations or 0) if j.model is not None else float(j.duration or 0)

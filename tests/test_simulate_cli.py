@@ -1,0 +1,209 @@
+"""`plan simulate` end to end (contract §10), the `plan[:SOLVER]` rolling-horizon policy,
+and `simulate:POLICY` in `plan bench`; every realized schedule passes `plan check`."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from planner.batch.run import Task, execute
+from planner.cli import main
+from planner.read import instance_from_dict
+from planner.schedule import schedule_from_dict
+from planner.simulate import make_policy, result_to_schedule_dict, simulate
+from planner.verify import verify
+
+
+def _profile(model: str, data: float, gpu: float, net: float) -> dict[str, Any]:
+    g = {"iteration_ms": 1000, "stages_ms": {"data": data, "gpu": gpu, "net": net}}
+    return {"model": model, "gpu_mem_gb": 4, "by_gpus": {"1": g, "2": g}}
+
+
+def doc(preemption: bool = True) -> dict[str, Any]:
+    """Two 2-GPU nodes, a data-bound and a GPU-bound model, jobs arriving over time."""
+    jobs = [
+        {"id": "j1", "model": "A", "gpus": 2, "iterations": 40},
+        {"id": "j2", "model": "B", "gpus": 2, "iterations": 60, "release": 3},
+        {"id": "j3", "model": "A", "gpus": 1, "iterations": 30, "release": 5},
+        {"id": "j4", "model": "B", "gpus": 1, "iterations": 50, "release": 5},
+        {"id": "j5", "model": "A", "gpus": 2, "iterations": 20, "release": 8},
+        {"id": "j6", "model": "B", "gpus": 1, "iterations": 15, "release": 12, "after": ["j1"]},
+        {"id": "x1", "gpus": 1, "duration": 12, "release": 2},
+    ]
+    out: dict[str, Any] = {
+        "version": 1,
+        "name": "arrivals",
+        "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 2, "gpu_mem_gb": 16}]},
+        "interleaving": {"enabled": True, "max_group": 2},
+        "profiles": {"A": _profile("A", 800, 100, 50), "B": _profile("B", 50, 800, 100)},
+        "jobs": jobs,
+    }
+    if preemption:
+        out["policy"] = {"preemption": {"enabled": True, "restart": 2}}
+    return out
+
+
+def write(tmp_path: Path, d: dict[str, Any]) -> Path:
+    p = tmp_path / "inst.json"
+    p.write_text(json.dumps(d))
+    return p
+
+
+def run(*args: Any) -> Any:
+    r = CliRunner().invoke(main, [str(a) for a in args])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r
+
+
+@pytest.mark.parametrize("policy", ["fifo", "srsf-p", "muri-s", "plan:greedy", "plan:auto"])
+def test_simulate_writes_a_schedule_plan_check_accepts(tmp_path: Path, policy: str) -> None:
+    inst = write(tmp_path, doc())
+    out, gantt, events = tmp_path / "r.json", tmp_path / "g.csv", tmp_path / "e.jsonl"
+    r = run("simulate", inst, "--policy", policy, "--budget", "0.5", "-o", out,
+            "--gantt", gantt, "--events", events, "--json")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    summary = json.loads(r.stdout)
+    realized = json.loads(out.read_text())
+    assert realized["solver"] == f"simulate:{policy}"
+    sim = realized["info"]["simulation"]
+    assert set(sim) >= {"policy", "decisions", "preemptions", "policy_seconds"}
+    assert summary["simulation"] == sim
+    check = run("check", inst, out)
+    assert check.exit_code == 0, check.stdout + check.stderr
+    lines = [json.loads(x) for x in events.read_text().splitlines()]
+    assert len(lines) == sim["decisions"]
+    assert set(lines[0]) == {"time", "started", "stopped", "groups", "policy_seconds"}
+    started = {a for e in lines for a in e["started"]}
+    assert started == {j["id"] for j in doc()["jobs"]}
+    with gantt.open() as f:
+        rows = list(csv.DictReader(f))
+    assert {r["job"] for r in rows} == started and "segment" in rows[0]
+
+
+def test_a_preemptive_policy_needs_preemption(tmp_path: Path) -> None:
+    inst = write(tmp_path, doc(preemption=False))
+    out = tmp_path / "r.json"
+    r = run("simulate", inst, "--policy", "muri-s", "-o", out)
+    assert r.exit_code == 2
+    assert "policy.preemption" in r.stderr and not out.exists()
+    assert run("simulate", inst, "--policy", "sjf", "-o", out).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--policy", "nope"], ["--policy", "plan:nope"], ["--policy", "plan", "--blind"]],
+)
+def test_bad_policies_are_usage_errors(tmp_path: Path, args: list[str]) -> None:
+    inst = write(tmp_path, doc())
+    out = tmp_path / "r.json"
+    r = run("simulate", inst, *args, "-o", out)
+    assert r.exit_code == 2 and not out.exists()
+
+
+def test_an_output_that_is_the_input_is_refused_before_running(tmp_path: Path) -> None:
+    inst = write(tmp_path, doc())
+    r = run("simulate", inst, "--policy", "fifo", "-o", tmp_path / "r.json", "--events", inst)
+    assert r.exit_code == 2
+    assert not (tmp_path / "r.json").exists()
+    assert json.loads(inst.read_text()) == doc()
+
+
+def test_blind_policy_and_interval(tmp_path: Path) -> None:
+    inst = write(tmp_path, doc())
+    out = tmp_path / "r.json"
+    plain = run("simulate", inst, "--policy", "srsf-p", "-o", out, "--json")
+    ticks = run("simulate", inst, "--policy", "srsf-p", "--blind", "--interval", "3", "--json")
+    assert plain.exit_code == ticks.exit_code == 0
+    a, b = json.loads(plain.stdout)["simulation"], json.loads(ticks.stdout)["simulation"]
+    assert b["decisions"] > a["decisions"]
+
+
+def test_rolling_horizon_plans_only_when_the_queue_changes() -> None:
+    inst = instance_from_dict(doc(preemption=False))
+    pol = make_policy("plan:greedy")
+    res = simulate(inst, pol)
+    d = result_to_schedule_dict(inst, res)
+    assert verify(inst, schedule_from_dict(d)) == []
+    assert 0 < pol.plans < res.info["decisions"]  # type: ignore[attr-defined]
+    assert res.info["preemptions"] == 0  # it keeps what runs
+
+
+def test_rolling_horizon_with_preemption_replans_everything() -> None:
+    """A long job runs alone; a short one arrives: the fresh plan (smallest work first on
+    the one GPU) stops the long job and resumes it after the short one, paying its restart."""
+    d = doc()
+    d["cluster"]["nodes"][0].update(count=1, gpus=1)
+    d["jobs"] = [
+        {"id": "long", "model": "A", "gpus": 1, "iterations": 100},
+        {"id": "short", "model": "A", "gpus": 1, "iterations": 10, "release": 5},
+    ]
+    inst = instance_from_dict(d)
+    res = simulate(inst, make_policy("plan:greedy:srsf"))
+    sched = schedule_from_dict(result_to_schedule_dict(inst, res))
+    assert verify(inst, sched) == []
+    assert [(s.start, s.end) for s in res.segments["short"]] == [(5, 15)]
+    assert [(s.start, s.end) for s in res.segments["long"]] == [(0, 5), (15, 15 + 2 + 95)]
+
+
+def test_bench_takes_simulate_policies(tmp_path: Path) -> None:
+    inst = write(tmp_path, doc())
+    rows = [execute(Task(str(inst), s, time_limit=10.0)) for s in ("simulate:muri-s", "greedy")]
+    assert [r["status"] for r in rows] == ["feasible", "feasible"]
+    assert all(r["verified"] for r in rows), rows
+    out = tmp_path / "b.csv"
+    r = run("bench", inst, "--solvers", "simulate:fifo,simulate:plan:greedy,greedy",
+            "--baseline", "greedy", "--time-limit", "10", "--workers", "1", "-o", out)  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    with out.open() as f:
+        got = {row["solver"]: row for row in csv.DictReader(f)}
+    assert set(got) == {"simulate:fifo", "simulate:plan:greedy", "greedy"}
+    assert all(row["verified"] == "true" for row in got.values())
+    assert run("bench", inst, "--solvers", "simulate:nope", "-o", out).exit_code == 2
+
+
+def test_stop_event_ends_the_run_with_nothing_realized() -> None:
+    import threading
+
+    from planner.simulate import Stopped
+
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(Stopped):
+        simulate(instance_from_dict(doc()), make_policy("muri-s"), stop=stop)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
+def test_sigterm_writes_nothing_and_exits_143(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "r.json"
+    args = ["simulate", str(root / "instances" / "muri-testbed-100.json"), "--policy"]
+    args += ["plan:cpsat", "--budget", "2", "-o", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "planner", *args], cwd=root, stderr=subprocess.PIPE, text=True
+    )
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not _catches(proc.pid, signal.SIGTERM):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "nothing written" in err and not out.exists()
+
+
+def _catches(pid: int, signum: int) -> bool:
+    """Whether the process has a handler installed for `signum` (/proc's SigCgt mask)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
