@@ -77,7 +77,7 @@ class Muri(Policy):
 
     def _group(self, view: View, cands: dict[int, list[SimJob]]) -> list[Pack]:
         inst = view.instance
-        capacity = sum(n.gpus for n in inst.nodes)
+        capacity = self._capacity(view)
         need = sum(k * len(v) for k, v in cands.items())
         packs: dict[int, list[Pack]] = {k: [[s] for s in v] for k, v in cands.items()}
         for _round in range(inst.interleaving.max_group):
@@ -93,6 +93,11 @@ class Muri(Policy):
                         merged.extend(item)
                 packs[k] = merged
         return [pk for v in packs.values() for pk in v]
+
+    def _capacity(self, view: View) -> int:
+        """GPUs the candidates share (a hook: the planner's non-preemptive variant, in
+        planner.solvers.preempt.kept, counts only the GPUs no run holds)."""
+        return sum(n.gpus for n in view.instance.nodes)
 
     def _match(self, view: View, nodes: list[Pack]) -> list[list[Pack]]:
         """Max-weight matching of the packs (of one GPU count); pairs and singles in the

@@ -105,7 +105,12 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     names = list(objectives_of(instance, options))
     name, why, size = choose(instance, options.time_limit)
     sched: Schedule | None = None
-    if name == "cpsat":
+    if instance.preemption.enabled:
+        from planner.solvers.preempt import solve_preempt
+
+        name, why = "preempt", "preemption is enabled: Muri's engine as the start, then search"
+        sched = solve_preempt(instance, options)
+    elif name == "cpsat":
         try:
             from planner.solvers.cpsat import solve_cpsat  # OR-Tools loads only when chosen
 

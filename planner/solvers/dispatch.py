@@ -49,6 +49,12 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
 
 
 def _dispatch(instance: Instance, name: str, rule: str | None, options: SolveOptions) -> Schedule:
+    if name == "greedy" and rule is None and instance.preemption.enabled:
+        # the default rule on a preemptive instance: the Muri engine's run (muri-s, or
+        # srsf-p without interleaving), or the list plan if that is better
+        from planner.solvers.preempt import solve_preempt
+
+        return solve_preempt(instance, options, search=False)
     if name == "greedy":
         return solve_greedy(instance, rule, options)
     if name == "cpsat":
