@@ -105,6 +105,13 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     names = list(objectives_of(instance, options))
     name, why, size = choose(instance, options.time_limit)
     sched: Schedule | None = None
+    kept = None
+    if not instance.preemption.enabled:
+        # Muri's grouping with groups kept to the end: a second plan, compared at the end
+        from planner.solvers.preempt.kept import kept_plan
+
+        kept = kept_plan(instance, options)
+        options = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
     if instance.preemption.enabled:
         from planner.solvers.preempt import solve_preempt
 
@@ -125,6 +132,10 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
         else:
             name = "greedy"
             why += "; no time left for improvement" if sched.status == "feasible" else ""
+    if kept is not None:
+        from planner.solvers.preempt.kept import better_of
+
+        sched = better_of(instance, sched, kept, options)
     info: dict[str, Any] = {
         **sched.info,
         "auto": {"chose": name, "why": why, "model_options": size},

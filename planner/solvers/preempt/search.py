@@ -42,7 +42,7 @@ from planner.verify import verify
 
 GPU_EXPONENTS = (0.5, 1.5, 0.0)
 SIGMAS = (0.1, 0.3, 0.6)
-ENGINE_MAX_JOBS = 2_000
+ENGINE_MAX_JOBS = 600
 
 
 def solve_preempt(instance: Instance, options: SolveOptions, search: bool = True) -> Schedule:
