@@ -3,7 +3,9 @@
 `KeyedMuri` is Muri's policy (`muri-s`, interleaving) with a planner's order: a job's key is
 `remaining solo time x GPUs^gpu_exp / weight x mult[job]` (muri-s is gpu_exp = 1, no
 weight, every mult 1). `KeyedSrsf` is the same order without groups (`srsf-p` when the
-exponent is 1), for instances without interleaving.
+exponent is 1), for instances without interleaving and as the search's other branch (on
+all-at-zero 60-job windows of trace1-trace2, srsf-p beats muri-s: grouping slows the
+short jobs SRPT would finish first; experiments/preemption_targets.py).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from planner.simulate.policies import PreemptivePolicy
 
 @dataclass(frozen=True)
 class Keys:
-    """One point of the search: the GPU exponent, whether weights divide, per-job factors."""
+    """One point of the search: the GPU exponent, whether weights divide, per-job factors,
+    and whether Muri's grouping runs (False: the same order without groups)."""
 
     gpu_exp: float = 1.0
     weighted: bool = False
     mult: Mapping[str, float] = field(default_factory=dict)
+    group: bool = True
 
     def key(self, s: SimJob) -> tuple[float, int, str]:
         rest = s.remaining_solo if s.remaining_solo is not None else 0.0
@@ -49,5 +53,6 @@ class KeyedSrsf(PreemptivePolicy):
 
 
 def make(interleave: bool, keys: Keys) -> Policy:
-    """Muri's grouping when the instance interleaves, else a preemptive list policy."""
-    return KeyedMuri(keys) if interleave else KeyedSrsf(keys)
+    """Muri's grouping when the instance interleaves (and `keys.group`), else a preemptive
+    list policy."""
+    return KeyedMuri(keys) if interleave and keys.group else KeyedSrsf(keys)

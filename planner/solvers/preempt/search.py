@@ -3,9 +3,9 @@ as the start, then a search over its job order.
 
 Start: `planner.simulate`'s engine with `muri-s` (interleaving enabled) or `srsf-p` (not):
 at every release and completion it stops jobs and re-forms groups. The planner knows every
-release, so the run is a plan. The greedy list plan (no preemption, `solve_greedy`) is a
-second start: the better of the two is the incumbent, so the result is never worse than
-either.
+release, so the run is a plan. With interleaving, `srsf-p` (the same engine, no groups) is
+a second engine start, and the greedy list plan (no preemption, `solve_greedy`) another:
+the best is the incumbent, so the result is never worse than any start.
 
 Search (until the time limit or `options.stop`), each candidate one engine run with the
 order `remaining solo time x GPUs^a / weight? x mult[job]` (`policy.Keys`):
@@ -133,6 +133,13 @@ class _Search:
             self.engine_ok = self.offer(eng, f"engine {self.policy_name()}", Keys())
             if self.engine_ok:
                 self.start_values["engine"] = self.best_val[0]
+        if self.interleave_runs:  # the same order without Muri's groups
+            solo = self.run(Keys(group=False))
+            if solo is not None:
+                self.start_values["engine srsf-p"] = self.value(solo)[0]
+                self.engine_ok = (
+                    self.offer(solo, "engine srsf-p", Keys(group=False)) or self.engine_ok
+                )
         plain = solve_greedy(self.instance, None, self.options)
         if plain.status == "feasible":
             self.start_values["greedy"] = self.value(plain)[0]
@@ -147,7 +154,8 @@ class _Search:
     def candidates(self) -> Iterator[Keys]:
         weights = {j.weight for j in self.instance.jobs}
         for a in GPU_EXPONENTS:
-            yield Keys(gpu_exp=a)
+            for g in (True, False):
+                yield Keys(gpu_exp=a, group=g)
         if len(weights) > 1:
             for a in (1.0, *GPU_EXPONENTS):
                 yield Keys(gpu_exp=a, weighted=True)
@@ -156,13 +164,14 @@ class _Search:
             base = self.best_keys
             sigma = self.rng.choice(SIGMAS)
             mult = {a: base.mult.get(a, 1.0) * math.exp(self.rng.gauss(0.0, sigma)) for a in ids}
-            yield Keys(base.gpu_exp, base.weighted, mult)
+            yield Keys(base.gpu_exp, base.weighted, mult, base.group)
 
     def attempt(self, keys: Keys) -> None:
         s = self.run(keys)
         if s is None:
             return
-        label = f"engine keys a={keys.gpu_exp:g}" + (" weighted" if keys.weighted else "")
+        label = f"engine {'muri-s' if keys.group else 'srsf-p'} keys a={keys.gpu_exp:g}"
+        label += " weighted" if keys.weighted else ""
         if keys.mult:
             label += " random keys"
         if self.offer(s, label, keys):
@@ -172,12 +181,16 @@ class _Search:
         assert self.best is not None
         best = self.best
         engine = self.engine_ok and not self.found_by.startswith("greedy")
-        solver = f"preempt:{self.policy_name()}" if engine else best.solver
+        policy = "muri-s" if self.interleave_runs and self.best_keys.group else "srsf-p"
+        searched = self.found_by.startswith("engine") and "keys" in self.found_by
+        solver = f"preempt:{policy}" + ("+search" if searched else "") if engine else best.solver
         info: dict[str, Any] = {
             **{k: v for k, v in best.info.items() if k not in ("simulation",)},
             "preempt": {
                 "start": (
-                    f"engine {self.policy_name()} and greedy (no preemption)"
+                    f"engine {self.policy_name()}"
+                    + (", engine srsf-p" if self.interleave_runs else "")
+                    + " and greedy (no preemption)"
                     if self.engine_runs
                     else f"greedy (no preemption): engine skipped above {SRSF_MAX_JOBS:,} jobs"
                 ),
