@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from planner.simulate import Policy
 from planner.simulate.model import SimJob
 from planner.simulate.muri import Muri
 from planner.simulate.policies import PreemptivePolicy
@@ -22,12 +21,19 @@ from planner.simulate.policies import PreemptivePolicy
 @dataclass(frozen=True)
 class Keys:
     """One point of the search: the GPU exponent, whether weights divide, per-job factors,
-    and whether Muri's grouping runs (False: the same order without groups)."""
+    and how groups form: "muri" (Muri's matching), "solo" (none: srsf-p's rule) or
+    "filler" (`filler.py`, with `slack`)."""
 
     gpu_exp: float = 1.0
     weighted: bool = False
     mult: Mapping[str, float] = field(default_factory=dict)
-    group: bool = True
+    mode: str = "muri"
+    slack: float = 0.0
+
+    @property
+    def policy(self) -> str:
+        """The policy's name as the schedule reports it."""
+        return {"muri": "muri-s", "solo": "srsf-p"}.get(self.mode, f"filler:{self.slack:g}")
 
     def key(self, s: SimJob) -> tuple[float, int, str]:
         rest = s.remaining_solo if s.remaining_solo is not None else 0.0
@@ -50,9 +56,3 @@ class KeyedSrsf(PreemptivePolicy):
     def __init__(self, keys: Keys):
         super().__init__("srsf-p")
         self.key = keys.key
-
-
-def make(interleave: bool, keys: Keys) -> Policy:
-    """Muri's grouping when the instance interleaves (and `keys.group`), else a preemptive
-    list policy."""
-    return KeyedMuri(keys) if interleave and keys.group else KeyedSrsf(keys)

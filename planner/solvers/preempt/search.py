@@ -3,13 +3,15 @@ as the start, then a search over its job order.
 
 Start: `planner.simulate`'s engine with `muri-s` (interleaving enabled) or `srsf-p` (not):
 at every release and completion it stops jobs and re-forms groups. The planner knows every
-release, so the run is a plan. With interleaving, `srsf-p` (the same engine, no groups) is
-a second engine start, and the greedy list plan (no preemption, `solve_greedy`) another:
-the best is the incumbent, so the result is never worse than any start.
+release, so the run is a plan. With interleaving, `srsf-p` (the same engine, no groups)
+and the filler policy (`filler.py`, FILLER_SLACKS) are further engine starts, and the
+greedy list plan (no preemption, `solve_greedy`) another: the best is the incumbent, so
+the result is never worse than any start.
 
 Search (until the time limit or `options.stop`), each candidate one engine run with the
 order `remaining solo time x GPUs^a / weight? x mult[job]` (`policy.Keys`):
-1. the GPU exponent a in GPU_EXPONENTS, with and without weights (when weights differ);
+1. the GPU exponent a in GPU_EXPONENTS for each way of grouping (muri, solo, filler with
+   the incumbent's slack), then with weights (when weights differ);
 2. then the incumbent's per-job factors, each multiplied by exp(N(0, s)) with s drawn
    from SIGMAS (random keys around the incumbent, a (1+1) evolution strategy).
 A candidate that beats the incumbent on the objectives (lexicographic) is checked by
@@ -33,22 +35,38 @@ import math
 import random
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from planner.bounds import with_bounds
 from planner.instance import Instance
 from planner.metrics import objective_values
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate import result_to_schedule_dict, simulate
+from planner.simulate import Policy, result_to_schedule_dict, simulate
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import Progress, SolveOptions, objectives_of
-from planner.solvers.preempt.policy import Keys, make
+from planner.solvers.preempt.filler import Filler
+from planner.solvers.preempt.policy import KeyedMuri, KeyedSrsf, Keys
 from planner.verify import verify
 
 GPU_EXPONENTS = (0.5, 1.5, 0.0)
 SIGMAS = (0.1, 0.3, 0.6)
+# Fillers' slack (filler.py) of the extra starts: on all-at-zero 60-job windows of trace2,
+# 0.3 gives avg JCT 503,894 s against srsf-p's 521,293 (0.1: 521,293; 0.6: 507,615); on
+# cluster_trace.csv, 1.0 gives 178,551 against 0.3's 202,796 (muri-s: 120,101).
+FILLER_SLACKS = (0.3, 1.0)
 MURI_MAX_JOBS = 600
 SRSF_MAX_JOBS = 3_000
+
+
+def make(interleave: bool, keys: Keys) -> Policy:
+    """The policy `keys.mode` names; a preemptive list policy when the instance does not
+    interleave."""
+    if not interleave or keys.mode == "solo":
+        return KeyedSrsf(keys)
+    if keys.mode == "filler":
+        return Filler(keys, keys.slack)
+    return KeyedMuri(keys)
 
 
 def solve_preempt(instance: Instance, options: SolveOptions, search: bool = True) -> Schedule:
@@ -133,13 +151,11 @@ class _Search:
             self.engine_ok = self.offer(eng, f"engine {self.policy_name()}", Keys())
             if self.engine_ok:
                 self.start_values["engine"] = self.best_val[0]
-        if self.interleave_runs:  # the same order without Muri's groups
-            solo = self.run(Keys(group=False))
-            if solo is not None:
-                self.start_values["engine srsf-p"] = self.value(solo)[0]
-                self.engine_ok = (
-                    self.offer(solo, "engine srsf-p", Keys(group=False)) or self.engine_ok
-                )
+        for keys in self.other_starts():
+            other = self.run(keys)
+            if other is not None:
+                self.start_values[f"engine {keys.policy}"] = self.value(other)[0]
+                self.engine_ok = self.offer(other, f"engine {keys.policy}", keys) or self.engine_ok
         plain = solve_greedy(self.instance, None, self.options)
         if plain.status == "feasible":
             self.start_values["greedy"] = self.value(plain)[0]
@@ -151,11 +167,21 @@ class _Search:
         if self.best is not None and self.best.jobs:
             self.makespan_cap = objective_values(self.instance, self.best, ["makespan"])["makespan"]
 
+    def other_starts(self) -> list[Keys]:
+        """With interleaving: the same order without groups, and with fillers (filler.py)."""
+        if not self.interleave_runs:
+            return []
+        return [Keys(mode="solo")] + [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
+
     def candidates(self) -> Iterator[Keys]:
         weights = {j.weight for j in self.instance.jobs}
         for a in GPU_EXPONENTS:
-            for g in (True, False):
-                yield Keys(gpu_exp=a, group=g)
+            for mode, slack in (
+                ("muri", 0.0),
+                ("solo", 0.0),
+                *(("filler", x) for x in FILLER_SLACKS),
+            ):
+                yield replace(self.best_keys, gpu_exp=a, mode=mode, slack=slack, mult={})
         if len(weights) > 1:
             for a in (1.0, *GPU_EXPONENTS):
                 yield Keys(gpu_exp=a, weighted=True)
@@ -164,13 +190,13 @@ class _Search:
             base = self.best_keys
             sigma = self.rng.choice(SIGMAS)
             mult = {a: base.mult.get(a, 1.0) * math.exp(self.rng.gauss(0.0, sigma)) for a in ids}
-            yield Keys(base.gpu_exp, base.weighted, mult, base.group)
+            yield replace(base, mult=mult)
 
     def attempt(self, keys: Keys) -> None:
         s = self.run(keys)
         if s is None:
             return
-        label = f"engine {'muri-s' if keys.group else 'srsf-p'} keys a={keys.gpu_exp:g}"
+        label = f"engine {keys.policy} keys a={keys.gpu_exp:g}"
         label += " weighted" if keys.weighted else ""
         if keys.mult:
             label += " random keys"
@@ -181,7 +207,7 @@ class _Search:
         assert self.best is not None
         best = self.best
         engine = self.engine_ok and not self.found_by.startswith("greedy")
-        policy = "muri-s" if self.interleave_runs and self.best_keys.group else "srsf-p"
+        policy = self.best_keys.policy if self.interleave_runs else "srsf-p"
         searched = self.found_by.startswith("engine") and "keys" in self.found_by
         solver = f"preempt:{policy}" + ("+search" if searched else "") if engine else best.solver
         info: dict[str, Any] = {
@@ -189,7 +215,7 @@ class _Search:
             "preempt": {
                 "start": (
                     f"engine {self.policy_name()}"
-                    + (", engine srsf-p" if self.interleave_runs else "")
+                    + "".join(f", engine {k.policy}" for k in self.other_starts())
                     + " and greedy (no preemption)"
                     if self.engine_runs
                     else f"greedy (no preemption): engine skipped above {SRSF_MAX_JOBS:,} jobs"
