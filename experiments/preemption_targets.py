@@ -51,9 +51,10 @@ def row(label: str, inst: Instance, spec: str, limit: float) -> float:
     s = solve(inst, spec, SolveOptions(time_limit=limit))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     m = metrics(inst, s)
+    returned = s.solver + (" (muri-kept)" if s.info.get("kept", {}).get("returned") else "")
     ok = "yes" if s.jobs and not verify(inst, s) else "NO"
     print(
-        f"| {label} | {spec} | {s.solver} | {m['avg_jct']:,.0f} | {m['makespan']:,.0f} "
+        f"| {label} | {spec} | {returned} | {m['avg_jct']:,.0f} | {m['makespan']:,.0f} "
         f"| {group_count(s)} | {ok} | {wall:.1f} | {cpu:.1f} |",
         flush=True,
     )

@@ -15,6 +15,7 @@ from planner.metrics import objective_values
 from planner.read import instance_from_dict
 from planner.schedule import Schedule
 from planner.solvers.dispatch import solve
+from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt import solve_preempt
 from planner.solvers.preempt.kept import kept_plan
@@ -117,9 +118,11 @@ def test_kept_groups_verify_without_preemption(seed):
     assert all(len(a.segments) <= 1 for a in kept.jobs)
     plan = solve(inst, "greedy", SolveOptions())
     assert verify(inst, plan) == []
-    listed = solve(inst, "greedy:interleave", SolveOptions())
+    listed = solve_greedy(inst, "interleave", SolveOptions())  # the list plan alone
     assert value(inst, plan) <= min(value(inst, kept), value(inst, listed))
     assert plan.info["kept"]["solver"].startswith("muri-kept")
+    assert plan.solver == "greedy:interleave"
+    assert plan.info["kept"]["returned"] == (value(inst, kept) < value(inst, listed))
 
 
 def test_kept_groups_form_when_the_queue_overloads_the_cluster():

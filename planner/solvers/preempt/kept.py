@@ -122,8 +122,9 @@ def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
 def better_of(
     instance: Instance, sched: Schedule, kept: Schedule | None, options: SolveOptions
 ) -> Schedule:
-    """`kept` (a kept_plan) if it beats `sched` on the objectives, else `sched`; either way
-    `info["kept"]` says what the comparison found. A proved status stays as it is."""
+    """`kept` (a kept_plan) under `sched`'s solver name if it beats `sched` on the objectives,
+    else `sched`; either way `info["kept"]` says what the comparison found and whether the
+    plan returned is Muri's kept grouping. A proved status stays as it is."""
     if kept is None or sched.status in ("optimal", "infeasible"):
         return sched
     names = list(objectives_of(instance, options))
@@ -133,5 +134,12 @@ def better_of(
         os_ = objective_values(instance, sched, names)
         if [os_[n] for n in names] <= [ok[n] for n in names]:
             return sched.with_(info={**sched.info, "kept": {**note, "returned": False}})
-    info = {**sched.info, "kept": {**note, "returned": True, "instead_of": sched.solver}}
-    return kept.with_(status="feasible", info=info, lower_bound=sched.lower_bound)
+    # the solver name stays the one asked for (greedy rules keep their names); info says
+    # that Muri's kept grouping produced the plan
+    info = {**sched.info, "kept": {**note, "returned": True}}
+    return kept.with_(
+        solver=sched.solver or kept.solver,
+        status="feasible",
+        info=info,
+        lower_bound=sched.lower_bound,
+    )
