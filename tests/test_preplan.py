@@ -130,3 +130,13 @@ def test_kept_groups_form_when_the_queue_overloads_the_cluster():
     inst = make_instance(jobs, [NodeGroup("n", 1, 4)], PROFILES, interleaving=Interleaving(True, 2))
     kept = kept_plan(inst, SolveOptions())
     assert kept is not None and kept.groups and verify(inst, kept) == []
+
+
+def test_auto_above_the_engine_size_limit_plans_greedy_and_improvement(monkeypatch):
+    import planner.solvers.auto as auto
+
+    monkeypatch.setattr(auto, "SRSF_MAX_JOBS", 5)
+    inst = small(True, False, False)
+    s = solve(inst, "auto", SolveOptions(time_limit=1))
+    assert s.info["auto"]["chose"] != "preempt" and "preempt" not in s.info
+    assert s.status == "feasible" and verify(inst, s) == []
