@@ -66,7 +66,7 @@ class Muri(Policy):
         for s in order:
             by_k.setdefault(s.gpus, []).append(s)
         taken = dict.fromkeys(by_k, 0)
-        p = Packer(view.instance, view.now)
+        p = self._free_packer(view)
         for s in order:
             k = s.gpus
             lst = by_k[k]
@@ -93,6 +93,10 @@ class Muri(Policy):
                         merged.extend(item)
                 packs[k] = merged
         return [pk for v in packs.values() for pk in v]
+
+    def _free_packer(self, view: View) -> Packer:
+        """The GPUs candidates may take (a hook, as `_capacity`: the whole cluster here)."""
+        return Packer(view.instance, view.now)
 
     def _capacity(self, view: View) -> int:
         """GPUs the candidates share (a hook: the planner's non-preemptive variant, in

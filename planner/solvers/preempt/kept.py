@@ -42,7 +42,7 @@ class KeptMuri(Muri):
         super().__init__("muri-s")
         self.name = "muri-kept"
 
-    def _packer(self, view: View) -> Packer:
+    def _free_packer(self, view: View) -> Packer:
         p = Packer(view.instance, view.now)
         by_id = {s.id: s for s in view.jobs}
         for info in view.runs.values():
@@ -50,39 +50,23 @@ class KeptMuri(Muri):
         return p
 
     def _capacity(self, view: View) -> int:
-        return self._packer(view).free_gpus
+        return self._free_packer(view).free_gpus
 
     def decide(self, view: View) -> Decision:
         wants = [Want(info.members, info.placement) for info in view.runs.values()]
         waiting = sorted((s for s in view.jobs if s.run is None), key=self._key)
         if not waiting:
             return Decision(tuple(wants))
-        sub = View(view.instance, view.now, tuple(waiting), view.runs)
-        cands = self._kept_candidates(view, waiting)
+        cands = self._candidates(view, waiting)
         packs = self._group(view, cands) if cands else []
         rank = {s.id: i for i, s in enumerate(waiting)}
         packs.sort(key=lambda pk: min(rank[m.id] for m in pk))
-        p = self._packer(view)
+        p = self._free_packer(view)
         for pk in packs:
-            pl = p.place(jobs_of(pk), until(sub, pk))
+            pl = p.place(jobs_of(pk), until(view, pk))
             if pl is not None:
                 wants.append(Want(tuple(m.id for m in pk), pl))
         return Decision(tuple(wants))
-
-    def _kept_candidates(self, view: View, order: list[SimJob]) -> dict[int, list[SimJob]]:
-        """Muri's candidates (see planner.simulate.muri) on the GPUs no run holds."""
-        size = view.instance.interleaving.max_group
-        by_k: dict[int, list[SimJob]] = {}
-        for s in order:
-            by_k.setdefault(s.gpus, []).append(s)
-        taken = dict.fromkeys(by_k, 0)
-        p = self._packer(view)
-        for s in order:
-            lst = by_k[s.gpus]
-            first = taken[s.gpus] < len(lst) and lst[taken[s.gpus]].id == s.id
-            if first and p.place([s.job], until(view, [s])) is not None:
-                taken[s.gpus] = min(taken[s.gpus] + size, len(lst))
-        return {k: lst[: taken[k]] for k, lst in by_k.items() if taken[k]}
 
 
 class _Keyed(KeptMuri):
