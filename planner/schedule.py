@@ -41,6 +41,10 @@ class SolveInfo(TypedDict, total=False):
     # improve / auto
     improve: dict[str, Any]
     auto: dict[str, Any]  # {"chose", "why", "model_options"}
+    # preempt (planner.solvers.preempt)
+    preempt: dict[str, Any]  # starts, runs, failed, rejected, improvements, found_by
+    kept: dict[str, Any]  # Muri's grouping kept to the end: solver, objective, returned
+    simulation: dict[str, Any]  # the engine run: policy, decisions, preemptions
     # exact solvers (CP-SAT and MILP; planner.solvers.exact.finish)
     greedy_solver: str  # the solver of the best start (a greedy rule or the RCPSP heuristic)
     greedy_objective: dict[str, float]  # the start's objective values

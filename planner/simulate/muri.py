@@ -66,7 +66,7 @@ class Muri(Policy):
         for s in order:
             by_k.setdefault(s.gpus, []).append(s)
         taken = dict.fromkeys(by_k, 0)
-        p = Packer(view.instance, view.now)
+        p = self._free_packer(view)
         for s in order:
             k = s.gpus
             lst = by_k[k]
@@ -77,7 +77,7 @@ class Muri(Policy):
 
     def _group(self, view: View, cands: dict[int, list[SimJob]]) -> list[Pack]:
         inst = view.instance
-        capacity = sum(n.gpus for n in inst.nodes)
+        capacity = self._capacity(view)
         need = sum(k * len(v) for k, v in cands.items())
         packs: dict[int, list[Pack]] = {k: [[s] for s in v] for k, v in cands.items()}
         for _round in range(inst.interleaving.max_group):
@@ -93,6 +93,15 @@ class Muri(Policy):
                         merged.extend(item)
                 packs[k] = merged
         return [pk for v in packs.values() for pk in v]
+
+    def _free_packer(self, view: View) -> Packer:
+        """The GPUs candidates may take (a hook, as `_capacity`: the whole cluster here)."""
+        return Packer(view.instance, view.now)
+
+    def _capacity(self, view: View) -> int:
+        """GPUs the candidates share (a hook: the planner's non-preemptive variant, in
+        planner.solvers.preempt.kept, counts only the GPUs no run holds)."""
+        return sum(n.gpus for n in view.instance.nodes)
 
     def _match(self, view: View, nodes: list[Pack]) -> list[list[Pack]]:
         """Max-weight matching of the packs (of one GPU count); pairs and singles in the

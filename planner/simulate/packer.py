@@ -22,6 +22,7 @@ class Packer:
         self.instance = instance
         self.now = now
         self.free: list[set[int]] = [set(range(n.gpus)) for n in instance.nodes]
+        self._nfree = sum(n.gpus for n in instance.nodes)  # kept equal to the free GPUs
         self.cpus: list[float] = [0.0] * len(instance.nodes)
         self.mem: list[float] = [0.0] * len(instance.nodes)
         self._res = [r for r in instance.reservations if r.pool is None and r.end > now]
@@ -77,7 +78,9 @@ class Packer:
             self._book(self.instance.node_by_name[p.node], jobs, p.gpus)
 
     def _book(self, node: Node, jobs: Sequence[Job], gpus: Sequence[int]) -> None:
+        before = len(self.free[node.index])
         self.free[node.index] -= set(gpus)
+        self._nfree -= before - len(self.free[node.index])
         self.cpus[node.index] += sum(j.cpus_per_gpu for j in jobs) * len(gpus)
         self.mem[node.index] += sum(j.mem_gb_per_gpu for j in jobs) * len(gpus)
 
@@ -88,6 +91,8 @@ class Packer:
         g = jobs[0].gpus
         if g == 0:
             return ()
+        if g > self._nfree:  # speed: a full cluster answers at once (long queues)
+            return None
         allowed = groups if groups is not None else self.eligible(jobs)
         for ng in allowed:
             found = self._find(ng, jobs, g, until)
@@ -123,7 +128,7 @@ class Packer:
 
     @property
     def free_gpus(self) -> int:
-        return sum(len(f) for f in self.free)
+        return self._nfree
 
 
 def reservation_times(instance: Instance) -> list[int]:

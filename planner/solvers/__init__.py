@@ -7,6 +7,8 @@ Layering (a module may import only those below it):
   `exact` (start portfolio, horizon and end caps, the verified finish);
 - `greedy` underlies `improve` (anytime improvement), which underlies `auto`
   (`auto` also calls `cpsat` directly);
+- `preempt` (planning with preemption through `planner.simulate`'s engine, and Muri's
+  grouping kept to the end without it) uses `greedy`; `auto` and `dispatch` call it;
 - `dispatch` maps a spec string to one of them, importing the back end only when used.
 """
 

@@ -41,6 +41,9 @@ from planner.schedule import Schedule
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.improve import improve
 from planner.solvers.options import DEFAULT_TIME_LIMIT, SolveOptions, objectives_of
+from planner.solvers.preempt import solve_preempt
+from planner.solvers.preempt.kept import better_of, kept_plan
+from planner.solvers.preempt.search import SRSF_MAX_JOBS
 
 OPTIONS_PER_SECOND = 100
 MIN_CPSAT_OPTIONS = 300
@@ -108,7 +111,17 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     names = list(objectives_of(instance, options))
     name, why, size = choose(instance, options.time_limit)
     sched: Schedule | None = None
-    if name == "cpsat":
+    kept = None
+    if not instance.preemption.enabled:
+        # Muri's grouping with groups kept to the end: a second plan, compared at the end
+        kept = kept_plan(instance, options)
+        options = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
+    t1 = time.perf_counter()  # options.limit counts from here
+    if instance.preemption.enabled and len(instance.jobs) <= SRSF_MAX_JOBS:
+        # above SRSF_MAX_JOBS the engine is not run: greedy + improvement plans instead
+        name, why = "preempt", "preemption is enabled: Muri's engine as the start, then search"
+        sched = solve_preempt(instance, options)
+    elif name == "cpsat":
         try:
             from planner.solvers.cpsat import solve_cpsat  # OR-Tools loads only when chosen
 
@@ -117,12 +130,14 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
             name, why = "greedy+improve", f"cpsat unavailable ({e}); greedy and improvement"
     if sched is None:
         sched = solve_greedy(instance, None, options)
-        left = options.limit - (time.perf_counter() - t0)
+        left = options.limit - (time.perf_counter() - t1)
         if left > 0 and sched.status == "feasible" and not options.stop.is_set():
             sched = improve(instance, replace(options, time_limit=left), start=sched)
         else:
             name = "greedy"
             why += "; no time left for improvement" if sched.status == "feasible" else ""
+    if kept is not None:
+        sched = better_of(instance, sched, kept, options)
     info: dict[str, Any] = {
         **sched.info,
         "auto": {"chose": name, "why": why, "model_options": size},

@@ -12,6 +12,7 @@ from planner.instance import Instance
 from planner.schedule import Schedule
 from planner.solvers.greedy import RULES as GREEDY_RULES
 from planner.solvers.greedy import solve_greedy
+from planner.solvers.greedy.order import default_rule
 from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.plain import plain_infeasibility
 
@@ -49,6 +50,19 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
 
 
 def _dispatch(instance: Instance, name: str, rule: str | None, options: SolveOptions) -> Schedule:
+    if name == "greedy" and rule is None and instance.preemption.enabled:
+        # the default rule on a preemptive instance: the Muri engine's run (muri-s, or
+        # srsf-p without interleaving), or the list plan if that is better
+        from planner.solvers.preempt import solve_preempt
+
+        return solve_preempt(instance, options, search=False)
+    if name == "greedy" and (rule or default_rule(instance)) == "interleave":
+        # interleaving without preemption: the list plan or Muri's grouping with groups
+        # kept to the end (planner.solvers.preempt.kept), whichever is better
+        from planner.solvers.preempt.kept import better_of, kept_plan
+
+        plan = solve_greedy(instance, rule, options)
+        return better_of(instance, plan, kept_plan(instance, options), options)
     if name == "greedy":
         return solve_greedy(instance, rule, options)
     if name == "cpsat":

@@ -1,0 +1,129 @@
+"""Muri's grouping without preemption: groups formed when they start and kept until their
+members end (contract v1 groups), run in `planner.simulate`'s engine.
+
+At each release or completion, what runs keeps its GPUs. The waiting jobs, in `muri-s`'s
+order (remaining GPU-time), become candidates as in Muri (first fit on the free GPUs, each
+fitting job booking a GPU set for itself and the next `max_group - 1` jobs of its GPU
+count); while the candidates need more GPUs than are free, jobs of the same GPU count are
+merged by Muri's maximum-weight matching on interleaving efficiency. The groups, in the
+order of their best member, start first fit where they fit now; the rest wait. Every run
+keeps its members together to the end, so the plan needs no preemption.
+
+`kept_plan` runs it with a few orders and returns the best verified plan; `auto` and
+`greedy:interleave` compare it with their own plan on instances without preemption.
+"""
+
+from __future__ import annotations
+
+from planner.instance import Instance
+from planner.metrics import objective_values
+from planner.schedule import Schedule, schedule_from_dict
+from planner.simulate import result_to_schedule_dict, simulate
+from planner.simulate.engine import View
+from planner.simulate.model import Decision, SimJob, Want
+from planner.simulate.muri import Muri
+from planner.simulate.packer import Packer
+from planner.simulate.policies import jobs_of, until
+from planner.solvers.options import SolveOptions, objectives_of
+from planner.solvers.preempt.policy import Keys
+from planner.verify import verify
+
+# GPU exponents of the order tried (on cluster_trace.csv without preemption, 8 x 8: a = 0,
+# remaining time alone, gives avg JCT 232,073 s; a = 1, Muri's remaining GPU-time, 288,518 s).
+GPU_EXPONENTS = (0.0, 0.5, 1.0)
+# Above this many jobs Muri's matching makes the engine run too slow (see search.py).
+KEPT_MAX_JOBS = 2_000
+
+
+class KeptMuri(Muri):
+    preemptive = False
+
+    def __init__(self) -> None:
+        super().__init__("muri-s")
+        self.name = "muri-kept"
+
+    def _free_packer(self, view: View) -> Packer:
+        p = Packer(view.instance, view.now)
+        by_id = {s.id: s for s in view.jobs}
+        for info in view.runs.values():
+            p.book_running(info.placement, [by_id[a].job for a in info.members])
+        return p
+
+    def _capacity(self, view: View) -> int:
+        return self._free_packer(view).free_gpus
+
+    def decide(self, view: View) -> Decision:
+        wants = [Want(info.members, info.placement) for info in view.runs.values()]
+        waiting = sorted((s for s in view.jobs if s.run is None), key=self._key)
+        if not waiting:
+            return Decision(tuple(wants))
+        cands = self._candidates(view, waiting)
+        packs = self._group(view, cands) if cands else []
+        rank = {s.id: i for i, s in enumerate(waiting)}
+        packs.sort(key=lambda pk: min(rank[m.id] for m in pk))
+        p = self._free_packer(view)
+        for pk in packs:
+            pl = p.place(jobs_of(pk), until(view, pk))
+            if pl is not None:
+                wants.append(Want(tuple(m.id for m in pk), pl))
+        return Decision(tuple(wants))
+
+
+class _Keyed(KeptMuri):
+    """KeptMuri with the order `remaining solo time x GPUs^gpu_exp` (muri-s: 1)."""
+
+    def __init__(self, gpu_exp: float):
+        super().__init__()
+        self.keys = Keys(gpu_exp=gpu_exp)
+
+    def _key(self, s: SimJob) -> tuple[float, int, str]:
+        return self.keys.key(s)
+
+
+def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
+    """The best verified KeptMuri plan over GPU_EXPONENTS on the objectives (None: no run
+    finished or verified, or the instance is not one it plans: see KEPT_MAX_JOBS)."""
+    il = instance.interleaving
+    if not il.enabled or il.max_group < 2 or len(instance.jobs) > KEPT_MAX_JOBS:
+        return None
+    names = list(objectives_of(instance, options))
+    best: tuple[list[float], Schedule] | None = None
+    for a in GPU_EXPONENTS:
+        if options.stop.is_set():
+            break
+        try:
+            res = simulate(instance, _Keyed(a))
+        except (RuntimeError, ValueError, KeyError):
+            continue
+        s = schedule_from_dict(result_to_schedule_dict(instance, res))
+        ov = objective_values(instance, s, names)
+        v = [ov[n] for n in names]
+        if (best is None or v < best[0]) and not verify(instance, s):
+            best = (v, s.with_(solver=f"muri-kept:a={a:g}"))
+    return None if best is None else best[1]
+
+
+def better_of(
+    instance: Instance, sched: Schedule, kept: Schedule | None, options: SolveOptions
+) -> Schedule:
+    """`kept` (a kept_plan) under `sched`'s solver name if it beats `sched` on the objectives,
+    else `sched`; either way `info["kept"]` says what the comparison found and whether the
+    plan returned is Muri's kept grouping. A proved status stays as it is."""
+    if kept is None or sched.status in ("optimal", "infeasible"):
+        return sched
+    names = list(objectives_of(instance, options))
+    ok = objective_values(instance, kept, names)
+    note = {"solver": kept.solver, "objective": ok[names[0]]}
+    if sched.status == "feasible" and sched.jobs:
+        os_ = objective_values(instance, sched, names)
+        if [os_[n] for n in names] <= [ok[n] for n in names]:
+            return sched.with_(info={**sched.info, "kept": {**note, "returned": False}})
+    # the solver name stays the one asked for (greedy rules keep their names); info says
+    # that Muri's kept grouping produced the plan
+    info = {**sched.info, "kept": {**note, "returned": True}}
+    return kept.with_(
+        solver=sched.solver or kept.solver,
+        status="feasible",
+        info=info,
+        lower_bound=sched.lower_bound,
+    )
