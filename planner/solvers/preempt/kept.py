@@ -18,10 +18,10 @@ from __future__ import annotations
 from planner.instance import Instance
 from planner.metrics import objective_values
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate import result_to_schedule_dict, simulate
-from planner.simulate.engine import View
+from planner.simulate.engine import View, simulate
 from planner.simulate.model import Decision, SimJob, Want
 from planner.simulate.muri import Muri
+from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
 from planner.simulate.policies import jobs_of, until
 from planner.solvers.options import SolveOptions, objectives_of

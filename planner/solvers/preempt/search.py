@@ -43,7 +43,8 @@ from planner.bounds import with_bounds
 from planner.instance import Instance
 from planner.metrics import objective_values
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate import Policy, result_to_schedule_dict, simulate
+from planner.simulate.engine import Policy, simulate
+from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 from planner.solvers.preempt.filler import Filler
@@ -196,8 +197,8 @@ class _Search:
             sigma = self.rng.choice(SIGMAS)
             lo = self.rng.randrange(max(1, len(ids) - span + 1))
             mult = dict(base.mult)
-            for a in ids[lo : lo + span]:
-                mult[a] = base.mult.get(a, 1.0) * math.exp(self.rng.gauss(0.0, sigma))
+            for jid in ids[lo : lo + span]:
+                mult[jid] = base.mult.get(jid, 1.0) * math.exp(self.rng.gauss(0.0, sigma))
             yield replace(base, mult=mult)
 
     def attempt(self, keys: Keys) -> None:
