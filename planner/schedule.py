@@ -313,6 +313,12 @@ def schedule_from_dict(d: Any) -> Schedule:
     status = d.get("status", "feasible")
     if status not in STATUSES:
         probs.append(("status", f"must be one of {', '.join(STATUSES)}"))
+    info = d.get("info") or {}
+    if not isinstance(info, dict):
+        probs.append(("info", "not an object"))
+    wall = d.get("wall_s") or 0.0
+    if isinstance(wall, bool) or not isinstance(wall, int | float):
+        probs.append(("wall_s", "not a number"))
     if probs:
         raise ScheduleFormatError(probs)
     lb = d.get("lower_bound")
@@ -323,6 +329,6 @@ def schedule_from_dict(d: Any) -> Schedule:
         jobs=tuple(jobs),
         groups=tuple(groups),
         lower_bound=lb if isinstance(lb, dict) else None,
-        wall_s=float(d.get("wall_s") or 0.0),
-        info=d.get("info") or {},
+        wall_s=float(wall),
+        info=info,
     )
