@@ -243,24 +243,7 @@ class SimProgress:
 
     def __enter__(self) -> SimProgress:
         if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("simulate"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("jobs done"),
-                TimeElapsedColumn(),
-                TextColumn("{task.description}"),
-                console=err,
-                transient=True,
-            )
+            self._progress = _progress_bar("simulate", "jobs done", transient=True)
             self._progress.__enter__()
             self._task = self._progress.add_task("", total=self.total)
         return self
@@ -307,24 +290,7 @@ class BenchProgress:
 
     def __enter__(self) -> BenchProgress:
         if self.enabled:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self._progress = Progress(
-                TextColumn("bench"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("{task.description}"),
-                console=err,
-                transient=False,
-                auto_refresh=self.auto_refresh,
-            )
+            self._progress = _progress_bar("bench", None, auto_refresh=self.auto_refresh)
             self._progress.__enter__()
         return self
 
@@ -414,3 +380,17 @@ def print_bench_summary(summary: Mapping[str, Any]) -> None:
             style="dim",
         )
     )
+
+
+def _progress_bar(
+    label: str, unit: str | None, transient: bool = False, auto_refresh: bool = True
+) -> Any:
+    """A rich progress bar on stderr: label, bar, done/total [unit], elapsed, description
+    (`plan simulate` and `plan bench`)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = [TextColumn(label), BarColumn(), MofNCompleteColumn()]
+    if unit:
+        columns.append(TextColumn(unit))
+    columns += [TimeElapsedColumn(), TextColumn("{task.description}")]
+    return Progress(*columns, console=err, transient=transient, auto_refresh=auto_refresh)
