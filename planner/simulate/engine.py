@@ -33,7 +33,7 @@ from planner.simulate.model import (
     Want,
 )
 from planner.simulate.packer import reservation_times
-from planner.simulate.progress import Trajectory, state_at, trajectory
+from planner.simulate.trajectory import Trajectory, state_at, trajectory
 
 Report = Callable[[int, int, int], None]  # (simulated time, jobs done, jobs in all)
 

@@ -39,7 +39,7 @@ from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 # options, the size `auto` still hands to CP-SAT at a 1 s budget (README, Choosing a
 # solver); not tuned further.
 DEFAULT_CAP = 40
-# Work left below this counts as none (as in `planner.simulate.progress`).
+# Work left below this counts as none (as in `planner.simulate.trajectory`).
 _DONE = 1e-9
 
 Start = tuple[int, PlacementT, str | None]  # a planned job's start, placement, group label
