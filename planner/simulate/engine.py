@@ -32,7 +32,7 @@ from planner.simulate.model import (
     SimResult,
     Want,
 )
-from planner.simulate.packer import reservation_times
+from planner.simulate.packer import count_of, reservation_times
 from planner.simulate.trajectory import Trajectory, state_at, trajectory
 
 Report = Callable[[int, int, int], None]  # (simulated time, jobs done, jobs in all)
@@ -100,13 +100,13 @@ class Engine:
         self.inst = instance
         self.policy = policy
         self.interval = interval
-        # contract §8: the profile's restart_ms at the job's count, else policy.preemption.restart
-        self.restart = {j.id: restart_units(instance, j) for j in instance.jobs}
         self.keep_events = keep_events
         self.progress = progress
         self.stop = stop
         self.unit = instance.unit_ms
         self.jobs = {j.id: j for j in instance.jobs}
+        # each job as its current (or last) segment runs it: at that segment's count (§12)
+        self.as_run: dict[str, Job] = dict(self.jobs)
         self.rem: dict[str, float] = {j.id: _work(j) for j in instance.jobs}
         self.segments: dict[str, list[Segment]] = {j.id: [] for j in instance.jobs}
         self.attained: dict[str, int] = dict.fromkeys(self.jobs, 0)
@@ -135,7 +135,7 @@ class Engine:
         inst = self.inst
 
         def cycle(active: Sequence[str]) -> Mapping[str, float]:
-            jobs = [self.jobs[a] for a in active]
+            jobs = [self.as_run[a] for a in active]
             if len(jobs) == 1:
                 j = jobs[0]
                 if j.model is None:
@@ -241,10 +241,12 @@ class Engine:
         for a, rel in self.released.items():
             if a in self.done:
                 continue
-            j = self.jobs[a]
+            rid = self.job_run.get(a)
+            # a running job is seen at its current count, so the packer keeps that count
+            # unless it is stopped (contract §12: the count changes only at a restart)
+            j = self.jobs[a] if rid is None else self.as_run[a]
             rem = live.get(a, self.rem[a])
             att = self.attained[a]
-            rid = self.job_run.get(a)
             if rid is not None:
                 att += t - self.runs[rid].seg_start[a]
             solo = None if self.policy.blind else self._solo_units(j, rem)
@@ -326,10 +328,13 @@ class Engine:
         if len(w.jobs) > 1:
             self.next_label += 1
             label = f"g{self.next_label}"
+        count = count_of(w.placement)
         rst = {}
         for a in w.jobs:
+            j = self.as_run[a] = _at(self.jobs[a], count)
+            # contract §8: the profile's restart_ms at the new count, else the instance's
             again = bool(self.segments[a])
-            rst[a] = self.restart[a] * self.unit if again else 0.0
+            rst[a] = restart_units(self.inst, j) * self.unit if again else 0.0
         rem = {a: self.rem[a] for a in w.jobs}
         run = _Run(self.next_rid, w.placement, ng, label, 0.0, trajectory({}, {}, lambda a: {}))
         self.next_rid += 1
@@ -348,6 +353,11 @@ class Engine:
         }
         segs = {a: tuple(s) for a, s in self.segments.items()}
         return SimResult(self.inst.name, self.policy.name, segs, info, tuple(self.events))
+
+
+def _at(j: Job, count: int) -> Job:
+    """The job at the count its placement gives, when that is one of its counts (§12)."""
+    return j.at_count(count) if j.elastic and count in j.gpu_counts else j
 
 
 def _work(j: Job) -> float:

@@ -25,7 +25,7 @@ from planner.simulate.engine import Policy, View
 from planner.simulate.matching import TypeMatcher
 from planner.simulate.model import Decision, SimJob
 from planner.simulate.packer import Packer
-from planner.simulate.policies import first_fit, jobs_of, settle, until
+from planner.simulate.policies import first_fit, jobs_of, placed_as, settle, until
 
 Pack = list[SimJob]
 
@@ -57,7 +57,11 @@ class Muri(Policy):
         rank = {s.id: i for i, s in enumerate(order)}
         packs.sort(key=lambda pk: min(rank[m.id] for m in pk))
         p = Packer(view.instance, view.now)
-        chosen = [pk for pk in packs if p.place(jobs_of(pk), until(view, pk)) is not None]
+        chosen = []
+        for pk in packs:
+            pl = p.place(jobs_of(pk), until(view, pk))
+            if pl is not None:
+                chosen.append(placed_as(pk, pl))
         return Decision(settle(view, chosen))
 
     def _candidates(self, view: View, order: Sequence[SimJob]) -> dict[int, list[SimJob]]:

@@ -9,6 +9,7 @@ from planner.instance import Instance
 from planner.metrics import metrics
 from planner.schedule import FORMAT, Assignment, Schedule
 from planner.simulate.model import Segment, SimResult
+from planner.simulate.packer import count_of
 
 
 def _pl(seg: Segment) -> list[dict[str, Any]]:
@@ -78,6 +79,8 @@ def result_to_schedule_dict(
             "group": first.group,
             "placement": _pl(first),
         }
+        if j.elastic:  # contract §12: the first segment's count
+            entry["gpus"] = count_of(first.placement)
         if len(segs) > 1:
             entry["segments"] = [
                 {"start": s.start, "end": s.end, "placement": _pl(s), "group": s.group}

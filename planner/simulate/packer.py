@@ -87,8 +87,19 @@ class Packer:
     def place(
         self, jobs: Sequence[Job], until: int, groups: Sequence[NodeGroup] | None = None
     ) -> PlacementT | None:
-        """First-fit placement of `jobs` (one job, or a group sharing one GPU set); booked."""
-        g = jobs[0].gpus
+        """First-fit placement of `jobs` (one job, or a group sharing one GPU set); booked.
+        An elastic job alone (contract §12) runs at the first count of `counts_to_try`
+        that fits now; the placement's size is the count chosen."""
+        for c in counts_to_try(jobs):
+            at_c = [j.at_count(c) for j in jobs]
+            found = self._place_at(at_c, c, until, groups)
+            if found is not None:
+                return found
+        return None
+
+    def _place_at(
+        self, jobs: Sequence[Job], g: int, until: int, groups: Sequence[NodeGroup] | None
+    ) -> PlacementT | None:
         if g == 0:
             return ()
         if g > self._nfree:  # speed: a full cluster answers at once (long queues)
@@ -129,6 +140,21 @@ class Packer:
     @property
     def free_gpus(self) -> int:
         return self._nfree
+
+
+def count_of(placement: PlacementT) -> int:
+    """The GPU count a run on `placement` runs at: the placement's size (contract §12)."""
+    return sum(len(p.gpus) for p in placement)
+
+
+def counts_to_try(jobs: Sequence[Job]) -> list[int]:
+    """The counts a run may start at, in order of preference. A job alone: its default
+    count, then its other allowed counts ascending. A group: its members' default count,
+    the one its admissibility was judged at (groups pair jobs of one default count)."""
+    first = jobs[0].gpus
+    if len(jobs) > 1:
+        return [first]
+    return [first, *sorted(set(jobs[0].gpu_counts) - {first})]
 
 
 def reservation_times(instance: Instance) -> list[int]:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from planner.instance import Job
 from planner.simulate.engine import Policy, View
 from planner.simulate.model import Decision, SimJob, Want
-from planner.simulate.packer import Packer
+from planner.simulate.packer import Packer, PlacementT, count_of
 
 Key = Callable[[SimJob], tuple[float | int | str, ...]]
 
@@ -33,6 +34,22 @@ def jobs_of(members: Sequence[SimJob]) -> list[Job]:
     return [m.job for m in members]
 
 
+def placed_as(members: Sequence[SimJob], placement: PlacementT) -> list[SimJob]:
+    """The members as placed: an elastic job's `job` at the count the placement gives, so
+    `settle` places it at that count (contract §12)."""
+    c = count_of(placement)
+    return [replace(m, job=m.job.at_count(c)) if m.job.elastic else m for m in members]
+
+
+def _current(view: View, grp: Sequence[SimJob]) -> PlacementT | None:
+    """The GPUs the group holds now: all its members in one run, at the count chosen."""
+    rid = grp[0].run
+    if rid is None or any(m.run != rid for m in grp):
+        return None
+    pl = view.runs[rid].placement
+    return pl if count_of(pl) == grp[0].gpus else None
+
+
 def settle(view: View, chosen: Sequence[Sequence[SimJob]]) -> tuple[Want, ...]:
     """Placements for the chosen groups: a group whose members all belong to one current run
     keeps that run's GPUs; the others are placed first fit, largest first. If that fails
@@ -42,13 +59,10 @@ def settle(view: View, chosen: Sequence[Sequence[SimJob]]) -> tuple[Want, ...]:
     done: dict[int, Want] = {}
     rest: list[int] = []
     for i, grp in enumerate(chosen):
-        rid = grp[0].run
-        same = rid is not None and all(m.run == rid for m in grp)
-        if same and rid is not None:
-            pl = view.runs[rid].placement
-            if p.take(pl, jobs_of(grp), until(view, grp)):
-                done[i] = Want(tuple(m.id for m in grp), pl)
-                continue
+        pl = _current(view, grp)
+        if pl is not None and p.take(pl, jobs_of(grp), until(view, grp)):
+            done[i] = Want(tuple(m.id for m in grp), pl)
+            continue
         rest.append(i)
     rest.sort(key=lambda i: -chosen[i][0].gpus)
     for i in rest:
@@ -66,6 +80,8 @@ def _settle_again(view: View, chosen: Sequence[Sequence[SimJob]]) -> tuple[Want,
         jobs, end = jobs_of(grp), until(view, grp)
         rid = grp[0].run
         pl = view.runs[rid].placement if rid is not None else None
+        if pl is not None and count_of(pl) != grp[0].gpus:
+            pl = None  # the group starts at another count (contract §12)
         if pl is None or not p.take(pl, jobs, end):
             pl = p.place(jobs, end)
         if pl is not None:
@@ -77,7 +93,12 @@ def first_fit(view: View, order: Sequence[SimJob]) -> list[list[SimJob]]:
     """The jobs that fit, taken in `order` on the whole cluster (a job that does not fit is
     passed over), each as a group of one."""
     p = Packer(view.instance, view.now)
-    return [[sj] for sj in order if p.place([sj.job], until(view, [sj])) is not None]
+    out = []
+    for sj in order:
+        pl = p.place([sj.job], until(view, [sj]))
+        if pl is not None:
+            out.append(placed_as([sj], pl))
+    return out
 
 
 def _rest(sj: SimJob) -> float:

@@ -61,8 +61,9 @@ class Filler(Policy):
 
     def _filler_rate(self, inst: Instance, members: list[Job]) -> float | None:
         """The new member's progress rate in the group, or None if the group is not admissible
-        or slows some member by more than the slack (models only: same models, same answer)."""
-        key = tuple(sorted(m.model or "" for m in members[:-1])) + (members[-1].model or "",)
+        or slows some member by more than the slack (same models and count, same answer)."""
+        models = tuple(sorted(m.model or "" for m in members[:-1])) + (members[-1].model or "",)
+        key = (*models, str(members[0].gpus))  # the rate depends on the count too (§12)
         if key in self._cycles:
             return self._cycles[key]
         rate = None
