@@ -84,6 +84,21 @@ def test_colour_by_tenant_and_priority(case: tuple[Instance, ShowData]) -> None:
     assert by_prio.colours["priority 1"] != by_prio.colours["priority 0"]
 
 
+def test_colour_by_gpu_count(case: tuple[Instance, ShowData]) -> None:
+    """Each bar takes the count its segment runs at (all its nodes' GPUs), as an elastic
+    job's chosen count (contract §12) would show; counts differ in colour."""
+    inst, _ = case
+    expected: dict[tuple[str, int], int] = {}
+    for entry in SCHEDULE["jobs"]:
+        for i, seg in enumerate(entry.get("segments") or [entry]):
+            expected[(entry["id"], i)] = sum(len(p["gpus"]) for p in seg["placement"])
+    data = show_data(SCHEDULE, inst, "gpus")
+    assert data.bars
+    for b in data.bars:
+        assert b.key == f"{expected[(b.job, b.segment)]} GPUs"
+    assert len(set(data.colours.values())) == len({b.key for b in data.bars})
+
+
 def _at(curve: Any, t: float) -> float:
     value = 0.0
     for time, v in zip(curve.times, curve.values, strict=True):

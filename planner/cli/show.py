@@ -12,8 +12,9 @@ import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
 from planner.errors import UsageError
 from planner.instance import Instance
+from planner.show.colours import COLOUR_BY
 
-COLOUR_CHOICE = click.Choice(["group", "priority", "tenant"])
+COLOUR_CHOICE = click.Choice(list(COLOUR_BY))
 
 
 @click.command()

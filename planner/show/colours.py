@@ -1,4 +1,5 @@
-"""Colours of the bars: by interleaving group, by priority or by tenant.
+"""Colours of the bars: by interleaving group, by priority, by tenant or by GPU count (the
+count each segment runs at, which the planner chooses for an elastic job, contract §12).
 
 A picture is drawn with one layer per colour key (one WebGL trace in the HTML), so the
 number of keys is kept small: groups take turns through a fixed palette in order of their
@@ -13,7 +14,7 @@ from typing import Any
 
 from planner.instance import Instance
 
-COLOUR_BY = ("group", "priority", "tenant")
+COLOUR_BY = ("group", "priority", "tenant", "gpus")
 # A 20-colour qualitative palette (the "tab20" order, dark shades first).
 PALETTE = (
     "#1f77b4",
@@ -83,6 +84,17 @@ def _by_tenant(bars: Sequence[Any], instance: Instance) -> tuple[list[str], dict
     return keys, colours
 
 
+def _by_count(bars: Sequence[Any]) -> tuple[list[str], dict[str, str]]:
+    """A segment's count is its GPUs summed over its nodes' bars."""
+    count: dict[tuple[str, int], int] = {}
+    for b in bars:
+        count[(b.job, b.segment)] = count.get((b.job, b.segment), 0) + len(b.gpus)
+    keys = [f"{count[(b.job, b.segment)]} GPUs" for b in bars]
+    sizes = sorted(set(count.values()))
+    colours = {f"{n} GPUs": PALETTE[i % len(PALETTE)] for i, n in enumerate(sizes)}
+    return keys, colours
+
+
 def colour_keys(
     bars: Sequence[Any], instance: Instance | None, by: str
 ) -> tuple[list[str], dict[str, str]]:
@@ -91,6 +103,8 @@ def colour_keys(
         raise ValueError(f"colour by {by}: use one of {', '.join(COLOUR_BY)}")
     if by == "group":
         keys, colours = _by_group(bars)
+    elif by == "gpus":
+        keys, colours = _by_count(bars)
     elif instance is None:
         keys, colours = ["unknown"] * len(bars), {"unknown": UNKNOWN}
     elif by == "priority":
