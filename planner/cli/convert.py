@@ -12,6 +12,18 @@ from planner.cli.common import handle_errors
 from planner.cli.params import SEED
 from planner.errors import InputError, Problem, UsageError
 
+# The options every command that writes an instance shares (`plan import`, `plan generate`).
+OUTPUT_OPTION = click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write the instance here ('-': standard output).",
+)
+JSON_OPTION = click.option(
+    "--json", "as_json", is_flag=True, help="Print what was written as JSON."
+)
+
 
 def _read_text(path: str) -> str:
     from planner.jsonio import read_text
@@ -40,14 +52,8 @@ def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool
 @click.command("import")
 @click.argument("kind", type=click.Choice(["psplib", "jobshop", "muri"]))
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write the instance here ('-': standard output).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@OUTPUT_OPTION
+@JSON_OPTION
 @click.option("--name", help="Instance name (default: the file's stem).")
 @click.option(
     "--nodes",
@@ -167,20 +173,14 @@ BUSY_FROM_JOBS = 10_000  # from here generating takes seconds: show a spinner
 )
 @click.option("--nodes", type=click.IntRange(min=1), required=True, help="Number of nodes.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Same seed, same instance.")
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Write the instance here ('-': standard output).",
-)
+@OUTPUT_OPTION
 @click.option("--preemption", is_flag=True, help="Allow preemption (contract §8).")
 @click.option(
     "--elastic",
     is_flag=True,
     help="Offer profiled jobs the GPU counts between half and twice theirs (contract §12).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@JSON_OPTION
 @handle_errors
 def generate(
     family: str,
