@@ -13,7 +13,8 @@ import heapq
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from planner.durations import (
     ceil_units,
@@ -69,6 +70,23 @@ class View:
     now: int
     jobs: tuple[SimJob, ...]
     runs: Mapping[int, RunInfo]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The engine's state at the top of its loop at time `t`, before that decision: a run
+    resumed from it with a policy that decides as the recorded one did up to `t` gives the
+    same schedule as a run from the start (the planner's search resumes from the last
+    snapshot before the first release whose order it changed)."""
+
+    t: int
+    state: Mapping[str, Any]
+
+
+# Engine fields a snapshot copies (one level deep; segments, runs, preds and the arrival
+# heap are copied by `_snapshot` itself, the rest are numbers or immutable).
+_DICTS = ("as_run", "rem", "attained", "released", "done", "job_run")
+_SCALARS = ("next_rid", "next_label", "preemptions", "policy_seconds", "decisions", "wake")
 
 
 @dataclass
@@ -156,10 +174,38 @@ class Engine:
         run.epoch_ms = t * self.unit
         run.traj = trajectory(rem, rst, self._its(run.node_group))
 
+    # -- snapshots ----------------------------------------------------------------------
+    def _snapshot(self, t: int) -> Snapshot:
+        state: dict[str, Any] = {k: dict(getattr(self, k)) for k in _DICTS}
+        state.update((k, getattr(self, k)) for k in _SCALARS)
+        state["segments"] = {a: list(v) for a, v in self.segments.items()}
+        state["runs"] = {r: replace(x, seg_start=dict(x.seg_start)) for r, x in self.runs.items()}
+        state["waiting_preds"] = {a: set(v) for a, v in self.waiting_preds.items()}
+        state["arrivals"] = list(self.arrivals)
+        state["events"] = list(self.events)
+        return Snapshot(t, state)
+
+    def _restore(self, snap: Snapshot) -> None:
+        st = snap.state
+        for k in (*_DICTS, *_SCALARS, "arrivals", "events"):
+            v = st[k]
+            setattr(self, k, dict(v) if k in _DICTS else list(v) if isinstance(v, list) else v)
+        self.segments = {a: list(v) for a, v in st["segments"].items()}
+        self.runs = {r: replace(x, seg_start=dict(x.seg_start)) for r, x in st["runs"].items()}
+        self.waiting_preds = {a: set(v) for a, v in st["waiting_preds"].items()}
+
     # -- the loop -----------------------------------------------------------------------
-    def run(self) -> SimResult:
-        t = self._next_time(-1)
+    def run(
+        self, start: Snapshot | None = None, record: list[Snapshot] | None = None, every: int = 1
+    ) -> SimResult:
+        """Simulate to the end, from `start` if given; with `record`, a snapshot is appended
+        every `every` decisions."""
+        if start is not None:
+            self._restore(start)
+        t = self._next_time(-1) if start is None else start.t
         while t is not None:
+            if record is not None and self.decisions % every == 0:
+                record.append(self._snapshot(t))
             self._finish_until(t)
             self._release_until(t)
             self._decide(t)
@@ -375,11 +421,15 @@ def simulate(
     events: bool = False,
     progress: Report | None = None,
     stop: threading.Event | None = None,
+    start: Snapshot | None = None,
+    record: list[Snapshot] | None = None,
+    every: int = 1,
 ) -> SimResult:
     """Run `policy` online over `instance` (contract §10) and return every job's segments.
     Restart costs are the instance's (`durations.restart_units`); a preemptive policy needs
     `policy.preemption.enabled` (ValueError otherwise). `progress` is told the simulated time
-    and the jobs done after every decision; once `stop` is set the run raises `Stopped`."""
+    and the jobs done after every decision; once `stop` is set the run raises `Stopped`.
+    `start` / `record` / `every`: resume from a snapshot, and record snapshots (`Engine.run`)."""
     if interval is not None and interval < 1:
         raise ValueError("interval must be at least one time unit")
     if policy.preemptive and not instance.preemption.enabled:
@@ -390,7 +440,7 @@ def simulate(
     eng = Engine(
         instance, policy, interval=interval, keep_events=events, progress=progress, stop=stop
     )
-    return eng.run()
+    return eng.run(start, record, every)
 
 
-__all__ = ["Engine", "Policy", "RunInfo", "Stopped", "View", "simulate"]
+__all__ = ["Engine", "Policy", "RunInfo", "Snapshot", "Stopped", "View", "simulate"]

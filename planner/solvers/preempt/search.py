@@ -3,25 +3,34 @@ as the start, then a search over its job order.
 
 Start: `planner.simulate`'s engine with `muri-s` (interleaving enabled) or `srsf-p` (not):
 at every release and completion it stops jobs and re-forms groups. The planner knows every
-release, so the run is a plan. With interleaving, `srsf-p` (the same engine, no groups)
-and the filler policy (`filler.py`, FILLER_SLACKS) are further engine starts, and the
-greedy list plan (no preemption, `solve_greedy`) another: the best is the incumbent, so
-the result is never worse than any start.
+release, so the run is a plan. With interleaving, Muri's policy with its groups re-formed
+for throughput (`regroup.py`), `srsf-p` (the same engine, no groups) and the filler policy
+(`filler.py`, FILLER_SLACKS) are further engine starts, and the greedy list plan (no
+preemption, `solve_greedy`) another: the best is the incumbent, so the result is never
+worse than any start.
 
 Search (until the time limit or `options.stop`), each candidate one engine run with the
 order `remaining solo time x GPUs^a / weight? x mult[job]` (`policy.Keys`):
-1. the GPU exponent a in GPU_EXPONENTS for each way of grouping (muri, solo, filler with
-   the incumbent's slack), then with weights (when weights differ);
+1. the GPU exponent a in GPU_EXPONENTS with the incumbent's way of grouping, then (if the
+   best exponent is not 1, where the starts tried them) the other ways of grouping, then
+   with weights (when weights differ);
 2. then the incumbent's per-job factors of a random window of WINDOW_SHARE of the jobs (in
    release order), each multiplied by exp(N(0, s)) with s drawn from SIGMAS (random keys
-   around the incumbent, a (1+1) evolution strategy).
-A candidate that beats the incumbent on the objectives (lexicographic) is checked by
-`planner.verify`; only a schedule with no violation becomes the incumbent. An engine run
-that fails (a job it cannot place: the engine does not know every rule of the instance)
-is counted and skipped; if the start itself fails, the greedy plan is returned.
+   around the incumbent, a (1+1) evolution strategy). Such a run resumes from the
+   incumbent's last engine snapshot before the window's first release (`engine.Snapshot`:
+   the decisions before it cannot differ), about a third of a whole run on average.
+A candidate that beats the incumbent on the objectives (lexicographic) becomes the
+incumbent; when the search ends, the last incumbent that `planner.verify` passes is the
+result (`settle`). An engine run that fails (a job it cannot place: the engine does not
+know every rule of the instance) is counted and skipped; if the start itself fails, the
+greedy plan is returned.
 
 A candidate must also not end later than the better start (makespan), so the search does
 not trade the last job's end for average JCT.
+
+Measured on cluster_trace.csv (400 jobs, 8 x 8, Muri's restart costs; one run of
+`experiments/preemption_targets.py`, README "Preemption and regrouping"): 120 s give
+107,144 s average JCT (muri-s: 120,101 s).
 
 Engine runs cost time that grows with decisions x queue: above MURI_MAX_JOBS jobs Muri's
 matching is replaced by `srsf-p` for the start and no search is made (measured, one core
@@ -43,35 +52,40 @@ from planner.bounds import with_bounds
 from planner.instance import Instance
 from planner.metrics import objective_values
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate.engine import Policy, simulate
+from planner.simulate.engine import Policy, Snapshot, simulate
 from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 from planner.solvers.preempt.filler import Filler
-from planner.solvers.preempt.policy import KeyedMuri, KeyedSrsf, Keys
+from planner.solvers.preempt.policy import KeyedMuri, KeyedSrsf, Keys, Memo
 from planner.verify import verify
 
 GPU_EXPONENTS = (0.5, 1.5, 0.0)
-SIGMAS = (0.1, 0.3, 0.6)
 # Random keys change only the jobs of one window of releases (this share of the jobs), so a
-# gain in one busy period is not undone by noise elsewhere.
-WINDOW_SHARE = 0.1
+# gain in one busy period is not undone by noise elsewhere. On cluster_trace.csv, 100 engine
+# runs from the same starts (one run each, avg JCT): share 0.1 with sigmas (0.1, 0.3, 0.6)
+# 108,834 s; 0.05 107,809 s; 0.025 111,198 s; 0.05 with (0.3, 0.6, 1.0) 107,144 s.
+SIGMAS = (0.3, 0.6, 1.0)
+WINDOW_SHARE = 0.05
 # Fillers' slack (filler.py) of the extra starts: on all-at-zero 60-job windows of trace2,
 # 0.3 gives avg JCT 503,894 s against srsf-p's 521,293 (0.1: 521,293; 0.6: 507,615); on
 # cluster_trace.csv, 1.0 gives 178,551 against 0.3's 202,796 (muri-s: 120,101).
 FILLER_SLACKS = (0.3, 1.0)
+# Decisions between two snapshots of an engine run (each copies the engine's state: about
+# 400 segment lists on cluster_trace.csv, whose 800 decisions give 100 snapshots).
+SNAPSHOT_EVERY = 8
 MURI_MAX_JOBS = 600
 SRSF_MAX_JOBS = 3_000
 
 
-def make(interleave: bool, keys: Keys) -> Policy:
+def make(interleave: bool, keys: Keys, memo: Memo | None = None) -> Policy:
     """The policy `keys.mode` names; a preemptive list policy when the instance does not
     interleave."""
     if not interleave or keys.mode == "solo":
         return KeyedSrsf(keys)
     if keys.mode == "filler":
         return Filler(keys, keys.slack)
-    return KeyedMuri(keys)
+    return KeyedMuri(keys, memo)
 
 
 def solve_preempt(instance: Instance, options: SolveOptions, search: bool = True) -> Schedule:
@@ -85,6 +99,7 @@ def solve_preempt(instance: Instance, options: SolveOptions, search: bool = True
             if s.out_of_time():
                 break
             s.attempt(keys)
+    s.settle()
     return s.result()
 
 
@@ -104,8 +119,14 @@ class _Search:
         self.best_keys = Keys()
         self.engine_ok = False
         self.found_by = "start"
-        self.stats = {"runs": 0, "failed": 0, "rejected": 0, "improvements": 0}
+        self.stats = {"runs": 0, "resumed": 0, "failed": 0, "rejected": 0, "improvements": 0}
         self.start_values: dict[str, float] = {}
+        self.memo = Memo(instance)
+        self.snaps: list[Snapshot] = []  # the incumbent engine run's
+        self.last_snaps: list[Snapshot] = []
+        self.history: list[tuple[Schedule, list[float], Keys | None, str]] = []
+        self.plain: Schedule | None = None
+        self.releases = {j.id: j.release for j in instance.jobs}
 
     def policy_name(self) -> str:
         return "muri-s" if self.interleave_runs else "srsf-p"
@@ -118,32 +139,73 @@ class _Search:
         return [ov[n] for n in self.names]
 
     def run(self, keys: Keys) -> Schedule | None:
-        """One engine run as a schedule; None if the engine could not finish it."""
+        """One engine run as a schedule; None if the engine could not finish it. A run that
+        changes only the incumbent's factors of some jobs resumes from the incumbent's last
+        snapshot before the first of those jobs is released (decisions before it cannot
+        differ); `last_snaps` keeps the run's snapshots for when it becomes the incumbent."""
         self.stats["runs"] += 1
+        start = self.resume_point(keys)
+        if start is not None:
+            self.stats["resumed"] += 1
+        prefix = [x for x in self.snaps if start is not None and x.t < start.t]
+        record: list[Snapshot] = []
         try:
-            res = simulate(self.instance, make(self.interleave_runs, keys))
+            res = simulate(
+                self.instance,
+                make(self.interleave_runs, keys, self.memo),
+                start=start,
+                record=record,
+                every=SNAPSHOT_EVERY,
+            )
+            self.last_snaps = prefix + record
             return schedule_from_dict(result_to_schedule_dict(self.instance, res))
         except (RuntimeError, ValueError, KeyError):
             self.stats["failed"] += 1
             return None
 
+    def resume_point(self, keys: Keys) -> Snapshot | None:
+        base = self.best_keys
+        if not self.snaps or replace(keys, mult={}) != replace(base, mult={}):
+            return None
+        changed = [a for a in {*keys.mult, *base.mult} if keys.mult.get(a) != base.mult.get(a)]
+        if not changed:
+            return None
+        first = min(self.releases[a] for a in changed)
+        before = [x for x in self.snaps if x.t <= first]
+        return before[-1] if before else None
+
     def offer(self, s: Schedule, label: str, keys: Keys | None) -> bool:
-        """Make `s` the incumbent if it is better and verifies."""
+        """Make `s` the incumbent if it is better; it is verified when the search ends
+        (`settle`), which falls back to the previous incumbent if it does not pass (one
+        verification of a 400-job plan takes about a second: as long as a dozen resumed
+        engine runs)."""
         v = self.value(s)
         if self.best is not None and v >= self.best_val:
             return False
         ms = objective_values(self.instance, s, ["makespan"])["makespan"]
         if self.makespan_cap is not None and ms > self.makespan_cap:
             return False
-        if verify(self.instance, s):
-            self.stats["rejected"] += 1
-            return False
-        self.best, self.best_val = s, v
-        if keys is not None:
-            self.best_keys = keys
-        self.found_by = label
+        self.history.append((s, v, keys, label))
+        self._adopt(len(self.history) - 1)
+        self.snaps = self.last_snaps if keys is not None else []
         self.report(f"incumbent: {label}")
         return True
+
+    def _adopt(self, i: int) -> None:
+        s, v, keys, label = self.history[i]
+        self.best, self.best_val, self.found_by = s, v, label
+        self.best_keys = keys if keys is not None else Keys()
+
+    def settle(self) -> None:
+        """The last incumbent that passes `planner.verify` becomes the result."""
+        while self.history:
+            s = self.history[-1][0]
+            if not verify(self.instance, s):
+                self._adopt(len(self.history) - 1)
+                return
+            self.stats["rejected"] += 1
+            self.history.pop()
+        self.best, self.found_by = self.plain, "greedy (nothing else passed the verifier)"
 
     def report(self, msg: str) -> None:
         if self.options.progress is not None and self.best_val:
@@ -161,7 +223,7 @@ class _Search:
             if other is not None:
                 self.start_values[f"engine {keys.policy}"] = self.value(other)[0]
                 self.engine_ok = self.offer(other, f"engine {keys.policy}", keys) or self.engine_ok
-        plain = solve_greedy(self.instance, None, self.options)
+        plain = self.plain = solve_greedy(self.instance, None, self.options)
         if plain.status == "feasible":
             self.start_values["greedy"] = self.value(plain)[0]
             self.offer(plain, f"greedy:{plain.info.get('rule', '')} (no preemption)", None)
@@ -176,20 +238,25 @@ class _Search:
         """With interleaving: the same order without groups, and with fillers (filler.py)."""
         if not self.interleave_runs:
             return []
-        return [Keys(mode="solo")] + [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
+        return [Keys(regroup=True), Keys(mode="solo")] + [
+            Keys(mode="filler", slack=x) for x in FILLER_SLACKS
+        ]
 
     def candidates(self) -> Iterator[Keys]:
         weights = {j.weight for j in self.instance.jobs}
         for a in GPU_EXPONENTS:
-            for mode, slack in (
-                ("muri", 0.0),
-                ("solo", 0.0),
-                *(("filler", x) for x in FILLER_SLACKS),
+            yield replace(self.best_keys, gpu_exp=a, mult={})
+        if self.best_keys.gpu_exp != 1.0:  # the starts tried every way of grouping at 1
+            for mode, slack, regroup in (
+                ("muri", 0.0, True),
+                ("muri", 0.0, False),
+                ("solo", 0.0, False),
+                *(("filler", x, False) for x in FILLER_SLACKS),
             ):
-                yield replace(self.best_keys, gpu_exp=a, mode=mode, slack=slack, mult={})
+                yield replace(self.best_keys, mode=mode, slack=slack, regroup=regroup, mult={})
         if len(weights) > 1:
             for a in (1.0, *GPU_EXPONENTS):
-                yield Keys(gpu_exp=a, weighted=True)
+                yield replace(self.best_keys, gpu_exp=a, weighted=True, mult={})
         ids = [j.id for j in sorted(self.instance.jobs, key=lambda j: (j.release, j.id))]
         span = max(1, int(len(ids) * WINDOW_SHARE))
         while True:

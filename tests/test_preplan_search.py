@@ -1,0 +1,138 @@
+"""The preemptive planner's search machinery: Muri's groups re-formed for throughput
+(planner.solvers.preempt.regroup), engine runs resumed from snapshots, and the verifier's
+last word on the incumbent (planner.solvers.preempt.search)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from builders import make_instance, profile
+from test_preplan import small, value
+
+import planner.solvers.preempt.search as search
+from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
+from planner.schedule import schedule_from_dict
+from planner.simulate import simulate
+from planner.simulate.model import SimJob
+from planner.simulate.output import result_to_schedule_dict
+from planner.solvers.options import SolveOptions
+from planner.solvers.preempt import solve_preempt
+from planner.solvers.preempt.policy import KeyedMuri, Keys, Memo
+from planner.solvers.preempt.regroup import Rates, regroup
+from planner.verify import verify
+
+# Each model is bound by another stage: two of one kind share a node badly.
+BOUND = {"D": (1000, 900, 50, 50), "G": (1000, 50, 900, 50), "N": (1000, 50, 50, 900)}
+
+
+def three_kinds() -> Instance:
+    jobs = [Job(f"{m}{i}", 8, m, 100) for m in "DGN" for i in range(4)]
+    return make_instance(
+        jobs,
+        [NodeGroup("n", 4, 8)],
+        [profile(m, {8: st}) for m, st in BOUND.items()],
+        interleaving=Interleaving(True, 3),
+        preemption=Preemption(True, 0),
+        priority_policy="none",
+    )
+
+
+def sim(job: Job) -> SimJob:
+    return SimJob(job, 0, 100.0, 100.0, 0, None)
+
+
+def total(rates: Rates, packs: list[list[SimJob]]) -> float:
+    out = 0.0
+    for pk in packs:
+        t = rates.total(pk)
+        assert t is not None, f"inadmissible group {[m.id for m in pk]}"
+        out += t
+    return out
+
+
+def test_regroup_mixes_bottlenecks_a_matching_left_together():
+    inst = three_kinds()
+    rates = Rates(inst)
+    by_id = {j.id: sim(j) for j in inst.jobs}
+    # two of a kind in every group: they queue for the same busy stage
+    names = [["D0", "D1", "G0"], ["G1", "G2", "N0"], ["N1", "N2", "D2"]]
+    packs = [[by_id[a] for a in g] for g in names]
+    after = regroup(rates, packs, 3)
+    assert total(rates, after) > total(rates, packs) + 1.0
+    assert sorted(len(g) for g in after) == [3, 3, 3]
+    for g in after:  # each group ends with one job of each kind (the best a group can do)
+        assert sorted(m.job.model or "" for m in g) == ["D", "G", "N"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_regroup_keeps_jobs_and_group_count_and_never_lowers_throughput(seed):
+    inst = three_kinds()
+    rates = Rates(inst)
+    rng = random.Random(seed)
+    jobs = [sim(j) for j in inst.jobs]
+    while True:  # a random partition into admissible groups of 1 to 3 jobs
+        rng.shuffle(jobs)
+        packs, i = [], 0
+        while i < len(jobs):
+            n = rng.randint(1, 3)
+            packs.append(jobs[i : i + n])
+            i += n
+        if all(rates.total(pk) is not None for pk in packs):
+            break
+    before = total(rates, packs)
+    after = regroup(rates, packs, 3)
+    assert len(after) == len(packs)
+    assert sorted(m.id for g in after for m in g) == sorted(m.id for g in packs for m in g)
+    assert all(1 <= len(g) <= 3 for g in after)
+    assert total(rates, after) >= before - 1e-9
+
+
+@pytest.mark.parametrize("regroup_on", [False, True])
+def test_a_resumed_engine_run_equals_the_run_from_the_start(regroup_on):
+    inst = small(releases=True, reservations=False, multi_node=False)
+    memo = Memo(inst)
+    base = Keys(regroup=regroup_on)
+    snaps: list = []
+    simulate(inst, KeyedMuri(base, memo), record=snaps, every=2)
+    assert len(snaps) > 2
+    later = [j for j in inst.jobs if j.release >= 30]
+    rng = random.Random(3)
+    keys = Keys(regroup=regroup_on, mult={j.id: math.exp(rng.gauss(0, 1)) for j in later})
+    first = min(j.release for j in later)
+    snap = [x for x in snaps if x.t <= first][-1]
+    assert snap.t > 0  # the resumed run really skips a part
+    full = simulate(inst, KeyedMuri(keys, memo))
+    resumed = simulate(inst, KeyedMuri(keys, memo), start=snap)
+    assert resumed.segments == full.segments
+    s = schedule_from_dict(result_to_schedule_dict(inst, resumed))
+    assert verify(inst, s) == []
+
+
+def test_the_search_resumes_runs_and_its_plan_verifies():
+    inst = small(releases=True, reservations=False, multi_node=False)
+    s = solve_preempt(inst, SolveOptions(time_limit=3, seed=2))
+    assert verify(inst, s) == []
+    info = s.info["preempt"]
+    assert info["resumed"] >= 1 and info["runs"] > info["resumed"]
+
+
+def test_an_incumbent_the_verifier_rejects_gives_way_to_the_one_before(monkeypatch):
+    inst = small(releases=True, reservations=False, multi_node=False)
+    real = search.verify
+    start = solve_preempt(inst, SolveOptions(time_limit=60), search=False)
+    first = value(inst, start)
+    checked: list[float] = []
+
+    def strict(instance, sched):
+        # reject every plan better than the start, as if the engine had erred in it
+        v = value(instance, sched)
+        checked.append(v)
+        return ["made up"] if v < first - 1e-9 else real(instance, sched)
+
+    monkeypatch.setattr(search, "verify", strict)
+    s = solve_preempt(inst, SolveOptions(time_limit=2, seed=1))
+    assert real(inst, s) == [] and value(inst, s) == first
+    assert any(v < first for v in checked)  # a better plan was found, then refused
+    assert s.info["preempt"]["rejected"] >= 1
