@@ -24,13 +24,19 @@ remaining GPU-time first): the others wait for a later plan.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 
 from planner.instance import Instance, Job, Live, Preemption
 from planner.schedule import Schedule
 from planner.simulate.engine import Policy, View
+from planner.simulate.forecast import (
+    next_start,
+    phantoms,
+    plan_instance,
+    remaining_jobs,
+    starts_now,
+)
 from planner.simulate.model import Decision, PlacementT, SimJob, Want
 from planner.simulate.packer import Packer
 from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
@@ -39,8 +45,7 @@ from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 # options, the size `auto` still hands to CP-SAT at a 1 s budget (README, Choosing a
 # solver); not tuned further.
 DEFAULT_CAP = 40
-# Work left below this counts as none (as in `planner.simulate.trajectory`).
-_DONE = 1e-9
+DEFAULT_WINDOW = 100_000
 
 Start = tuple[int, PlacementT, str | None]  # a planned job's start, placement, group label
 
@@ -48,7 +53,14 @@ Start = tuple[int, PlacementT, str | None]  # a planned job's start, placement, 
 class RollingHorizon(Policy):
     """Plan the live state with SOLVER at each decision point; start what the plan starts."""
 
-    def __init__(self, solver: str = "auto", budget: float = 1.0, cap: int = DEFAULT_CAP):
+    def __init__(
+        self,
+        solver: str = "auto",
+        budget: float = 1.0,
+        cap: int = DEFAULT_CAP,
+        window: int = DEFAULT_WINDOW,
+        preempt: bool = True,
+    ):
         from planner.solvers import parse_spec
 
         parse_spec(solver)
@@ -56,6 +68,8 @@ class RollingHorizon(Policy):
         self.solver = solver
         self.budget = budget
         self.cap = cap
+        self.window = window
+        self.preempt = preempt
         self.plans = 0
         self._planned: frozenset[str] = frozenset()
         self._starts: dict[str, Start] = {}
@@ -88,23 +102,21 @@ class RollingHorizon(Policy):
         return solve(inst, self.solver, SolveOptions(time_limit=self.budget, seed=0, workers=1))
 
     def _afresh(self, view: View) -> Decision:
-        """Preemptive: plan every released job from now; run what the plan starts now."""
+        """Preemptive: plan every released job from now, with preemption and a forecast of
+        the jobs to come (`forecast.py`); run what the plan runs now."""
         running = [s for s in view.jobs if s.run is not None]
         waiting = sorted((s for s in view.jobs if s.run is None), key=KEYS["srsf"])
         chosen = running + waiting[: self.cap]
         if not chosen:
             return Decision(())
-        sched = self._solve(remaining_instance(view, chosen))
+        extra = phantoms(view, self.window, self.cap)
+        jobs = remaining_jobs(view, chosen) + extra
+        sched = self._solve(plan_instance(view, jobs, self.preempt))
         if sched.status not in ("optimal", "feasible"):
             order = sorted(view.jobs, key=KEYS["srsf-p"])
             return Decision(settle(view, first_fit(view, order)))
-        by_id = {s.id: s for s in chosen}
-        now: dict[str, list[SimJob]] = {}
-        for a in sched.jobs:
-            if a.start == view.now:
-                now.setdefault(a.group or a.id, []).append(by_id[a.id])
-        wake = min((a.start for a in sched.jobs if a.start > view.now), default=None)
-        return Decision(settle(view, list(now.values())), wake)
+        now = starts_now(sched, view.now, chosen)
+        return Decision(settle(view, now), next_start(sched, view.now, chosen, extra))
 
     def _plan(self, view: View, waiting: Sequence[SimJob]) -> bool:
         chosen = sorted(waiting, key=KEYS["srsf"])[: self.cap]
@@ -165,21 +177,6 @@ def live_state(view: View, waiting: Sequence[SimJob]) -> Instance:
     inst = view.instance
     return replace(
         inst, jobs=tuple(jobs), now=view.now, preemption=Preemption(False, 0), horizon=None
-    )
-
-
-def remaining_instance(view: View, jobs: Sequence[SimJob]) -> Instance:
-    """A static instance of `jobs` from `view.now` on: each released at `now` with the work
-    it has left (whole iterations, or time units, rounded up), without `after` (its
-    predecessors are done) or deadline; preemption off, no horizon."""
-    out = []
-    for s in jobs:
-        left = max(1, math.ceil((s.remaining_iters or 0.0) - _DONE))
-        j = s.job
-        j = replace(j, iterations=left) if j.model is not None else replace(j, duration=left)
-        out.append(replace(j, release=view.now, after=(), deadline=None, live=None))
-    return replace(
-        view.instance, jobs=tuple(out), now=0, preemption=Preemption(False, 0), horizon=None
     )
 
 

@@ -1,0 +1,100 @@
+"""What `plan[:SOLVER]` plans at a decision on a preemptive instance (`rolling.py`), and
+what it takes from the plan.
+
+The plan's instance holds the known jobs (running and waiting, each released at `now` with
+the work it has left) and, as a forecast of the load to come, `phantoms`: a copy of every
+job released in the last `window` time units, released `window` later than it was (fresh
+ids, the same profile and work). A plan of the known jobs alone assumes nothing more
+arrives, so it spends throughput to finish them sooner; the phantoms make it pay for that
+the way the cluster will. The forecast uses only the past: the jobs released by `now`.
+Phantoms are released after `now`, so the plan never starts one at `now`; they only weigh
+in the plan's objective (all jobs count) and so in which plan is chosen.
+
+The decision is what the plan runs at `now`: the segments of known jobs starting then,
+grouped by the plan's group labels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from planner.instance import Instance, Job
+from planner.schedule import Schedule
+from planner.simulate.engine import View
+from planner.simulate.model import SimJob
+
+# Work left below this counts as none (as in `planner.simulate.trajectory`).
+_DONE = 1e-9
+# A phantom's id: a prefix no imported or generated job id starts with.
+PHANTOM = "~forecast~"
+
+
+def remaining_jobs(view: View, jobs: Sequence[SimJob]) -> list[Job]:
+    """`jobs` from `view.now` on: each released at `now` with the work it has left (whole
+    iterations, or time units, rounded up), without `after` (its predecessors are done)
+    or deadline."""
+    out = []
+    for s in jobs:
+        left = max(1, math.ceil((s.remaining_iters or 0.0) - _DONE))
+        j = s.job
+        j = replace(j, iterations=left) if j.model is not None else replace(j, duration=left)
+        out.append(replace(j, release=view.now, after=(), deadline=None, live=None))
+    return out
+
+
+def phantoms(view: View, window: int, limit: int) -> list[Job]:
+    """Copies of the (at most `limit` latest) jobs released in (now - window, now], each
+    released `window` later; jobs with predecessors are left out (their release is not
+    theirs to repeat)."""
+    if window <= 0 or limit <= 0:
+        return []
+    past = [
+        j for j in view.instance.jobs if not j.after and view.now - window < j.release <= view.now
+    ]
+    past.sort(key=lambda j: (j.release, j.id))
+    return [
+        replace(j, id=f"{PHANTOM}{j.id}", release=j.release + window, deadline=None, live=None)
+        for j in past[-limit:]
+    ]
+
+
+def plan_instance(view: View, jobs: Sequence[Job], preemptive: bool) -> Instance:
+    """A static instance of `jobs` (time 0 as origin, no horizon); preemption as the
+    simulated instance has it, or off."""
+    inst = view.instance
+    pre = inst.preemption if preemptive else replace(inst.preemption, enabled=False)
+    return replace(inst, jobs=tuple(jobs), now=0, preemption=pre, horizon=None)
+
+
+def starts_now(sched: Schedule, now: int, known: Sequence[SimJob]) -> list[list[SimJob]]:
+    """The groups of known jobs whose segment starts at `now` in the plan."""
+    by_id = {s.id: s for s in known}
+    out: dict[str, list[SimJob]] = {}
+    for a in sched.jobs:
+        if a.id not in by_id:
+            continue
+        for seg in a.pieces():
+            if seg.start == now:
+                out.setdefault(seg.group or a.id, []).append(by_id[a.id])
+    return list(out.values())
+
+
+def next_start(
+    sched: Schedule, now: int, known: Sequence[SimJob], forecast: Sequence[Job]
+) -> int | None:
+    """The first time after `now` a known job's segment starts in the plan, leaving out the
+    times a phantom arrives or ends: no real event is due then, the plan moved for a
+    forecast."""
+    ids = {s.id for s in known}
+    quiet = {j.release for j in forecast}
+    quiet.update(seg.end for a in sched.jobs if a.id.startswith(PHANTOM) for seg in a.pieces())
+    later = [
+        seg.start
+        for a in sched.jobs
+        if a.id in ids
+        for seg in a.pieces()
+        if seg.start > now and seg.start not in quiet
+    ]
+    return min(later, default=None)
