@@ -14,7 +14,7 @@ from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
 from planner.schedule import Assignment, Schedule, Segment, schedule_from_dict
 from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.engine import View
-from planner.simulate.forecast import PHANTOM, phantoms, remaining_jobs, starts_now
+from planner.simulate.forecast import PHANTOM, original, phantoms, remaining_jobs, starts_now
 from planner.simulate.model import SimJob
 from planner.simulate.rolling import RollingHorizon
 from planner.verify import verify
@@ -70,12 +70,15 @@ def test_phantoms_repeat_only_the_past_window_shifted_ahead() -> None:
         Job("child", 1, "A", 5, release=7, after=("old",)),
     )
     view = View(inst, 10, (), {})
-    got = phantoms(view, 8, 10)
+    got = phantoms(view, 8, 10, repeats=2)
     assert [(j.id, j.release, j.iterations, j.gpus) for j in got] == [
-        (f"{PHANTOM}mid", 14, 20, 1),
-        (f"{PHANTOM}now", 18, 30, 2),
+        (f"{PHANTOM}1~now", 18, 30, 2),
+        (f"{PHANTOM}1~mid", 14, 20, 1),
+        (f"{PHANTOM}2~now", 26, 30, 2),
+        (f"{PHANTOM}2~mid", 22, 20, 1),
     ]
-    assert [j.id for j in phantoms(view, 8, 1)] == [f"{PHANTOM}now"]  # the latest first
+    assert [j.id for j in phantoms(view, 8, 3, repeats=2)] == [j.id for j in got[:3]]
+    assert [j.id for j in phantoms(view, 8, 1)] == [f"{PHANTOM}1~now"]  # the latest first
     assert phantoms(view, 0, 10) == []
 
 
@@ -126,7 +129,7 @@ def test_each_plan_is_preemptive_and_forecasts_only_from_the_past(solver: str) -
         now = min(j.release for j in p.jobs if not j.id.startswith(PHANTOM))
         ghosts = [j for j in p.jobs if j.id.startswith(PHANTOM)]
         assert all(now < j.release <= now + 10 for j in ghosts)
-        originals = [inst.job_by_id[j.id.removeprefix(PHANTOM)] for j in ghosts]
+        originals = [inst.job_by_id[original(j.id) or ""] for j in ghosts]
         assert all(o.release <= now for o in originals)  # nothing from the future
     assert any(j.id.startswith(PHANTOM) for p in pol.seen for j in p.jobs)
 

@@ -44,20 +44,36 @@ def remaining_jobs(view: View, jobs: Sequence[SimJob]) -> list[Job]:
     return out
 
 
-def phantoms(view: View, window: int, limit: int) -> list[Job]:
-    """Copies of the (at most `limit` latest) jobs released in (now - window, now], each
-    released `window` later; jobs with predecessors are left out (their release is not
-    theirs to repeat)."""
+def phantoms(view: View, window: int, limit: int, repeats: int = 1) -> list[Job]:
+    """Copies of the jobs released in (now - window, now], released `window` later, then
+    `2 window` later, ... (`repeats` times): at most `limit` in all, the nearest first and,
+    within one repeat, the latest released first. Jobs with predecessors are left out
+    (their release is not theirs to repeat)."""
     if window <= 0 or limit <= 0:
         return []
     past = [
         j for j in view.instance.jobs if not j.after and view.now - window < j.release <= view.now
     ]
-    past.sort(key=lambda j: (j.release, j.id))
-    return [
-        replace(j, id=f"{PHANTOM}{j.id}", release=j.release + window, deadline=None, live=None)
-        for j in past[-limit:]
+    past.sort(key=lambda j: (-j.release, j.id))
+    out = [
+        replace(
+            j,
+            id=f"{PHANTOM}{r}~{j.id}",
+            release=j.release + r * window,
+            deadline=None,
+            live=None,
+        )
+        for r in range(1, repeats + 1)
+        for j in past
     ]
+    return out[:limit]
+
+
+def original(job_id: str) -> str | None:
+    """The id of the job a phantom copies; None for a job that is not a phantom."""
+    if not job_id.startswith(PHANTOM):
+        return None
+    return job_id[len(PHANTOM) :].partition("~")[2]
 
 
 def plan_instance(view: View, jobs: Sequence[Job], preemptive: bool) -> Instance:

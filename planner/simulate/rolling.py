@@ -60,6 +60,7 @@ class RollingHorizon(Policy):
         cap: int = DEFAULT_CAP,
         window: int = DEFAULT_WINDOW,
         preempt: bool = True,
+        repeats: int = 1,
     ):
         from planner.solvers import parse_spec
 
@@ -70,6 +71,7 @@ class RollingHorizon(Policy):
         self.cap = cap
         self.window = window
         self.preempt = preempt
+        self.repeats = repeats
         self.plans = 0
         self._planned: frozenset[str] = frozenset()
         self._starts: dict[str, Start] = {}
@@ -109,7 +111,7 @@ class RollingHorizon(Policy):
         chosen = running + waiting[: self.cap]
         if not chosen:
             return Decision(())
-        extra = phantoms(view, self.window, self.cap)
+        extra = phantoms(view, self.window, self.cap, self.repeats)
         jobs = remaining_jobs(view, chosen) + extra
         sched = self._solve(plan_instance(view, jobs, self.preempt))
         if sched.status not in ("optimal", "feasible"):
