@@ -152,3 +152,41 @@ def test_a_short_arrival_preempts_the_long_job_as_the_plan_says() -> None:
     res = realize(inst, RollingHorizon("auto", budget=0.2))
     assert [(s.start, s.end) for s in res.segments["short"]] == [(5, 15)]
     assert [(s.start, s.end) for s in res.segments["long"]] == [(0, 5), (15, 15 + 2 + 95)]
+
+
+class PlanKeeper(RollingHorizon):
+    """Keeps every plan it makes."""
+
+    def __init__(self, *args: Any, **kw: Any):
+        super().__init__(*args, **kw)
+        self.made: list[Schedule] = []
+
+    def _solve(self, inst: Instance) -> Schedule:
+        sched = super()._solve(inst)
+        self.made.append(sched)
+        return sched
+
+
+@pytest.mark.parametrize("solver", ["greedy", "greedy:srsf"])
+def test_a_followed_plan_is_what_the_cluster_runs(solver: str) -> None:
+    """Every job known at time 0 and no forecast: the plan made then holds to the end, so
+    it is made once and the realized segments are the plan's."""
+    jobs = [Job(f"{m}{i}", g, m, n) for i, (m, g, n) in enumerate(
+        [("A", 2, 40), ("B", 2, 60), ("A", 1, 30), ("B", 1, 50), ("A", 2, 20), ("B", 1, 15)]
+    )]  # fmt: skip
+    inst = cluster(*jobs, nodes=2)
+    pol = PlanKeeper(solver, budget=0.2, window=0, follow=True)
+    res = realize(inst, pol)
+    assert len(pol.made) == 1 < res.info["decisions"]
+    plan = {a.id: [(p.start, p.end) for p in a.pieces()] for a in pol.made[0].jobs}
+    assert {a: [(s.start, s.end) for s in segs] for a, segs in res.segments.items()} == plan
+
+
+def test_following_plans_again_when_a_job_arrives() -> None:
+    inst = arrivals()
+    follow = PlanKeeper("greedy", budget=0.2, window=0, follow=True)
+    every = PlanKeeper("greedy", budget=0.2, window=0)
+    realize(inst, every)
+    realize(inst, follow)
+    releases = {j.release for j in inst.jobs if not j.after}
+    assert len(releases) <= len(follow.made) < len(every.made)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from planner.instance import Instance, Job
 from planner.schedule import Schedule
@@ -114,3 +114,52 @@ def next_start(
         if seg.start > now and seg.start not in quiet
     ]
     return min(later, default=None)
+
+
+@dataclass(frozen=True)
+class Followed:
+    """A plan made at an arrival, followed at the completions after it while the cluster
+    runs as planned: `ids` are the jobs it knew, `until` the first phantom's arrival (the
+    plan past it moves for a forecast, not for the cluster)."""
+
+    sched: Schedule
+    ids: frozenset[str]
+    until: int | None
+
+    def groups_at(self, view: View, slack: int) -> list[list[SimJob]] | None:
+        """The groups of known jobs the plan runs at `view.now`; None when the plan no
+        longer holds: a job it did not know waits, a phantom has arrived, a job runs past
+        its planned end, or one ended more than `slack` units before it."""
+        now = view.now
+        ids = {s.id for s in view.jobs}
+        if not ids <= self.ids or (self.until is not None and now >= self.until):
+            return None
+        ends = {a.id: a.end for a in self.sched.jobs}
+        if any(ends[i] <= now for i in ids):
+            return None
+        if any(ends[i] > now + slack for i in self.ids - ids):
+            return None
+        by_id = {s.id: s for s in view.jobs}
+        out: dict[str, list[SimJob]] = {}
+        for a in self.sched.jobs:
+            if a.id in by_id:
+                for seg in a.pieces():
+                    if seg.start <= now < seg.end:
+                        out.setdefault(seg.group or a.id, []).append(by_id[a.id])
+        return list(out.values())
+
+    def wake(self, now: int) -> int | None:
+        """The plan's next change for a known job after `now` (a start, or a stop that is
+        not the job's end), if it comes before `until`."""
+        times = [
+            t
+            for a in self.sched.jobs
+            if a.id in self.ids
+            for seg in a.pieces()
+            for t in (seg.start, seg.end if seg.end < a.end else seg.start)
+            if t > now
+        ]
+        first = min(times, default=None)
+        if first is None or (self.until is not None and first >= self.until):
+            return None
+        return first

@@ -31,6 +31,7 @@ from planner.instance import Instance, Job, Live, Preemption
 from planner.schedule import Schedule
 from planner.simulate.engine import Policy, View
 from planner.simulate.forecast import (
+    Followed,
     next_start,
     phantoms,
     plan_instance,
@@ -46,6 +47,9 @@ from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 # solver); not tuned further.
 DEFAULT_CAP = 40
 DEFAULT_WINDOW = 100_000
+# A followed plan still holds when a job ends at most this many time units before its
+# planned end (the plan rounds the work left up to whole iterations).
+FOLLOW_SLACK = 2
 
 Start = tuple[int, PlacementT, str | None]  # a planned job's start, placement, group label
 
@@ -61,6 +65,7 @@ class RollingHorizon(Policy):
         window: int = DEFAULT_WINDOW,
         preempt: bool = True,
         repeats: int = 1,
+        follow: bool = False,
     ):
         from planner.solvers import parse_spec
 
@@ -72,6 +77,8 @@ class RollingHorizon(Policy):
         self.window = window
         self.preempt = preempt
         self.repeats = repeats
+        self.follow = follow
+        self._followed: Followed | None = None
         self.plans = 0
         self._planned: frozenset[str] = frozenset()
         self._starts: dict[str, Start] = {}
@@ -106,6 +113,11 @@ class RollingHorizon(Policy):
     def _afresh(self, view: View) -> Decision:
         """Preemptive: plan every released job from now, with preemption and a forecast of
         the jobs to come (`forecast.py`); run what the plan runs now."""
+        if self._followed is not None:
+            groups = self._followed.groups_at(view, FOLLOW_SLACK)
+            if groups is not None:
+                return Decision(settle(view, groups), self._followed.wake(view.now))
+            self._followed = None
         running = [s for s in view.jobs if s.run is not None]
         waiting = sorted((s for s in view.jobs if s.run is None), key=KEYS["srsf"])
         chosen = running + waiting[: self.cap]
@@ -117,6 +129,9 @@ class RollingHorizon(Policy):
         if sched.status not in ("optimal", "feasible"):
             order = sorted(view.jobs, key=KEYS["srsf-p"])
             return Decision(settle(view, first_fit(view, order)))
+        if self.follow:
+            until = min((j.release for j in extra), default=None)
+            self._followed = Followed(sched, frozenset(s.id for s in chosen), until)
         now = starts_now(sched, view.now, chosen)
         return Decision(settle(view, now), next_start(sched, view.now, chosen, extra))
 
