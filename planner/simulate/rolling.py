@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from planner.instance import Instance, Job, Live, Preemption
+from planner.metrics import objective_values
 from planner.schedule import Schedule
 from planner.simulate.engine import Policy, View
 from planner.simulate.forecast import (
@@ -39,6 +40,7 @@ from planner.simulate.forecast import (
     starts_now,
 )
 from planner.simulate.model import Decision, PlacementT, SimJob, Want
+from planner.simulate.muri import Muri
 from planner.simulate.packer import Packer
 from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 
@@ -66,6 +68,7 @@ class RollingHorizon(Policy):
         preempt: bool = True,
         repeats: int = 1,
         follow: bool = False,
+        trust: float = 0.0,
     ):
         from planner.solvers import parse_spec
 
@@ -79,6 +82,8 @@ class RollingHorizon(Policy):
         self.repeats = repeats
         self.follow = follow
         self._followed: Followed | None = None
+        self.trust = trust
+        self._muri = Muri("muri-s")
         self.plans = 0
         self._planned: frozenset[str] = frozenset()
         self._starts: dict[str, Start] = {}
@@ -125,10 +130,14 @@ class RollingHorizon(Policy):
             return Decision(())
         extra = phantoms(view, self.window, self.cap, self.repeats)
         jobs = remaining_jobs(view, chosen) + extra
-        sched = self._solve(plan_instance(view, jobs, self.preempt))
+        plan = plan_instance(view, jobs, self.preempt)
+        sched = self._solve(plan)
         if sched.status not in ("optimal", "feasible"):
             order = sorted(view.jobs, key=KEYS["srsf-p"])
             return Decision(settle(view, first_fit(view, order)))
+        if self.trust > 0 and not gains(plan, sched, self.trust):
+            self._followed = None
+            return self._muri.decide(view)
         if self.follow:
             until = min((j.release for j in extra), default=None)
             self._followed = Followed(sched, frozenset(s.id for s in chosen), until)
@@ -167,6 +176,16 @@ class RollingHorizon(Policy):
                 continue
             out.append(Want(tuple(sorted(members)), pl))
         return tuple(out), wake, stuck
+
+
+def gains(plan: Instance, sched: Schedule, share: float) -> bool:
+    """Whether the plan's first objective is at least `share` below that of the preemptive
+    planner's Muri engine start (true when the plan does not say)."""
+    start = sched.info.get("preempt", {}).get("start_objective", {}).get("engine")
+    if start is None:
+        return True
+    name = plan.objective[0]
+    return objective_values(plan, sched, [name])[name] <= (1.0 - share) * start
 
 
 def _booked(view: View) -> Packer:
