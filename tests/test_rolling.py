@@ -16,6 +16,7 @@ from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.engine import View
 from planner.simulate.forecast import PHANTOM, original, phantoms, remaining_jobs, starts_now
 from planner.simulate.model import SimJob
+from planner.simulate.muri import Muri
 from planner.simulate.rolling import RollingHorizon
 from planner.verify import verify
 
@@ -190,3 +191,12 @@ def test_following_plans_again_when_a_job_arrives() -> None:
     realize(inst, follow)
     releases = {j.release for j in inst.jobs if not j.after}
     assert len(releases) <= len(follow.made) < len(every.made)
+
+
+def test_a_plan_not_trusted_leaves_the_decision_to_muri() -> None:
+    """With a trust share no plan can meet, every decision is Muri's own: the realized
+    schedule is `muri-s`'s."""
+    inst = arrivals()
+    res = realize(inst, RollingHorizon("greedy", budget=0.2, window=0, trust=0.99))
+    muri = simulate(inst, Muri("muri-s"))
+    assert res.segments == muri.segments
