@@ -1,13 +1,15 @@
 """`plan:SOLVER` on a preemptive trace with and without a forecast, beside `muri-s`.
 
     .venv/bin/python experiments/rolling_forecast.py PATH/TO/cluster_trace.csv \
-        [--first N] [--solver auto] [--budget 1] [--windows 0,100000] [--repeats 1] [--follow]
+        [--first N] [--solver auto] [--budget 1] [--windows 0,100000] [--repeats 1]
+        [--follow] [--trust 0]
 
 Imports the trace as experiments/simulate_fidelity.py does (8 nodes x 8 GPUs, time unit s,
 Muri's restart costs, preemption on) and runs `muri-s`, then `plan:SOLVER` with each
 forecast window (time units; 0: no phantoms, the plan holds the known jobs only) and
 `--repeats` copies of the window ahead (planner/simulate/forecast.py); `--follow`: plan at
-arrivals only and follow the plan at the completions between them. Every realized
+arrivals only and follow the plan at the completions between them; `--trust S`: keep Muri's
+own decision unless the plan beats the planner's Muri start by the share S. Every realized
 schedule is checked by `planner.verify`; the last column says so.
 """
 
@@ -35,6 +37,7 @@ def main() -> None:
     ap.add_argument("--windows", default="0,100000")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--follow", action="store_true")
+    ap.add_argument("--trust", type=float, default=0.0)
     args = ap.parse_args()
     doc = muri_to_instance(
         args.trace, name=args.trace.stem, nodes=8, gpus_per_node=8, first=args.first,
@@ -50,7 +53,12 @@ def main() -> None:
     runs: list[tuple[str, str, Policy]] = [("muri-s", "-", make_policy("muri-s"))]
     for w in (int(x) for x in args.windows.split(",")):
         pol = RollingHorizon(
-            args.solver, args.budget, window=w, repeats=args.repeats, follow=args.follow
+            args.solver,
+            args.budget,
+            window=w,
+            repeats=args.repeats,
+            follow=args.follow,
+            trust=args.trust,
         )
         label = f"{w:,}" + (f" x {args.repeats}" if w and args.repeats > 1 else "")
         runs.append((f"plan:{args.solver}", label, pol))

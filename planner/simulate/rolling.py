@@ -11,12 +11,17 @@ expected). No plan is made while no waiting job fits the free GPUs. When a plan 
 schedule in the budget), the decision falls back to `srsf` list scheduling.
 
 With preemption enabled, §9 lets a plan stop every running job at `now` and resume it
-later, so every decision plans all released jobs afresh: each with the work it has left,
-released at `now` (`remaining_instance`). The groups the plan starts now run — a run the
-plan keeps whole stays on its GPUs without a restart (`settle`) — and every other running
-job is stopped. On Muri's cluster_trace this re-forms interleaving groups as jobs come and
-go, as Muri does, instead of holding a group until its last member ends
-(experiments/policies.py; README, Simulating policies).
+later, so every decision plans all released jobs afresh, each with the work it has left,
+released at `now`, in an instance WITH preemption and the instance's restart costs
+(`forecast.plan_instance`): `auto` then runs the preemptive planner (Muri's engine as
+the start, then a search over its order, planner.solvers.preempt). The groups the plan
+runs at `now` (its first segments) run — a run the plan keeps whole stays on its GPUs
+without a restart (`settle`) — and every other running job is stopped. Options, measured
+on cluster_trace.csv with experiments/rolling_forecast.py (README, Simulating policies):
+`window`/`repeats` add phantom copies of the recent arrivals as a forecast
+(`forecast.phantoms`), `follow` plans only at arrivals and follows the plan at the
+completions between them, `trust` keeps Muri's own decision unless the plan beats the
+planner's Muri start by that share. A plan that fails falls back to `srsf-p`.
 
 Either way the solver sees the running jobs and at most `cap` waiting jobs (the smallest
 remaining GPU-time first): the others wait for a later plan.
@@ -48,7 +53,10 @@ from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 # options, the size `auto` still hands to CP-SAT at a 1 s budget (README, Choosing a
 # solver); not tuned further.
 DEFAULT_CAP = 40
-DEFAULT_WINDOW = 100_000
+# No forecast by default: on cluster_trace.csv (experiments/rolling_forecast.py, one run
+# each, 1 s budget) plan:auto gave avg JCT 127,508 s without phantoms, 139,030 s with a
+# 100,000 s window and 143,434 s with it repeated 3 times (muri-s: 120,101 s).
+DEFAULT_WINDOW = 0
 # A followed plan still holds when a job ends at most this many time units before its
 # planned end (the plan rounds the work left up to whole iterations).
 FOLLOW_SLACK = 2
