@@ -54,8 +54,9 @@ from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 # solver); not tuned further.
 DEFAULT_CAP = 40
 # No forecast by default: on cluster_trace.csv (experiments/rolling_forecast.py, one run
-# each, 1 s budget) plan:auto gave avg JCT 127,508 s without phantoms, 139,030 s with a
-# 100,000 s window and 143,434 s with it repeated 3 times (muri-s: 120,101 s).
+# each, 1 s budget) plan:auto gave avg JCT 127,508 s and 131,022 s without phantoms,
+# 139,030 s with a 100,000 s window and 143,434 s with it repeated 3 times (muri-s:
+# 120,101 s).
 DEFAULT_WINDOW = 0
 # A followed plan still holds when a job ends at most this many time units before its
 # planned end (the plan rounds the work left up to whole iterations).
