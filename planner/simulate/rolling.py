@@ -11,12 +11,17 @@ expected). No plan is made while no waiting job fits the free GPUs. When a plan 
 schedule in the budget), the decision falls back to `srsf` list scheduling.
 
 With preemption enabled, §9 lets a plan stop every running job at `now` and resume it
-later, so every decision plans all released jobs afresh: each with the work it has left,
-released at `now` (`remaining_instance`). The groups the plan starts now run — a run the
-plan keeps whole stays on its GPUs without a restart (`settle`) — and every other running
-job is stopped. On Muri's cluster_trace this re-forms interleaving groups as jobs come and
-go, as Muri does, instead of holding a group until its last member ends
-(experiments/policies.py; README, Simulating policies).
+later, so every decision plans all released jobs afresh, each with the work it has left,
+released at `now`, in an instance WITH preemption and the instance's restart costs
+(`forecast.plan_instance`): `auto` then runs the preemptive planner (Muri's engine as
+the start, then a search over its order, planner.solvers.preempt). The groups the plan
+runs at `now` (its first segments) run — a run the plan keeps whole stays on its GPUs
+without a restart (`settle`) — and every other running job is stopped. Options, measured
+on cluster_trace.csv with experiments/rolling_forecast.py (README, Simulating policies):
+`window`/`repeats` add phantom copies of the recent arrivals as a forecast
+(`forecast.phantoms`), `follow` plans only at arrivals and follows the plan at the
+completions between them, `trust` keeps Muri's own decision unless the plan beats the
+planner's Muri start by that share. A plan that fails falls back to `srsf-p`.
 
 Either way the solver sees the running jobs and at most `cap` waiting jobs (the smallest
 remaining GPU-time first): the others wait for a later plan.
@@ -24,14 +29,23 @@ remaining GPU-time first): the others wait for a later plan.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 
 from planner.instance import Instance, Job, Live, Preemption
+from planner.metrics import objective_values
 from planner.schedule import Schedule
 from planner.simulate.engine import Policy, View
+from planner.simulate.forecast import (
+    Followed,
+    next_start,
+    phantoms,
+    plan_instance,
+    remaining_jobs,
+    starts_now,
+)
 from planner.simulate.model import Decision, PlacementT, SimJob, Want
+from planner.simulate.muri import Muri
 from planner.simulate.packer import Packer
 from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 
@@ -39,8 +53,14 @@ from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 # options, the size `auto` still hands to CP-SAT at a 1 s budget (README, Choosing a
 # solver); not tuned further.
 DEFAULT_CAP = 40
-# Work left below this counts as none (as in `planner.simulate.trajectory`).
-_DONE = 1e-9
+# No forecast by default: on cluster_trace.csv (experiments/rolling_forecast.py, one run
+# each, 1 s budget) plan:auto gave avg JCT 127,508 s and 131,022 s without phantoms,
+# 139,030 s with a 100,000 s window and 143,434 s with it repeated 3 times (muri-s:
+# 120,101 s).
+DEFAULT_WINDOW = 0
+# A followed plan still holds when a job ends at most this many time units before its
+# planned end (the plan rounds the work left up to whole iterations).
+FOLLOW_SLACK = 2
 
 Start = tuple[int, PlacementT, str | None]  # a planned job's start, placement, group label
 
@@ -48,7 +68,17 @@ Start = tuple[int, PlacementT, str | None]  # a planned job's start, placement, 
 class RollingHorizon(Policy):
     """Plan the live state with SOLVER at each decision point; start what the plan starts."""
 
-    def __init__(self, solver: str = "auto", budget: float = 1.0, cap: int = DEFAULT_CAP):
+    def __init__(
+        self,
+        solver: str = "auto",
+        budget: float = 1.0,
+        cap: int = DEFAULT_CAP,
+        window: int = DEFAULT_WINDOW,
+        preempt: bool = True,
+        repeats: int = 1,
+        follow: bool = False,
+        trust: float = 0.0,
+    ):
         from planner.solvers import parse_spec
 
         parse_spec(solver)
@@ -56,6 +86,13 @@ class RollingHorizon(Policy):
         self.solver = solver
         self.budget = budget
         self.cap = cap
+        self.window = window
+        self.preempt = preempt
+        self.repeats = repeats
+        self.follow = follow
+        self._followed: Followed | None = None
+        self.trust = trust
+        self._muri = Muri("muri-s")
         self.plans = 0
         self._planned: frozenset[str] = frozenset()
         self._starts: dict[str, Start] = {}
@@ -88,23 +125,33 @@ class RollingHorizon(Policy):
         return solve(inst, self.solver, SolveOptions(time_limit=self.budget, seed=0, workers=1))
 
     def _afresh(self, view: View) -> Decision:
-        """Preemptive: plan every released job from now; run what the plan starts now."""
+        """Preemptive: plan every released job from now, with preemption and a forecast of
+        the jobs to come (`forecast.py`); run what the plan runs now."""
+        if self._followed is not None:
+            groups = self._followed.groups_at(view, FOLLOW_SLACK)
+            if groups is not None:
+                return Decision(settle(view, groups), self._followed.wake(view.now))
+            self._followed = None
         running = [s for s in view.jobs if s.run is not None]
         waiting = sorted((s for s in view.jobs if s.run is None), key=KEYS["srsf"])
         chosen = running + waiting[: self.cap]
         if not chosen:
             return Decision(())
-        sched = self._solve(remaining_instance(view, chosen))
+        extra = phantoms(view, self.window, self.cap, self.repeats)
+        jobs = remaining_jobs(view, chosen) + extra
+        plan = plan_instance(view, jobs, self.preempt)
+        sched = self._solve(plan)
         if sched.status not in ("optimal", "feasible"):
             order = sorted(view.jobs, key=KEYS["srsf-p"])
             return Decision(settle(view, first_fit(view, order)))
-        by_id = {s.id: s for s in chosen}
-        now: dict[str, list[SimJob]] = {}
-        for a in sched.jobs:
-            if a.start == view.now:
-                now.setdefault(a.group or a.id, []).append(by_id[a.id])
-        wake = min((a.start for a in sched.jobs if a.start > view.now), default=None)
-        return Decision(settle(view, list(now.values())), wake)
+        if self.trust > 0 and not gains(plan, sched, self.trust):
+            self._followed = None
+            return self._muri.decide(view)
+        if self.follow:
+            until = min((j.release for j in extra), default=None)
+            self._followed = Followed(sched, frozenset(s.id for s in chosen), until)
+        now = starts_now(sched, view.now, chosen)
+        return Decision(settle(view, now), next_start(sched, view.now, chosen, extra))
 
     def _plan(self, view: View, waiting: Sequence[SimJob]) -> bool:
         chosen = sorted(waiting, key=KEYS["srsf"])[: self.cap]
@@ -140,6 +187,16 @@ class RollingHorizon(Policy):
         return tuple(out), wake, stuck
 
 
+def gains(plan: Instance, sched: Schedule, share: float) -> bool:
+    """Whether the plan's first objective is at least `share` below that of the preemptive
+    planner's Muri engine start (true when the plan does not say)."""
+    start = sched.info.get("preempt", {}).get("start_objective", {}).get("engine")
+    if start is None:
+        return True
+    name = plan.objective[0]
+    return objective_values(plan, sched, [name])[name] <= (1.0 - share) * start
+
+
 def _booked(view: View) -> Packer:
     """A packer with the GPUs, CPUs and memory of every running run taken."""
     packer = Packer(view.instance, view.now)
@@ -165,21 +222,6 @@ def live_state(view: View, waiting: Sequence[SimJob]) -> Instance:
     inst = view.instance
     return replace(
         inst, jobs=tuple(jobs), now=view.now, preemption=Preemption(False, 0), horizon=None
-    )
-
-
-def remaining_instance(view: View, jobs: Sequence[SimJob]) -> Instance:
-    """A static instance of `jobs` from `view.now` on: each released at `now` with the work
-    it has left (whole iterations, or time units, rounded up), without `after` (its
-    predecessors are done) or deadline; preemption off, no horizon."""
-    out = []
-    for s in jobs:
-        left = max(1, math.ceil((s.remaining_iters or 0.0) - _DONE))
-        j = s.job
-        j = replace(j, iterations=left) if j.model is not None else replace(j, duration=left)
-        out.append(replace(j, release=view.now, after=(), deadline=None, live=None))
-    return replace(
-        view.instance, jobs=tuple(out), now=0, preemption=Preemption(False, 0), horizon=None
     )
 
 
