@@ -16,8 +16,8 @@ from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.engine import View
 from planner.simulate.forecast import PHANTOM, original, phantoms, remaining_jobs, starts_now
 from planner.simulate.model import SimJob
-from planner.simulate.muri import Muri
 from planner.simulate.rolling import RollingHorizon
+from planner.solvers.preempt.policy import REGROUP, KeyedMuri
 from planner.verify import verify
 
 PROFILES = [
@@ -193,10 +193,10 @@ def test_following_plans_again_when_a_job_arrives() -> None:
     assert len(releases) <= len(follow.made) < len(every.made)
 
 
-def test_a_plan_not_trusted_leaves_the_decision_to_muri() -> None:
-    """With a trust share no plan can meet, every decision is Muri's own: the realized
-    schedule is `muri-s`'s."""
+def test_a_plan_not_trusted_leaves_the_decision_to_the_regroup_policy() -> None:
+    """With a trust share no plan can meet, every decision is the planner's own online rule
+    (Muri's matching, groups re-formed for throughput): the realized schedule is its."""
     inst = arrivals()
     res = realize(inst, RollingHorizon("greedy", budget=0.2, window=0, trust=0.99))
-    muri = simulate(inst, Muri("muri-s"))
-    assert res.segments == muri.segments
+    base = simulate(inst, KeyedMuri(REGROUP))
+    assert res.segments == base.segments

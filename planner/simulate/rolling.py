@@ -45,7 +45,6 @@ from planner.simulate.forecast import (
     starts_now,
 )
 from planner.simulate.model import Decision, PlacementT, SimJob, Want
-from planner.simulate.muri import Muri
 from planner.simulate.packer import Packer
 from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
 
@@ -92,7 +91,7 @@ class RollingHorizon(Policy):
         self.follow = follow
         self._followed: Followed | None = None
         self.trust = trust
-        self._muri = Muri("muri-s")
+        self._base: Policy | None = None  # what `trust` falls back on
         self.plans = 0
         self._planned: frozenset[str] = frozenset()
         self._starts: dict[str, Start] = {}
@@ -146,12 +145,21 @@ class RollingHorizon(Policy):
             return Decision(settle(view, first_fit(view, order)))
         if self.trust > 0 and not gains(plan, sched, self.trust):
             self._followed = None
-            return self._muri.decide(view)
+            return self._fallback_policy().decide(view)
         if self.follow:
             until = min((j.release for j in extra), default=None)
             self._followed = Followed(sched, frozenset(s.id for s in chosen), until)
         now = starts_now(sched, view.now, chosen)
         return Decision(settle(view, now), next_start(sched, view.now, chosen, extra))
+
+    def _fallback_policy(self) -> Policy:
+        """The preemptive planner's regroup policy (Muri's matching, groups re-formed for
+        throughput), the planner's own online rule; it needs only what the view shows."""
+        if self._base is None:
+            from planner.solvers.preempt.policy import REGROUP, KeyedMuri
+
+            self._base = KeyedMuri(REGROUP)
+        return self._base
 
     def _plan(self, view: View, waiting: Sequence[SimJob]) -> bool:
         chosen = sorted(waiting, key=KEYS["srsf"])[: self.cap]
@@ -189,8 +197,10 @@ class RollingHorizon(Policy):
 
 def gains(plan: Instance, sched: Schedule, share: float) -> bool:
     """Whether the plan's first objective is at least `share` below that of the preemptive
-    planner's Muri engine start (true when the plan does not say)."""
-    start = sched.info.get("preempt", {}).get("start_objective", {}).get("engine")
+    planner's regroup engine start (its Muri start without interleaving; true when the plan
+    does not say)."""
+    starts = sched.info.get("preempt", {}).get("start_objective", {})
+    start = starts.get("engine muri-s+regroup", starts.get("engine"))
     if start is None:
         return True
     name = plan.objective[0]

@@ -58,7 +58,7 @@ from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 from planner.solvers.preempt.filler import Filler
-from planner.solvers.preempt.policy import KeyedMuri, KeyedSrsf, Keys, Memo
+from planner.solvers.preempt.policy import REGROUP, KeyedMuri, KeyedSrsf, Keys, Memo
 from planner.verify import verify
 
 GPU_EXPONENTS = (1.5, 1.0, 0.5, 0.0)
@@ -262,11 +262,7 @@ class _Search:
         """With interleaving: the same order without groups, and with fillers (filler.py)."""
         if not self.interleave_runs:
             return []
-        # GPUs^1.5 in the regroup start: online, cluster_trace.csv 110,314 s against
-        # 111,674 s with GPUs^1; trace1, trace2 and trace4 (first 200 jobs) within 0.2%.
-        return [Keys(regroup=True, gpu_exp=1.5), Keys(mode="solo")] + [
-            Keys(mode="filler", slack=x) for x in FILLER_SLACKS
-        ]
+        return [REGROUP, Keys(mode="solo")] + [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
 
     def candidates(self) -> Iterator[Keys]:
         for keys in self.structured():
