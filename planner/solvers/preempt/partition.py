@@ -1,0 +1,228 @@
+"""The static batch problem: cut waiting jobs into interleaving groups and order them so
+that the sum of weighted completion times is small, when every job is there at once.
+
+A group runs its members from one start to their exact in-group ends
+(`durations.member_elapsed_ms`) and holds its GPUs for its span (the last member's end,
+contract §4). A plan is a list of groups; `Batcher.cost` estimates its total weighted
+completion time by list scheduling the groups, in Smith's order (span x GPUs / the
+members' weight, shortest first), on the cluster's GPUs taken as interchangeable lanes: a
+group of c GPUs starts when c lanes are free. For jobs that fill whole nodes (Muri's 8-GPU
+jobs on 8-GPU nodes) this is the list schedule the engine then runs.
+
+`Batcher.plan` starts from consecutive groups of the jobs in the given order (dynamic
+programming on the same estimate, as if each group delayed the jobs after it by its span x
+its share of the cluster's GPUs) and improves it by a seeded local search: move one job to
+another group or to a group of its own, or swap two jobs of the same GPU count between
+groups; a move is kept when the estimate drops.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+from collections.abc import Sequence
+
+from planner.durations import group_admissible, member_elapsed_ms, solo_iteration_ms, stage_tuple
+from planner.instance import Instance, Job
+from planner.simulate.model import SimJob
+
+Ids = tuple[str, ...]
+
+
+class Batcher:
+    """The batch problem over `jobs` (taken in the given order) on `inst`'s cluster."""
+
+    def __init__(self, inst: Instance, jobs: Sequence[SimJob]):
+        self.inst = inst
+        self.jobs = list(jobs)
+        self.by_id = {s.id: s for s in jobs}
+        self.lanes = sum(n.gpus for n in inst.nodes)
+        self.size = inst.interleaving.max_group if inst.interleaving.enabled else 1
+        self._spans: dict[Ids, tuple[tuple[float, ...], float] | None] = {}
+        self._ok: dict[tuple[int, tuple[str, ...]], bool] = {}
+
+    # -- one group ------------------------------------------------------------------------
+    def ends(self, ids: Ids) -> tuple[tuple[float, ...], float] | None:
+        """(each member's end after the group's start, the members' total weight x ends
+        summed) in time units; None if the jobs may not form a group."""
+        key = tuple(sorted(ids))
+        if key in self._spans:
+            return self._spans[key]
+        out = self._ends(key)
+        self._spans[key] = out
+        return out
+
+    def _ends(self, ids: Ids) -> tuple[tuple[float, ...], float] | None:
+        g = [self.by_id[i] for i in ids]
+        if len(g) == 1:
+            rest = g[0].remaining_solo or 0.0
+            return (rest,), g[0].job.weight * rest
+        if len(g) > self.size or not self._admissible([s.job for s in g]):
+            return None
+        speed = _speed(self.inst, g[0].job)
+        gps = [self.inst.gpu_profile(s.job) for s in g]
+        ms = member_elapsed_ms(
+            [s.remaining_iters or 0.0 for s in g],  # type: ignore[misc]
+            [stage_tuple(gp, speed) for gp in gps],
+            [solo_iteration_ms(gp, speed) for gp in gps],
+            self.inst.interleaving.overhead,
+        )
+        ends = tuple(e / self.inst.unit_ms for e in ms)
+        return ends, sum(s.job.weight * e for s, e in zip(g, ends, strict=True))
+
+    def _admissible(self, jobs: list[Job]) -> bool:
+        key = (jobs[0].gpus, tuple(sorted(j.model or "" for j in jobs)))
+        ok = self._ok.get(key)
+        if ok is None:
+            same = len({j.gpus for j in jobs}) == 1 and all(j.model for j in jobs)
+            groups = [ng for ng in self.inst.node_groups if self.inst.misfit(jobs[0], ng) is None]
+            ok = same and bool(groups)
+            ok = ok and group_admissible(self.inst, jobs, groups[0].speed, groups[0].gpu_mem_gb)
+            self._ok[key] = ok
+        return ok
+
+    # -- a plan ---------------------------------------------------------------------------
+    def ordered(self, plan: Sequence[Ids]) -> list[Ids]:
+        """The groups in Smith's order: span x GPUs / weight, smallest first."""
+
+        def smith(g: Ids) -> tuple[float, str]:
+            e = self.ends(g)
+            span = max(e[0]) if e is not None else float("inf")
+            w = sum(self.by_id[i].job.weight for i in g)
+            return (span * max(1, self.by_id[g[0]].gpus) / max(w, 1e-9), min(g))
+
+        return sorted(plan, key=smith)
+
+    def cost(self, plan: Sequence[Ids]) -> float:
+        """Estimated total weighted completion time of the plan (module doc)."""
+        free = [[0.0] * n.gpus for n in self.inst.nodes]  # per node, GPU free times sorted
+        total = 0.0
+        for g in self.ordered(plan):
+            e = self.ends(g)
+            if e is None:
+                return float("inf")
+            start = self._book(free, max(1, self.by_id[g[0]].gpus), max(e[0]))
+            total += e[1] + start * sum(self.by_id[i].job.weight for i in g)
+        return total
+
+    @staticmethod
+    def _book(free: list[list[float]], c: int, span: float) -> float:
+        """Earliest start of a c-GPU run on `free` (c GPUs of one node, or c / node size
+        whole nodes), booked for `span`."""
+        gpn = len(free[0])
+        if c <= gpn:
+            node = min(range(len(free)), key=lambda i: free[i][c - 1])
+            start = free[node][c - 1]
+            lanes = free[node]
+            del lanes[:c]
+            at = bisect.bisect_left(lanes, start + span)
+            lanes[at:at] = [start + span] * c
+            return start
+        nodes = sorted(range(len(free)), key=lambda i: free[i][-1])[: max(1, c // gpn)]
+        start = max(free[i][-1] for i in nodes)
+        for i in nodes:
+            free[i] = [start + span] * len(free[i])
+        return start
+
+    def consecutive(self) -> list[Ids]:
+        """Dynamic programming over consecutive jobs of each GPU count (module doc)."""
+        after = [0.0] * (len(self.jobs) + 1)
+        for i in range(len(self.jobs) - 1, -1, -1):
+            after[i] = after[i + 1] + self.jobs[i].job.weight
+        pos = {s.id: i for i, s in enumerate(self.jobs)}
+        by_k: dict[int, list[SimJob]] = {}
+        for s in self.jobs:
+            by_k.setdefault(s.gpus, []).append(s)
+        out: list[Ids] = []
+        for k, lst in by_k.items():
+            share = max(1, k) / max(1, self.lanes)
+            behind = [after[pos[s.id] + 1] * share for s in lst]
+            out.extend(self._cut(lst, behind))
+        return out
+
+    def _cut(self, lst: Sequence[SimJob], behind: Sequence[float]) -> list[Ids]:
+        n = len(lst)
+        best = [0.0] + [float("inf")] * n
+        cut = [0] * (n + 1)
+        for j in range(1, n + 1):
+            for m in range(1, min(self.size, j) + 1):
+                ids = tuple(s.id for s in lst[j - m : j])
+                e = self.ends(ids)
+                if e is None:
+                    continue
+                c = best[j - m] + e[1] + max(e[0]) * behind[j - 1]
+                if c < best[j]:
+                    best[j], cut[j] = c, j - m
+        out: list[Ids] = []
+        j = n
+        while j > 0:
+            out.append(tuple(s.id for s in lst[cut[j] : j]))
+            j = cut[j]
+        return out[::-1]
+
+    def plan(
+        self, evals: int, seed: int = 0, heat: float = 0.0, start: list[Ids] | None = None
+    ) -> list[Ids]:
+        """`start` (default: consecutive groups) improved by `evals` annealing moves
+        (`heat` 0: hill climbing); in Smith's order."""
+        plan = self.consecutive() if start is None else start
+        if self.size > 1 and len(self.jobs) > 1 and evals > 0:
+            plan = _Search(self, plan, random.Random(seed), heat).run(evals)
+        return self.ordered(plan)
+
+
+class _Search:
+    """Simulated annealing over plans by moving or swapping jobs (module doc): a worse plan
+    is taken with probability exp(-increase / temperature), the temperature falling
+    geometrically from `heat` x the start's cost to a thousandth of that; the best plan
+    seen is returned."""
+
+    def __init__(self, b: Batcher, plan: list[Ids], rng: random.Random, heat: float):
+        self.b, self.rng = b, rng
+        self.groups = [list(g) for g in plan]
+        self.cur = self.best_cost = b.cost(plan)
+        self.best = [tuple(g) for g in plan]
+        self.temp = heat * self.cur
+
+    def run(self, evals: int) -> list[Ids]:
+        ids = [s.id for s in self.b.jobs]
+        cool = 1e-3 ** (1.0 / max(1, evals))
+        for _ in range(evals):
+            self.temp *= cool
+            x = self.rng.choice(ids)
+            gx = next(i for i, g in enumerate(self.groups) if x in g)
+            k = self.b.by_id[x].gpus
+            others = [
+                i for i, g in enumerate(self.groups) if i != gx and self.b.by_id[g[0]].gpus == k
+            ]
+            if others:
+                self._try(x, gx, self.rng.choice(others + [-1]))  # -1: a group of its own
+        return self.best
+
+    def _try(self, x: str, gx: int, h: int) -> None:
+        new = [list(g) for g in self.groups]
+        new[gx].remove(x)
+        if h < 0:
+            if not new[gx]:
+                return
+            new.append([x])
+        elif len(new[h]) < self.b.size and self.rng.random() < 0.5:
+            new[h].append(x)
+        else:
+            y = self.rng.choice(new[h])
+            new[h].remove(y)
+            new[h].append(x)
+            new[gx].append(y)
+        new = [g for g in new if g]
+        c = self.b.cost([tuple(g) for g in new])
+        worse = c - self.cur
+        if worse < 0 or (self.temp > 0 and self.rng.random() < math.exp(-worse / self.temp)):
+            self.cur, self.groups = c, new
+            if c < self.best_cost:
+                self.best_cost, self.best = c, [tuple(g) for g in new]
+
+
+def _speed(inst: Instance, job: Job) -> float:
+    """The speed of the first node group that can run `job` (as Muri's matching)."""
+    return next((ng.speed for ng in inst.node_groups if inst.misfit(job, ng) is None), 1.0)
