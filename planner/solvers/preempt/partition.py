@@ -85,14 +85,13 @@ class Batcher:
     # -- a plan ---------------------------------------------------------------------------
     def ordered(self, plan: Sequence[Ids]) -> list[Ids]:
         """The groups in Smith's order: span x GPUs / weight, smallest first."""
+        return sorted(plan, key=lambda g: (self._ratio(g), min(g)))
 
-        def smith(g: Ids) -> tuple[float, str]:
-            e = self.ends(g)
-            span = max(e[0]) if e is not None else float("inf")
-            w = sum(self.by_id[i].job.weight for i in g)
-            return (span * max(1, self.by_id[g[0]].gpus) / max(w, 1e-9), min(g))
-
-        return sorted(plan, key=smith)
+    def _ratio(self, g: Ids) -> float:
+        e = self.ends(g)
+        span = max(e[0]) if e is not None else float("inf")
+        w = sum(self.by_id[i].job.weight for i in g)
+        return span * max(1, self.by_id[g[0]].gpus) / max(w, 1e-9)
 
     def cost(self, plan: Sequence[Ids]) -> float:
         """Estimated total weighted completion time of the plan (module doc)."""
@@ -110,16 +109,17 @@ class Batcher:
     def _book(free: list[list[float]], c: int, span: float) -> float:
         """Earliest start of a c-GPU run on `free` (c GPUs of one node, or c / node size
         whole nodes), booked for `span`."""
-        gpn = len(free[0])
-        if c <= gpn:
-            node = min(range(len(free)), key=lambda i: free[i][c - 1])
+        if c <= max(len(f) for f in free):
+            fit = [i for i in range(len(free)) if len(free[i]) >= c]
+            node = min(fit, key=lambda i: free[i][c - 1])
             start = free[node][c - 1]
             lanes = free[node]
             del lanes[:c]
             at = bisect.bisect_left(lanes, start + span)
             lanes[at:at] = [start + span] * c
             return start
-        nodes = sorted(range(len(free)), key=lambda i: free[i][-1])[: max(1, c // gpn)]
+        need = max(1, c // max(len(f) for f in free))
+        nodes = sorted(range(len(free)), key=lambda i: free[i][-1])[:need]
         start = max(free[i][-1] for i in nodes)
         for i in nodes:
             free[i] = [start + span] * len(free[i])
