@@ -16,12 +16,20 @@ plan needs no preemption and is valid whether or not the instance enables it.
 
 from __future__ import annotations
 
-from planner.simulate.engine import Policy, View
+import time
+
+from planner.instance import Instance
+from planner.metrics import objective_values
+from planner.schedule import Schedule, schedule_from_dict
+from planner.simulate.engine import Policy, View, simulate
 from planner.simulate.model import Decision, Want
+from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
 from planner.simulate.policies import jobs_of, placed_as, settle, until
+from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.preempt.partition import Batcher, Ids
 from planner.solvers.preempt.policy import Keys
+from planner.verify import verify
 
 # Local-search moves per plan: on all-at-zero windows of 60 Muri jobs a plan costs well
 # under a second (experiments/preemption_targets.py).
@@ -32,6 +40,33 @@ EVALS = 10_000
 HEAT = 0.01
 # Moves per later plan (Replan), warm-started from the last one.
 REPLAN_EVALS = 300
+# Batch plans are made only for a batch: every job released at the same time, at most this
+# many (a plan of 60 jobs takes about a second; the estimate grows with jobs x groups).
+BATCH_MAX_JOBS = 150
+# Share of the time limit `batch_plan` may spend on further seeds after the first.
+BATCH_SHARE = 0.25
+
+
+def is_batch(instance: Instance) -> bool:
+    """Every job released at once, few enough for a batch plan, and groups allowed."""
+    il = instance.interleaving
+    return (
+        il.enabled
+        and il.max_group > 1
+        and 1 < len(instance.jobs) <= BATCH_MAX_JOBS
+        and len({j.release for j in instance.jobs}) == 1
+    )
+
+
+def batch_starts(instance: Instance) -> list[Keys]:
+    """The preemptive planner's extra start (search.py): the Replan policy on a batch."""
+    return [BatchKeys(mode="batch")] if is_batch(instance) else []
+
+
+def batch_policy(keys: Keys) -> Policy:
+    """Replan with a seed that follows the keys' random factors, so every point the order
+    search tries (search.py) also anneals from another seed."""
+    return Replan(keys, seed=round(sum(keys.mult.values()) * 1000) % 2**31)
 
 
 class BatchKeys(Keys):
@@ -110,3 +145,39 @@ class Replan(Policy):
             if pl is not None:
                 chosen.append(placed_as(members, pl))
         return Decision(settle(view, chosen))
+
+
+def batch_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
+    """The best verified `Batch` plan (no preemption) over seeds 0, 1, ... while
+    BATCH_SHARE of the time limit lasts (at least one); None when the instance is not a
+    batch (`is_batch`) or no plan verified."""
+    if not is_batch(instance):
+        return None
+    t0 = time.perf_counter()
+    names = list(objectives_of(instance, options))
+    best: tuple[list[float], Schedule] | None = None
+    seed = 0
+    while seed == 0 or (
+        time.perf_counter() - t0 < BATCH_SHARE * options.limit and not options.stop.is_set()
+    ):
+        try:
+            res = simulate(instance, Batch(Keys(), seed=options.seed + seed))
+        except (RuntimeError, ValueError, KeyError):
+            break  # a rule the engine does not know: the other planners answer
+        s = schedule_from_dict(result_to_schedule_dict(instance, res))
+        ov = objective_values(instance, s, names)
+        v = [ov[n] for n in names]
+        if (best is None or v < best[0]) and not verify(instance, s):
+            best = (v, s.with_(solver=f"batch-kept:seed={options.seed + seed}"))
+        seed += 1
+    return None if best is None else best[1]
+
+
+def with_batch(instance: Instance, options: SolveOptions, kept: Schedule | None) -> Schedule | None:
+    """The better of `kept` (a kept_plan, or None) and `batch_plan` on the objectives."""
+    other = batch_plan(instance, options)
+    if kept is None or other is None:
+        return kept or other
+    names = list(objectives_of(instance, options))
+    a, b = objective_values(instance, kept, names), objective_values(instance, other, names)
+    return other if [b[n] for n in names] < [a[n] for n in names] else kept

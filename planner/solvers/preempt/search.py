@@ -47,6 +47,7 @@ from planner.simulate.engine import Policy, simulate
 from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import Progress, SolveOptions, objectives_of
+from planner.solvers.preempt.batch import batch_policy, batch_starts
 from planner.solvers.preempt.filler import Filler
 from planner.solvers.preempt.policy import KeyedMuri, KeyedSrsf, Keys
 from planner.verify import verify
@@ -69,6 +70,8 @@ def make(interleave: bool, keys: Keys) -> Policy:
     interleave."""
     if not interleave or keys.mode == "solo":
         return KeyedSrsf(keys)
+    if keys.mode == "batch":
+        return batch_policy(keys)
     if keys.mode == "filler":
         return Filler(keys, keys.slack)
     return KeyedMuri(keys)
@@ -173,10 +176,12 @@ class _Search:
             self.makespan_cap = objective_values(self.instance, self.best, ["makespan"])["makespan"]
 
     def other_starts(self) -> list[Keys]:
-        """With interleaving: the same order without groups, and with fillers (filler.py)."""
+        """With interleaving: the same order without groups, with fillers (filler.py) and,
+        on a batch, re-planned similar-length groups (batch.py)."""
         if not self.interleave_runs:
             return []
-        return [Keys(mode="solo")] + [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
+        fillers = [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
+        return [Keys(mode="solo"), *fillers, *batch_starts(self.instance)]
 
     def candidates(self) -> Iterator[Keys]:
         weights = {j.weight for j in self.instance.jobs}
