@@ -16,18 +16,19 @@ plan needs no preemption and is valid whether or not the instance enables it.
 
 from __future__ import annotations
 
+import math
 import time
 
 from planner.instance import Instance
 from planner.metrics import objective_values
-from planner.schedule import Schedule, schedule_from_dict
+from planner.schedule import Placement, Schedule, schedule_from_dict
 from planner.simulate.engine import Policy, View, simulate
-from planner.simulate.model import Decision, Want
+from planner.simulate.model import Decision, PlacementT, SimJob, Want
 from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
 from planner.simulate.policies import jobs_of, placed_as, settle, until
 from planner.solvers.options import SolveOptions, objectives_of
-from planner.solvers.preempt.partition import Batcher, Ids
+from planner.solvers.preempt.partition import Batcher, Ids, Timed
 from planner.solvers.preempt.policy import Keys
 from planner.verify import verify
 
@@ -38,6 +39,8 @@ EVALS = 10_000
 # jobs 0-59 without preemption, 0.01 gives 1.12-1.18x sjf's avg JCT over three seeds,
 # hill climbing (0) 1.11-1.12x.
 HEAT = 0.01
+# Time units by which a planned start may be "now" (float noise of the estimate).
+EPS = 1e-6
 # Moves per later plan (Replan), warm-started from the last one.
 REPLAN_EVALS = 300
 # Batch plans are made only for a batch: every job released at the same time, at most this
@@ -86,35 +89,65 @@ class Batch(Policy):
         self.name = "batch"
         self.keys, self.evals, self.seed = keys, evals, seed
         self.plan: list[Ids] = []
+        self.timed: list[Timed] | None = None
         self.planned: set[str] = set()
+        self.t0 = 0
 
     def decide(self, view: View) -> Decision:
         waiting = sorted((s for s in view.jobs if s.run is None), key=self.keys.key)
         wait_ids = {s.id for s in waiting}
         if wait_ids - self.planned:
-            self.plan = Batcher(view.instance, waiting).plan(self.evals, self.seed, HEAT)
-            self.planned = set(wait_ids)
+            b = Batcher(view.instance, waiting)
+            self.plan = b.plan(self.evals, self.seed, HEAT)
+            # the estimate's starts hold only on a cluster nothing holds
+            self.timed = b.timed(self.plan) if not view.runs else None
+            self.planned, self.t0 = set(wait_ids), view.now
         by_id = {s.id: s for s in view.jobs}
         p = Packer(view.instance, view.now)
         wants = []
         for info in view.runs.values():
             p.book_running(info.placement, [by_id[a].job for a in info.members])
             wants.append(Want(info.members, info.placement))
-        for g in self.plan:
-            if not all(i in wait_ids for i in g):
+        wake: float | None = None
+        timed = self.timed or [Timed(g, 0.0, ()) for g in self.plan]
+        for t in timed:
+            if not all(i in wait_ids for i in t.ids):
                 continue
-            members = [by_id[i] for i in g]
-            pl = p.place(jobs_of(members), until(view, members))
+            if self.t0 + t.start > view.now + EPS:
+                wake = self.t0 + t.start if wake is None else min(wake, self.t0 + t.start)
+                continue
+            members = [by_id[i] for i in t.ids]
+            pl = on_nodes(view, p, members, t.nodes)
             if pl is not None:
-                wants.append(Want(g, pl))
-        return Decision(tuple(wants))
+                wants.append(Want(t.ids, pl))
+        return Decision(tuple(wants), None if wake is None else math.ceil(wake - EPS))
+
+
+def on_nodes(
+    view: View, p: Packer, members: list[SimJob], nodes: tuple[int, ...]
+) -> PlacementT | None:
+    """The group booked on `nodes` (c GPUs of one node, or all of each node) if they are
+    free now; first fit anywhere when no nodes are given."""
+    jobs, end = jobs_of(members), until(view, members)
+    if not nodes:
+        return p.place(jobs, end)
+    inst = view.instance
+    c = max(1, members[0].gpus)
+    if len(nodes) == 1 and c <= inst.nodes[nodes[0]].gpus:
+        free = sorted(p.free[nodes[0]])
+        pl: PlacementT = (Placement(inst.nodes[nodes[0]].name, tuple(free[:c])),)
+        if len(free) < c:
+            return None
+    else:
+        pl = tuple(Placement(inst.nodes[i].name, tuple(range(inst.nodes[i].gpus))) for i in nodes)
+    return pl if p.take(pl, jobs, end) else None
 
 
 class Replan(Policy):
     """With preemption: at every decision all unfinished jobs are planned again from their
     remaining work (`Batcher.plan`, warm-started from the last plan, REPLAN_EVALS moves),
-    and the plan's groups start first fit in its order; `settle` keeps an unchanged run on
-    its GPUs, a changed one restarts (contract §8 restart costs)."""
+    and the groups the plan starts now run; `settle` keeps an unchanged run on its GPUs, a
+    changed one restarts (contract §8 restart costs)."""
 
     preemptive = True
 
@@ -136,11 +169,14 @@ class Replan(Policy):
             seen = {i for g in start for i in g}
             start += [(s.id,) for s in order if s.id not in seen]
             self.plan = b.plan(REPLAN_EVALS, self.seed + len(ids), 0.0, start)
+        timed = b.timed(self.plan) or []
         by_id = {s.id: s for s in order}
         p = Packer(view.instance, view.now)
         chosen = []
-        for g in self.plan:
-            members = [by_id[i] for i in g]
+        for t in timed:
+            if t.start > EPS:
+                continue
+            members = [by_id[i] for i in t.ids]
             pl = p.place(jobs_of(members), until(view, members))
             if pl is not None:
                 chosen.append(placed_as(members, pl))

@@ -22,12 +22,22 @@ import bisect
 import math
 import random
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from planner.durations import group_admissible, member_elapsed_ms, solo_iteration_ms, stage_tuple
 from planner.instance import Instance, Job
 from planner.simulate.model import SimJob
 
 Ids = tuple[str, ...]
+
+
+class Timed(NamedTuple):
+    """A group of a plan with the start (time units after the plan's) and the nodes the
+    estimate gives it."""
+
+    ids: Ids
+    start: float
+    nodes: tuple[int, ...]
 
 
 class Batcher:
@@ -41,6 +51,7 @@ class Batcher:
         self.size = inst.interleaving.max_group if inst.interleaving.enabled else 1
         self._spans: dict[Ids, tuple[tuple[float, ...], float] | None] = {}
         self._ok: dict[tuple[int, tuple[str, ...]], bool] = {}
+        self._eligible: dict[tuple[int, str | None], list[int]] = {}
 
     # -- one group ------------------------------------------------------------------------
     def ends(self, ids: Ids) -> tuple[tuple[float, ...], float] | None:
@@ -95,35 +106,66 @@ class Batcher:
 
     def cost(self, plan: Sequence[Ids]) -> float:
         """Estimated total weighted completion time of the plan (module doc)."""
-        free = [[0.0] * n.gpus for n in self.inst.nodes]  # per node, GPU free times sorted
+        timed = self.timed(plan)
+        if timed is None:
+            return float("inf")
         total = 0.0
+        for t in timed:
+            e = self.ends(t.ids)
+            assert e is not None
+            total += e[1] + t.start * sum(self.by_id[i].job.weight for i in t.ids)
+        return total
+
+    def timed(self, plan: Sequence[Ids]) -> list[Timed] | None:
+        """The plan's groups in Smith's order with the start and the nodes (indices into
+        `inst.nodes`) the estimate gives them; None if some group is not admissible."""
+        free = [[0.0] * n.gpus for n in self.inst.nodes]  # per node, GPU free times sorted
+        out = []
         for g in self.ordered(plan):
             e = self.ends(g)
             if e is None:
-                return float("inf")
-            start = self._book(free, max(1, self.by_id[g[0]].gpus), max(e[0]))
-            total += e[1] + start * sum(self.by_id[i].job.weight for i in g)
-        return total
+                return None
+            job = self.by_id[g[0]].job
+            start, nodes = self._book(free, self._nodes(job), max(1, job.gpus), max(e[0]))
+            out.append(Timed(g, start, nodes))
+        return out
+
+    def _nodes(self, job: Job) -> list[int]:
+        """Indices of the nodes `job` may use (a multi-node job: its first node group's)."""
+        key = (job.gpus, job.model)
+        got = self._eligible.get(key)
+        if got is None:
+            groups = [g for g in self.inst.eligible_groups(job) if self.inst.misfit(job, g) is None]
+            if job.gpus > min((g.gpus for g in groups), default=0):
+                groups = groups[:1]
+            names = {g.name for g in groups}
+            got = [n.index for n in self.inst.nodes if n.group.name in names]
+            self._eligible[key] = got
+        return got
 
     @staticmethod
-    def _book(free: list[list[float]], c: int, span: float) -> float:
-        """Earliest start of a c-GPU run on `free` (c GPUs of one node, or c / node size
-        whole nodes), booked for `span`."""
-        if c <= max(len(f) for f in free):
-            fit = [i for i in range(len(free)) if len(free[i]) >= c]
+    def _book(
+        free: list[list[float]], nodes: Sequence[int], c: int, span: float
+    ) -> tuple[float, tuple[int, ...]]:
+        """Earliest start of a c-GPU run on `nodes` of `free` (c GPUs of one node, or
+        c / node size whole nodes), booked for `span`; with the nodes it takes."""
+        fit = [i for i in nodes if len(free[i]) >= c]
+        if fit:
             node = min(fit, key=lambda i: free[i][c - 1])
             start = free[node][c - 1]
             lanes = free[node]
             del lanes[:c]
             at = bisect.bisect_left(lanes, start + span)
             lanes[at:at] = [start + span] * c
-            return start
-        need = max(1, c // max(len(f) for f in free))
-        nodes = sorted(range(len(free)), key=lambda i: free[i][-1])[:need]
-        start = max(free[i][-1] for i in nodes)
-        for i in nodes:
+            return start, (node,)
+        if not nodes:
+            return float("inf"), ()
+        need = max(1, c // len(free[nodes[0]]))
+        took = sorted(nodes, key=lambda i: free[i][-1])[:need]
+        start = max(free[i][-1] for i in took)
+        for i in took:
             free[i] = [start + span] * len(free[i])
-        return start
+        return start, tuple(sorted(took))
 
     def consecutive(self) -> list[Ids]:
         """Dynamic programming over consecutive jobs of each GPU count (module doc)."""
