@@ -107,7 +107,7 @@ def test_estimate_equals_the_engine_run(seed, whole):
     pol = Batch(BatchKeys(), evals=300, seed=seed)
     s = run(inst, pol)
     assert verify(inst, s) == []
-    est = Batcher(inst, waiting(inst)).cost(pol.plan)
+    est = Batcher(inst, waiting(inst)).cost(pol.plan, as_listed=True)
     assert est <= total(inst, s) <= est + len(inst.jobs) * len(pol.plan)
 
 
@@ -123,7 +123,8 @@ def test_search_never_worsens_its_start(seed):
     for heat in (0.0, 0.01):
         plan = b.plan(500, seed, heat)
         assert sorted(i for g in plan for i in g) == sorted(j.id for j in inst.jobs)
-        assert b.cost(plan) <= b.cost(start)
+        # annealing keeps the best groups (in Smith's order); reordering only improves
+        assert b.cost(plan, as_listed=True) <= b.cost(plan) <= b.cost(start)
 
 
 def batch_instance(seed: int, preemption: bool) -> Instance:

@@ -100,7 +100,7 @@ class Batch(Policy):
             b = Batcher(view.instance, waiting)
             self.plan = b.plan(self.evals, self.seed, HEAT)
             # the estimate's starts hold only on a cluster nothing holds
-            self.timed = b.timed(self.plan) if not view.runs else None
+            self.timed = b.timed(self.plan, as_listed=True) if not view.runs else None
             self.planned, self.t0 = set(wait_ids), view.now
         by_id = {s.id: s for s in view.jobs}
         p = Packer(view.instance, view.now)
@@ -169,7 +169,7 @@ class Replan(Policy):
             seen = {i for g in start for i in g}
             start += [(s.id,) for s in order if s.id not in seen]
             self.plan = b.plan(REPLAN_EVALS, self.seed + len(ids), 0.0, start)
-        timed = b.timed(self.plan) or []
+        timed = b.timed(self.plan, as_listed=True) or []
         by_id = {s.id: s for s in order}
         p = Packer(view.instance, view.now)
         chosen = []
