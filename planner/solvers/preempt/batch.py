@@ -47,7 +47,7 @@ REPLAN_EVALS = 300
 # many (a plan of 60 jobs takes about a second; the estimate grows with jobs x groups).
 BATCH_MAX_JOBS = 150
 # Share of the time limit `batch_plan` may spend on further seeds after the first.
-BATCH_SHARE = 0.25
+BATCH_SHARE = 0.4
 
 
 def is_batch(instance: Instance) -> bool:
