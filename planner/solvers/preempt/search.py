@@ -70,7 +70,7 @@ def make(interleave: bool, keys: Keys) -> Policy:
     interleave."""
     if not interleave or keys.mode == "solo":
         return KeyedSrsf(keys)
-    if keys.mode == "batch":
+    if keys.mode.startswith("batch"):
         return batch_policy(keys)
     if keys.mode == "filler":
         return Filler(keys, keys.slack)
