@@ -177,7 +177,7 @@ class _Search:
 
     def other_starts(self) -> list[Keys]:
         """With interleaving: the same order without groups, with fillers (filler.py) and,
-        on a batch, re-planned similar-length groups (batch.py)."""
+        on a batch, similar-length groups re-planned or kept (batch.py)."""
         if not self.interleave_runs:
             return []
         fillers = [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
