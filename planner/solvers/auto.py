@@ -42,6 +42,7 @@ from planner.solvers.greedy import solve_greedy
 from planner.solvers.improve import improve
 from planner.solvers.options import DEFAULT_TIME_LIMIT, SolveOptions, objectives_of
 from planner.solvers.preempt import solve_preempt
+from planner.solvers.preempt.batch import with_batch
 from planner.solvers.preempt.kept import better_of, kept_plan
 from planner.solvers.preempt.search import SRSF_MAX_JOBS
 
@@ -114,7 +115,7 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     kept = None
     if not instance.preemption.enabled:
         # Muri's grouping with groups kept to the end: a second plan, compared at the end
-        kept = kept_plan(instance, options)
+        kept = with_batch(instance, options, kept_plan(instance, options))
         options = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
     t1 = time.perf_counter()  # options.limit counts from here
     if instance.preemption.enabled and len(instance.jobs) <= SRSF_MAX_JOBS:

@@ -57,6 +57,7 @@ from planner.simulate.engine import Policy, Snapshot, Stopped, simulate
 from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import Progress, SolveOptions, objectives_of
+from planner.solvers.preempt.batch import batch_policy, batch_starts
 from planner.solvers.preempt.filler import Filler
 from planner.solvers.preempt.policy import REGROUP, KeyedMuri, KeyedSrsf, Keys, Memo
 from planner.verify import verify
@@ -97,6 +98,8 @@ def make(interleave: bool, keys: Keys, memo: Memo | None = None) -> Policy:
     interleave."""
     if not interleave or keys.mode == "solo":
         return KeyedSrsf(keys)
+    if keys.mode.startswith("batch"):
+        return batch_policy(keys)
     if keys.mode == "filler":
         return Filler(keys, keys.slack)
     return KeyedMuri(keys, memo)
@@ -191,6 +194,8 @@ class _Search:
         base = self.best_keys
         if not self.snaps or replace(keys, mult={}) != replace(base, mult={}):
             return None
+        if keys.mode.startswith("batch"):  # batch.Replan keeps a plan between decisions
+            return None
         changed = [a for a in {*keys.mult, *base.mult} if keys.mult.get(a) != base.mult.get(a)]
         if not changed:
             return None
@@ -259,10 +264,13 @@ class _Search:
             self.makespan_cap = objective_values(self.instance, self.best, ["makespan"])["makespan"]
 
     def other_starts(self) -> list[Keys]:
-        """With interleaving: the same order without groups, and with fillers (filler.py)."""
+        """With interleaving: Muri's groups re-formed for throughput (regroup.py), the same
+        order without groups, with fillers (filler.py) and, on a batch, similar-length
+        groups re-planned or kept (batch.py)."""
         if not self.interleave_runs:
             return []
-        return [REGROUP, Keys(mode="solo")] + [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
+        fillers = [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
+        return [REGROUP, Keys(mode="solo"), *fillers, *batch_starts(self.instance)]
 
     def candidates(self) -> Iterator[Keys]:
         for keys in self.structured():

@@ -1,0 +1,227 @@
+"""A policy that runs a batch plan (`partition.py`): groups of similar length, in Smith's
+order, each kept to its last member's end.
+
+Grouping pays through throughput: a pair runs each member at rate r = solo iteration /
+group cycle, together r_a + r_b > 1 solo-jobs per unit of time, so the jobs waiting behind
+it start sooner; its price is that every member runs slower. When the queue is long (all
+jobs at time 0 on a busy cluster) the right groups are a planning problem of their own,
+which `partition.Batcher` solves for the waiting jobs.
+
+At each decision: if a waiting job is not in the plan (a release), the waiting jobs are
+planned again (`Batcher.plan`, EVALS local-search moves, seeded); then what runs keeps its
+GPUs and the plan's groups whose members all wait start first fit, in the plan's order
+(backfilling: a group that does not fit is passed over). No run is ever stopped, so the
+plan needs no preemption and is valid whether or not the instance enables it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from planner.instance import Instance
+from planner.metrics import objective_values
+from planner.schedule import Placement, Schedule, schedule_from_dict
+from planner.simulate.engine import Policy, View, simulate
+from planner.simulate.model import Decision, PlacementT, SimJob, Want
+from planner.simulate.output import result_to_schedule_dict
+from planner.simulate.packer import Packer
+from planner.simulate.policies import jobs_of, placed_as, settle, until
+from planner.solvers.options import SolveOptions, objectives_of
+from planner.solvers.preempt.partition import Batcher, Ids, Timed
+from planner.solvers.preempt.policy import Keys
+from planner.verify import verify
+
+# Local-search moves per plan: on all-at-zero windows of 60 Muri jobs a plan costs well
+# under a second (experiments/preemption_targets.py).
+EVALS = 10_000
+# Annealing heat of a first plan (partition._Search): on trace2's all-at-zero window of
+# jobs 0-59 without preemption, 0.01 gives 1.12-1.18x sjf's avg JCT over three seeds,
+# hill climbing (0) 1.11-1.12x.
+HEAT = 0.01
+# Time units by which a planned start may be "now" (float noise of the estimate).
+EPS = 1e-6
+# Moves per later plan (Replan), warm-started from the last one.
+REPLAN_EVALS = 300
+# Batch plans are made only for a batch: every job released at the same time, at most this
+# many (a plan of 60 jobs takes about a second; the estimate grows with jobs x groups).
+BATCH_MAX_JOBS = 150
+# Share of the time limit `batch_plan` may spend on further seeds after the first.
+BATCH_SHARE = 0.4
+
+
+def is_batch(instance: Instance) -> bool:
+    """Every job released at once, few enough for a batch plan, and groups allowed."""
+    il = instance.interleaving
+    return (
+        il.enabled
+        and il.max_group > 1
+        and 1 < len(instance.jobs) <= BATCH_MAX_JOBS
+        and len({j.release for j in instance.jobs}) == 1
+    )
+
+
+def batch_starts(instance: Instance) -> list[Keys]:
+    """The preemptive planner's extra starts (search.py) on a batch: `Replan` (mode
+    "batch") and the kept plan `Batch` (mode "batch-kept", valid with preemption too; on
+    trace4 jobs 60-119 it beats Replan, experiments/preemption_targets.py)."""
+    if not is_batch(instance):
+        return []
+    return [BatchKeys(mode="batch"), BatchKeys(mode="batch-kept")]
+
+
+def batch_policy(keys: Keys) -> Policy:
+    """The policy of a batch mode, with a seed that follows the keys' random factors, so
+    every point the order search tries (search.py) also anneals from another seed."""
+    seed = round(sum(keys.mult.values()) * 1000) % 2**31
+    return Batch(keys, seed=seed) if keys.mode == "batch-kept" else Replan(keys, seed=seed)
+
+
+class BatchKeys(Keys):
+    """`Keys` whose modes "batch" and "batch-kept" run `Replan` and `Batch` (see `make` in
+    search.py)."""
+
+    @property
+    def policy(self) -> str:
+        if self.mode.startswith("batch"):
+            return self.mode
+        return Keys.policy.fget(self)  # type: ignore[attr-defined]
+
+
+class Batch(Policy):
+    """Runs the batch plan of the waiting jobs (module doc)."""
+
+    preemptive = False
+
+    def __init__(self, keys: Keys, evals: int = EVALS, seed: int = 0):
+        self.name = "batch"
+        self.keys, self.evals, self.seed = keys, evals, seed
+        self.plan: list[Ids] = []
+        self.timed: list[Timed] | None = None
+        self.planned: set[str] = set()
+        self.t0 = 0
+
+    def decide(self, view: View) -> Decision:
+        waiting = sorted((s for s in view.jobs if s.run is None), key=self.keys.key)
+        wait_ids = {s.id for s in waiting}
+        if wait_ids - self.planned:
+            b = Batcher(view.instance, waiting)
+            self.plan = b.plan(self.evals, self.seed, HEAT)
+            # the estimate's starts hold only on a cluster nothing holds
+            self.timed = b.timed(self.plan, as_listed=True) if not view.runs else None
+            self.planned, self.t0 = set(wait_ids), view.now
+        by_id = {s.id: s for s in view.jobs}
+        p = Packer(view.instance, view.now)
+        wants = []
+        for info in view.runs.values():
+            p.book_running(info.placement, [by_id[a].job for a in info.members])
+            wants.append(Want(info.members, info.placement))
+        wake: float | None = None
+        timed = self.timed or [Timed(g, 0.0, ()) for g in self.plan]
+        for t in timed:
+            if not all(i in wait_ids for i in t.ids):
+                continue
+            if self.t0 + t.start > view.now + EPS:
+                wake = self.t0 + t.start if wake is None else min(wake, self.t0 + t.start)
+                continue
+            members = [by_id[i] for i in t.ids]
+            pl = on_nodes(view, p, members, t.nodes)
+            if pl is not None:
+                wants.append(Want(t.ids, pl))
+        return Decision(tuple(wants), None if wake is None else math.ceil(wake - EPS))
+
+
+def on_nodes(
+    view: View, p: Packer, members: list[SimJob], nodes: tuple[int, ...]
+) -> PlacementT | None:
+    """The group booked on `nodes` (c GPUs of one node, or all of each node) if they are
+    free now; first fit anywhere when no nodes are given."""
+    jobs, end = jobs_of(members), until(view, members)
+    if not nodes:
+        return p.place(jobs, end)
+    inst = view.instance
+    c = max(1, members[0].gpus)
+    if len(nodes) == 1 and c <= inst.nodes[nodes[0]].gpus:
+        free = sorted(p.free[nodes[0]])
+        pl: PlacementT = (Placement(inst.nodes[nodes[0]].name, tuple(free[:c])),)
+        if len(free) < c:
+            return None
+    else:
+        pl = tuple(Placement(inst.nodes[i].name, tuple(range(inst.nodes[i].gpus))) for i in nodes)
+    return pl if p.take(pl, jobs, end) else None
+
+
+class Replan(Policy):
+    """With preemption: at every decision all unfinished jobs are planned again from their
+    remaining work (`Batcher.plan`, warm-started from the last plan, REPLAN_EVALS moves),
+    and the groups the plan starts now run; `settle` keeps an unchanged run on its GPUs, a
+    changed one restarts (contract §8 restart costs)."""
+
+    preemptive = True
+
+    def __init__(self, keys: Keys, evals: int = EVALS, seed: int = 0):
+        self.name = "batch"
+        self.keys, self.evals, self.seed = keys, evals, seed
+        self.plan: list[Ids] | None = None
+
+    def decide(self, view: View) -> Decision:
+        order = sorted(view.jobs, key=self.keys.key)
+        if not order:
+            return Decision(())
+        b = Batcher(view.instance, order)
+        if self.plan is None:
+            self.plan = b.plan(self.evals, self.seed, HEAT)
+        else:
+            ids = {s.id for s in order}
+            start = [g2 for g in self.plan if (g2 := tuple(i for i in g if i in ids))]
+            seen = {i for g in start for i in g}
+            start += [(s.id,) for s in order if s.id not in seen]
+            self.plan = b.plan(REPLAN_EVALS, self.seed + len(ids), 0.0, start)
+        timed = b.timed(self.plan, as_listed=True) or []
+        by_id = {s.id: s for s in order}
+        p = Packer(view.instance, view.now)
+        chosen = []
+        for t in timed:
+            if t.start > EPS:
+                continue
+            members = [by_id[i] for i in t.ids]
+            pl = p.place(jobs_of(members), until(view, members))
+            if pl is not None:
+                chosen.append(placed_as(members, pl))
+        return Decision(settle(view, chosen))
+
+
+def batch_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
+    """The best verified `Batch` plan (no preemption) over seeds 0, 1, ... while
+    BATCH_SHARE of the time limit lasts (at least one); None when the instance is not a
+    batch (`is_batch`) or no plan verified."""
+    if not is_batch(instance):
+        return None
+    t0 = time.perf_counter()
+    names = list(objectives_of(instance, options))
+    best: tuple[list[float], Schedule] | None = None
+    seed = 0
+    while seed == 0 or (
+        time.perf_counter() - t0 < BATCH_SHARE * options.limit and not options.stop.is_set()
+    ):
+        try:
+            res = simulate(instance, Batch(Keys(), seed=options.seed + seed))
+        except (RuntimeError, ValueError, KeyError):
+            break  # a rule the engine does not know: the other planners answer
+        s = schedule_from_dict(result_to_schedule_dict(instance, res))
+        ov = objective_values(instance, s, names)
+        v = [ov[n] for n in names]
+        if (best is None or v < best[0]) and not verify(instance, s):
+            best = (v, s.with_(solver=f"batch-kept:seed={options.seed + seed}"))
+        seed += 1
+    return None if best is None else best[1]
+
+
+def with_batch(instance: Instance, options: SolveOptions, kept: Schedule | None) -> Schedule | None:
+    """The better of `kept` (a kept_plan, or None) and `batch_plan` on the objectives."""
+    other = batch_plan(instance, options)
+    if kept is None or other is None:
+        return kept or other
+    names = list(objectives_of(instance, options))
+    a, b = objective_values(instance, kept, names), objective_values(instance, other, names)
+    return other if [b[n] for n in names] < [a[n] for n in names] else kept
