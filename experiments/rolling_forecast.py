@@ -2,14 +2,15 @@
 
     .venv/bin/python experiments/rolling_forecast.py PATH/TO/cluster_trace.csv \
         [--first N] [--solver auto] [--budget 1] [--windows 0,100000] [--repeats 1]
-        [--follow] [--trust 0]
+        [--follow] [--trust 0.2]
 
 Imports the trace as experiments/simulate_fidelity.py does (8 nodes x 8 GPUs, time unit s,
 Muri's restart costs, preemption on) and runs `muri-s`, then `plan:SOLVER` with each
 forecast window (time units; 0: no phantoms, the plan holds the known jobs only) and
 `--repeats` copies of the window ahead (planner/simulate/forecast.py); `--follow`: plan at
-arrivals only and follow the plan at the completions between them; `--trust S`: keep Muri's
-own decision unless the plan beats the planner's Muri start by the share S. Every realized
+arrivals only and follow the plan at the completions between them; `--trust S`: keep the
+planner's own online rule (`policy.REGROUP`) unless the plan beats that rule's engine start
+by the share S (default: `rolling.DEFAULT_TRUST`). Every realized
 schedule is checked by `planner.verify`; the last column says so.
 """
 
@@ -24,7 +25,7 @@ from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
 from planner.simulate import Policy, make_policy, simulate
 from planner.simulate.output import result_to_schedule_dict, sim_metrics
-from planner.simulate.rolling import RollingHorizon
+from planner.simulate.rolling import DEFAULT_TRUST, RollingHorizon
 from planner.verify import verify
 
 
@@ -37,7 +38,7 @@ def main() -> None:
     ap.add_argument("--windows", default="0,100000")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--follow", action="store_true")
-    ap.add_argument("--trust", type=float, default=0.0)
+    ap.add_argument("--trust", type=float, default=DEFAULT_TRUST)
     args = ap.parse_args()
     doc = muri_to_instance(
         args.trace, name=args.trace.stem, nodes=8, gpus_per_node=8, first=args.first,

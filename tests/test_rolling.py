@@ -150,7 +150,7 @@ def test_a_short_arrival_preempts_the_long_job_as_the_plan_says() -> None:
         PROFILES,
         preemption=Preemption(True, 2),
     )
-    res = realize(inst, RollingHorizon("auto", budget=0.2))
+    res = realize(inst, RollingHorizon("auto", budget=0.2, trust=0.0))
     assert [(s.start, s.end) for s in res.segments["short"]] == [(5, 15)]
     assert [(s.start, s.end) for s in res.segments["long"]] == [(0, 5), (15, 15 + 2 + 95)]
 
@@ -176,7 +176,7 @@ def test_a_followed_plan_is_what_the_cluster_runs(solver: str) -> None:
         [("A", 2, 40), ("B", 2, 60), ("A", 1, 30), ("B", 1, 50), ("A", 2, 20), ("B", 1, 15)]
     )]  # fmt: skip
     inst = cluster(*jobs, nodes=2)
-    pol = PlanKeeper(solver, budget=0.2, window=0, follow=True)
+    pol = PlanKeeper(solver, budget=0.2, window=0, follow=True, trust=0.0)
     res = realize(inst, pol)
     assert len(pol.made) == 1 < res.info["decisions"]
     plan = {a.id: [(p.start, p.end) for p in a.pieces()] for a in pol.made[0].jobs}
@@ -185,8 +185,8 @@ def test_a_followed_plan_is_what_the_cluster_runs(solver: str) -> None:
 
 def test_following_plans_again_when_a_job_arrives() -> None:
     inst = arrivals()
-    follow = PlanKeeper("greedy", budget=0.2, window=0, follow=True)
-    every = PlanKeeper("greedy", budget=0.2, window=0)
+    follow = PlanKeeper("greedy", budget=0.2, window=0, follow=True, trust=0.0)
+    every = PlanKeeper("greedy", budget=0.2, window=0, trust=0.0)
     realize(inst, every)
     realize(inst, follow)
     releases = {j.release for j in inst.jobs if not j.after}
