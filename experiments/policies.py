@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from muri_figures import MURI  # a module beside this script
+
 from planner.importers.muri import muri_to_instance
 from planner.instance import Instance
 from planner.metrics import metrics
@@ -33,14 +35,6 @@ from planner.simulate import POLICIES, make_policy, result_to_schedule_dict, sim
 from planner.solvers import SolveOptions, solve
 from planner.verify import verify
 
-# Muri's simulator on cluster_trace.csv, 8 x 8 GPUs: (avg JCT s, makespan s).
-MURI = {
-    "srsf-p": (233_909, 4_198_587),
-    "srtf": (247_453, 4_066_820),
-    "tiresias": (328_737, 3_991_729),
-    "muri-s": (120_034, 2_663_199),
-    "muri-l": (127_846, 2_671_191),
-}
 COLUMNS = ["run", "avg JCT (s)", "Muri sim", "makespan (s)", "Muri sim", "policy s/decision"]
 COLUMNS += ["wall (s)", "preemptions", "groups", "violations"]
 

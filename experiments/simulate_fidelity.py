@@ -19,21 +19,14 @@ import argparse
 import time
 from pathlib import Path
 
+from muri_figures import MURI  # a module beside this script
+
 from planner.importers.muri import muri_to_instance
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
 from planner.simulate import make_policy, simulate
 from planner.simulate.output import result_to_schedule_dict, sim_metrics
 from planner.verify import verify
-
-# Muri's simulator on cluster_trace.csv, 8 x 8 GPUs: (avg JCT s, makespan s).
-MURI = {
-    "srsf-p": (233_909, 4_198_587),
-    "srtf": (247_453, 4_066_820),
-    "tiresias": (328_737, 3_991_729),
-    "muri-s": (120_034, 2_663_199),
-    "muri-l": (127_846, 2_671_191),
-}
 
 
 def main() -> None:

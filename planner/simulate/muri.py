@@ -19,7 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from planner.durations import group_admissible, group_cycle, stage_tuple
+from planner.durations import (
+    StageTuple,
+    group_admissible,
+    group_cycle,
+    solo_iteration_ms,
+    stage_tuple,
+)
 from planner.instance import Instance, Job
 from planner.simulate.engine import Policy, View
 from planner.simulate.matching import TypeMatcher
@@ -80,23 +86,28 @@ class Muri(Policy):
         return {k: lst[: taken[k]] for k, lst in by_k.items() if taken[k]}
 
     def _group(self, view: View, cands: dict[int, list[SimJob]]) -> list[Pack]:
-        inst = view.instance
-        capacity = self._capacity(view)
-        need = sum(k * len(v) for k, v in cands.items())
+        excess = sum(k * len(v) for k, v in cands.items()) - self._capacity(view)
         packs: dict[int, list[Pack]] = {k: [[s] for s in v] for k, v in cands.items()}
-        for _round in range(inst.interleaving.max_group):
-            if need <= capacity:
+        for _round in range(view.instance.interleaving.max_group):
+            if excess <= 0:
                 break
             for k in list(packs):
-                merged: list[Pack] = []
-                for item in self._match(view, packs[k]):
-                    if len(item) == 2 and need > capacity:
-                        merged.append(item[0] + item[1])
-                        need -= k
-                    else:
-                        merged.extend(item)
-                packs[k] = merged
+                packs[k], excess = self._merge_round(view, packs[k], excess)
         return [pk for v in packs.values() for pk in v]
+
+    def _merge_round(self, view: View, packs: list[Pack], excess: int) -> tuple[list[Pack], int]:
+        """One round of matching `packs` (one GPU count): matched pairs are merged in order
+        while the candidates need `excess` > 0 more GPUs than the cluster has; returns the
+        packs and the excess left."""
+        k = packs[0][0].gpus
+        merged: list[Pack] = []
+        for item in self._match(view, packs):
+            if len(item) == 2 and excess > 0:
+                merged.append(item[0] + item[1])
+                excess -= k
+            else:
+                merged.extend(item)
+        return merged, excess
 
     def _free_packer(self, view: View) -> Packer:
         """The GPUs candidates may take (a hook, as `_capacity`: the whole cluster here)."""
@@ -133,15 +144,27 @@ class Muri(Policy):
 def _used_ratio(inst: Instance, gpus: int, models: tuple[str, ...]) -> float:
     """Muri's matching weight: the share of the 4 resource slots the group keeps busy; 0 for
     a group contract §4 does not admit (on the first node group that can run the count)."""
+    found = group_on_first_fit(inst, gpus, models)
+    if found is None:
+        return 0.0
+    stages, _solo, cycle = found
+    return sum(sum(st) for st in stages) / (4 * cycle)
+
+
+def group_on_first_fit(
+    inst: Instance, gpus: int, models: tuple[str, ...]
+) -> tuple[list[StageTuple], list[float], float] | None:
+    """Stages, solo iteration times (ms) and cycle c(G) of a group of `models` at `gpus` on
+    the first node group that can run the count; None if contract §4 does not admit it
+    there (or a member has no model)."""
+    if not all(models):
+        return None
     jobs = [Job(f"_{i}", gpus, m, 1) for i, m in enumerate(models)]
-    if any(not m for m in models):
-        return 0.0
     groups = [ng for ng in inst.node_groups if inst.misfit(jobs[0], ng) is None]
-    if not groups:
-        return 0.0
-    ng = groups[0]
-    if not group_admissible(inst, jobs, ng.speed, ng.gpu_mem_gb):
-        return 0.0
-    stages = [stage_tuple(inst.gpu_profile(j), ng.speed) for j in jobs]
-    busy = sum(sum(st) for st in stages)
-    return busy / (4 * group_cycle(stages, inst.interleaving.overhead))
+    if not groups or not group_admissible(inst, jobs, groups[0].speed, groups[0].gpu_mem_gb):
+        return None
+    speed = groups[0].speed
+    gps = [inst.gpu_profile(j) for j in jobs]
+    stages = [stage_tuple(gp, speed) for gp in gps]
+    solo = [solo_iteration_ms(gp, speed) for gp in gps]
+    return stages, solo, group_cycle(stages, inst.interleaving.overhead)

@@ -37,6 +37,11 @@ class Keys:
     regroup: bool = False
 
     @property
+    def shape(self) -> tuple[float, bool, str, float, bool]:
+        """Everything but the per-job factors: one structured candidate of the search."""
+        return (self.gpu_exp, self.weighted, self.mode, self.slack, self.regroup)
+
+    @property
     def policy(self) -> str:
         """The policy's name as the schedule reports it."""
         if self.mode == "muri" and self.regroup:
@@ -98,23 +103,14 @@ class KeyedMuri(Muri):
         cluster_trace.csv with the throughput search (`regroup.py`), online, one run each:
         115,125 s average JCT; biggest count first, round by round 112,226 s; each count
         to the end first 111,674 s (with GPUs^1.5 in the order: 110,314 s)."""
-        size = view.instance.interleaving.max_group
-        capacity = self._capacity(view)
-        need = sum(k * len(v) for k, v in cands.items())
+        excess = sum(k * len(v) for k, v in cands.items()) - self._capacity(view)
         out: list[Pack] = []
         for k in sorted(cands, reverse=True):
             packs: list[Pack] = [[s] for s in cands[k]]
-            for _round in range(size):
-                if need <= capacity:
+            for _round in range(view.instance.interleaving.max_group):
+                if excess <= 0:
                     break
-                merged: list[Pack] = []
-                for item in self._match(view, packs):
-                    if len(item) == 2 and need > capacity:
-                        merged.append(item[0] + item[1])
-                        need -= k
-                    else:
-                        merged.extend(item)
-                packs = merged
+                packs, excess = self._merge_round(view, packs, excess)
             out.extend(packs)
         return out
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner.durations import group_admissible, group_cycle, solo_iteration_ms, stage_tuple
-from planner.instance import Instance, Job
+from planner.instance import Instance
 from planner.simulate.model import SimJob
+from planner.simulate.muri import group_on_first_fit
 
 Pack = list[SimJob]
 # Improvement passes over all pairs of groups; the search stops earlier at a local optimum
@@ -46,19 +46,13 @@ class Rates:
         return self._memo[key]
 
     def _compute(self, gpus: int, models: tuple[str, ...]) -> tuple[float, ...] | None:
-        inst = self.instance
         if len(models) == 1:
             return (1.0,)
-        if not all(models):
+        found = group_on_first_fit(self.instance, gpus, models)
+        if found is None:
             return None
-        jobs = [Job(f"_{i}", gpus, m, 1) for i, m in enumerate(models)]
-        groups = [ng for ng in inst.node_groups if inst.misfit(jobs[0], ng) is None]
-        if not groups or not group_admissible(inst, jobs, groups[0].speed, groups[0].gpu_mem_gb):
-            return None
-        speed = groups[0].speed
-        gps = [inst.gpu_profile(j) for j in jobs]
-        cycle = group_cycle([stage_tuple(gp, speed) for gp in gps], inst.interleaving.overhead)
-        return tuple(solo_iteration_ms(gp, speed) / cycle for gp in gps)
+        _stages, solo, cycle = found
+        return tuple(t / cycle for t in solo)
 
     def total(self, pack: Sequence[SimJob]) -> float | None:
         """Sum of the members' rates; None if not admissible."""

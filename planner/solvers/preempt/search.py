@@ -166,7 +166,7 @@ class _Search:
         differ); `last_snaps` keeps the run's snapshots for when it becomes the incumbent."""
         self.stats["runs"] += 1
         if not keys.mult:
-            self.tried.add((keys.gpu_exp, keys.weighted, keys.mode, keys.slack, keys.regroup))
+            self.tried.add(keys.shape)
         start = self.resume_point(keys)
         if start is not None:
             self.stats["resumed"] += 1
@@ -192,7 +192,7 @@ class _Search:
 
     def resume_point(self, keys: Keys) -> Snapshot | None:
         base = self.best_keys
-        if not self.snaps or replace(keys, mult={}) != replace(base, mult={}):
+        if not self.snaps or keys.shape != base.shape:
             return None
         if keys.mode.startswith("batch"):  # batch.Replan keeps a plan between decisions
             return None
@@ -274,9 +274,8 @@ class _Search:
 
     def candidates(self) -> Iterator[Keys]:
         for keys in self.structured():
-            shape = (keys.gpu_exp, keys.weighted, keys.mode, keys.slack, keys.regroup)
-            if shape not in self.tried:  # each order and way of grouping once
-                self.tried.add(shape)
+            if keys.shape not in self.tried:  # each order and way of grouping once
+                self.tried.add(keys.shape)
                 yield keys
         yield from self.random_keys()
 
