@@ -20,7 +20,7 @@ from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt import solve_preempt
 from planner.solvers.preempt.policy import KeyedMuri, Keys, Memo
-from planner.solvers.preempt.regroup import Rates, regroup
+from planner.solvers.preempt.regroup import ADMIT_GAIN, Rates, admit, regroup
 from planner.verify import verify
 
 # Each model is bound by another stage: two of one kind share a node badly.
@@ -87,6 +87,45 @@ def test_regroup_keeps_jobs_and_group_count_and_never_lowers_throughput(seed):
     assert sorted(m.id for g in after for m in g) == sorted(m.id for g in packs for m in g)
     assert all(1 <= len(g) <= 3 for g in after)
     assert total(rates, after) >= before - 1e-9
+
+
+def test_admit_gives_a_members_place_to_a_waiting_job_that_mixes_better():
+    inst = three_kinds()
+    rates = Rates(inst)
+    by_id = {j.id: sim(j) for j in inst.jobs}
+    group = [by_id["G0"], by_id["G1"], by_id["D0"]]  # two GPU-bound jobs queue for the GPU
+    waiting = {8: [by_id["G2"], by_id["N0"], by_id["D1"]]}
+    after = admit(rates, [group], waiting)
+    assert total(rates, after) > total(rates, [group]) + ADMIT_GAIN
+    assert sorted(m.job.model or "" for m in after[0]).count("G") == 1
+    assert [m.id for m in waiting[8]] == ["G2", "N0", "D1"]  # the caller's list is kept
+
+
+def test_admit_leaves_groups_alone_when_no_waiting_job_helps():
+    inst = three_kinds()
+    rates = Rates(inst)
+    by_id = {j.id: sim(j) for j in inst.jobs}
+    group = [by_id["D0"], by_id["G0"], by_id["N0"]]  # already one of each kind
+    after = admit(rates, [group, [by_id["D1"]]], {8: [by_id["G1"], by_id["N1"], by_id["D2"]]})
+    assert [[m.id for m in g] for g in after] == [["D0", "G0", "N0"], ["D1"]]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_admit_keeps_group_sizes_never_lowers_a_group_and_runs_each_job_once(seed):
+    inst = three_kinds()
+    rates = Rates(inst)
+    rng = random.Random(seed)
+    jobs = [sim(j) for j in inst.jobs]
+    rng.shuffle(jobs)
+    packs = [jobs[0:3], jobs[3:5], jobs[5:6]]
+    waiting = {8: jobs[6:]}
+    after = admit(rates, packs, waiting)
+    assert [len(g) for g in after] == [3, 2, 1]
+    ids = [m.id for g in after for m in g]
+    assert len(set(ids)) == len(ids)
+    assert set(ids) <= {m.id for m in jobs}
+    for old, new in zip(packs, after, strict=True):
+        assert (rates.total(new) or 0.0) >= (rates.total(old) or 0.0) - 1e-9
 
 
 @pytest.mark.parametrize("regroup_on", [False, True])

@@ -2,11 +2,12 @@
 
 `KeyedMuri` is Muri's policy (`muri-s`, interleaving) with a planner's order: a job's key is
 `remaining solo time x GPUs^gpu_exp / weight x mult[job]` (muri-s is gpu_exp = 1, no
-weight, every mult 1), and with `regroup` Muri's groups re-formed for throughput
-(`regroup.py`). `KeyedSrsf` is the same order without groups (`srsf-p` when the
-exponent is 1), for instances without interleaving and as the search's other branch (on
-all-at-zero 60-job windows of trace1-trace2, srsf-p beats muri-s: grouping slows the
-short jobs SRPT would finish first; experiments/preemption_targets.py).
+weight, every mult 1), and with `regroup` Muri's groups re-formed for throughput and
+better-mixing waiting jobs admitted into them (`regroup.py`). `KeyedSrsf` is the same
+order without groups (`srsf-p` when the exponent is 1), for instances without
+interleaving and as the search's other branch (on all-at-zero 60-job windows of
+trace1-trace2, srsf-p beats muri-s: grouping slows the short jobs SRPT would finish first;
+experiments/preemption_targets.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from planner.simulate.matching import TypeMatcher
 from planner.simulate.model import SimJob
 from planner.simulate.muri import Muri, Pack
 from planner.simulate.policies import PreemptivePolicy
-from planner.solvers.preempt.regroup import Rates, regroup
+from planner.solvers.preempt.regroup import Rates, admit, regroup
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ class Keys:
 # (simulate/rolling.py): GPUs^1.5 in the order. Online, one run each, avg JCT: cluster_trace
 # 110,314 s (GPUs^1: 111,674 s; 1.75: 109,602 s; 2: 110,890 s); first 600 jobs of trace2
 # 220,943 s (1: 221,211; 1.75: 224,218); first 400 of trace1 1,403,549 s (1: 1,424,348;
-# 1.75: 1,413,533); first 200 of trace1, trace2, trace4 within 0.2% of the others.
+# 1.75: 1,413,533); first 200 of trace1, trace2, trace4 within 0.2% of the others. These
+# were measured before `regroup.admit`; with it GPUs^1.5 gives 103,034 s on cluster_trace.
 REGROUP = Keys(regroup=True, gpu_exp=1.5)
 
 
@@ -93,7 +95,17 @@ class KeyedMuri(Muri):
         if self.memo is None or self.memo.instance is not view.instance:
             self.memo = Memo(view.instance)
         packs = self._merge_biggest_first(view, cands)
-        return regroup(self.memo.rates, packs, view.instance.interleaving.max_group)
+        packs = regroup(self.memo.rates, packs, view.instance.interleaving.max_group)
+        return admit(self.memo.rates, packs, self._waiting(view, cands))
+
+    def _waiting(self, view: View, cands: dict[int, list[SimJob]]) -> dict[int, list[SimJob]]:
+        """Per GPU count the jobs that are not candidates, in the policy's order."""
+        taken = {s.id for v in cands.values() for s in v}
+        out: dict[int, list[SimJob]] = {}
+        for s in sorted(view.jobs, key=self._key):
+            if s.id not in taken:
+                out.setdefault(s.gpus, []).append(s)
+        return out
 
     def _merge_biggest_first(self, view: View, cands: dict[int, list[SimJob]]) -> list[Pack]:
         """Muri's merging (matched pairs in order, until the demand fits), but the largest
