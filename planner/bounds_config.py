@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from planner.bounds_lp import solve_lp
+from planner.bounds_lp import quiet_highs, solve_lp
 from planner.durations import StageTuple
 
 # Above this many columns (x, y and C together) the configuration LP is skipped; the x
@@ -149,10 +149,8 @@ def undominated(rates: np.ndarray) -> np.ndarray:
         return cand
     import highspy
 
-    from planner.bounds_lp import _highs
-
     sub = rates[cand]
-    h = _highs()
+    h = quiet_highs()
     inf = highspy.kHighsInf
     nc, nm = sub.shape
     h.addVars(nc, np.zeros(nc), np.full(nc, inf))

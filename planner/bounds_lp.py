@@ -33,7 +33,7 @@ MAX_COLUMNS = 60_000
 MAX_POINTS = 400
 
 
-def _highs() -> Any:
+def quiet_highs() -> Any:
     """A quiet Highs object."""
     import highspy
 
@@ -138,7 +138,7 @@ def solve_lp(
     lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(len(cost) + 1)).astype(np.int32)
     lp.a_matrix_.index_ = rows[order].astype(np.int32)
     lp.a_matrix_.value_ = vals[order]
-    h = _highs()
+    h = quiet_highs()
     h.setOptionValue("time_limit", 5.0)  # a bound must stay cheap; unsolved = skipped
     h.passModel(lp)
     h.run()
