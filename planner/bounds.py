@@ -97,27 +97,92 @@ Ingredients
    pairs and groups of that testbed's models reach 1.5-2.2x the solo throughput, which
    the bound credits while the plans found so far hardly group at all.
 
+7. Weighted completion with group types (`planner.bounds_config`, the configuration LP;
+   its module docstring has the LP). Ingredient 6 prices grouped progress by a share
+   valid for every group at once, so it never asks whether partners of the right models
+   run at the same time. This one follows what the GPUs do. Run per node-group family
+   F of 4 (the jobs whose eligible node groups all lie in F, F's GPUs less those reserved
+   for none of them), when interleaving is enabled. Fix a feasible schedule. Work is
+   counted in solo time units on the fastest node group U of F that one of these jobs may
+   use, speed s*: `work_j` = iterations x solo iteration time at s* (the duration for an
+   explicit job). At every instant a set of k GPUs runs nothing, one solo job, or a group
+   whose co-runners (contract §8) form a multiset G of models; each member of model m
+   makes one iteration per c(G) at its node's speed s <= s*, and c(G) only grows as the
+   stages grow (the slot recursion and the pair formula are maxima of sums), so it makes
+   at most `rho_m(G) = solo_m(s*) / c_s*(G)` work units per time unit; none during its
+   restart. Group types: the co-runners of one of F's jobs run on one of its eligible
+   node groups, so they are jobs that may use a node group of F that F's jobs use; G
+   ranges over the multisets of 2..max_group of their models at count k, a model at most
+   as often as such jobs have it (co-runners are distinct jobs), whose GPU memory fits
+   the largest GPUs of those node groups (co-runners are a subset of a group admissible
+   when formed; the cycle test of §4 need not hold for the subset and is not asked).
+   Two kinds are left out, and their time is recounted. (i) c(G) >= the members' summed
+   solo times: the members' rates sum to at most 1, so each member's progress is counted
+   as solo progress (time rho_m tau <= tau for each, GPU-time k sum rho_m tau <= k tau).
+   (ii) A type whose rate vector (n_m(G) rho_m(G) per m) is at most sum_l lam_l r(G_l),
+   sum lam < 1, over the kept types of its count: its time y is recounted as lam_l y on
+   those, no more GPU-time and no less progress of any model. Now let x^s_jt and x^g_jt
+   be the fractions of j's work done in slot t solo (or in a type of kind i) and in a
+   kept type's group, and y_Gb the time groups of type G holding one of F's jobs run in
+   the slots of block b, summed over GPU sets. Capacity: each GPU of F serves at most one
+   solo job or group at a time, and the GPUs reserved for none of F's jobs serve none of
+   these; jobs from outside F only take room. Class (k, m): the grouped progress of F's
+   jobs of model m at count k is at most what the groups deliver to members of model m,
+   sum_G n_m(G) rho_m(G) y_Gb (partners outside F and restarts take some of it). One mode
+   at a time: a job is solo or in one group at every instant, progressing at most 1 solo
+   and at most `rho_j` (the largest rho_m(G) over the types of kind other than i holding
+   its model, before (ii)) in a group, so `work_j x^s_jt + work_j x^g_jt / rho_j` is at
+   most its time in slot t after its head, a_jt = max(slot start, head_j). Completion:
+   M_j >= sum_t a_jt (x^s_jt + x^g_jt) (progress in slot t comes no earlier than a_jt),
+   and C_j >= e_j. With rates at most max(1, rho_j), 4's argument gives C_j >= M_j +
+   work_j / (2 max(1, rho_j)). When 0 < rho_j < 1 more holds: with S = work_j sum_t x^s_jt
+   made at rate <= 1 and G = work_j sum_t x^g_jt at rate <= rho_j, the integral of
+   (C_j - t) over the progress is least when the progress is packed right before C_j,
+   the faster solo part last (a rearrangement: the densest progress nearest C_j), so
+   work_j (C_j - M_j) >= S^2/2 + G (S + G/(2 rho_j)), i.e. C_j - M_j >= work_j/2 +
+   (1/rho_j - 1) G^2/(2 work_j); restarts and slower rates only spread it more. This is
+   convex in G, so each tangent, at G = theta work_j for theta in
+   bounds_config.TANGENTS, is a valid linear row. Summing a slot's rows over a block
+   keeps them valid. So the schedule gives a feasible point of the LP, whose
+   optimum is at most sum w_j C_j; ceilings of ends only make schedules worse. Run for
+   F's jobs of positive work, e_j for the rest. Size: the x grid gets about
+   bounds_config.X_COLUMNS columns, the types' blocks at most Y_COLUMNS (a coarser block
+   when types are many), skipped above MAX_CONFIG_COLUMNS or LP_MAX_JOBS jobs; optimum
+   shaved by _LP_SAFE. Measured (one run, HiGHS): on instances/muri-testbed-100.json it
+   lifts the bound from 57,186 to 63,285 average JCT (2.3 s, ~60k x and ~27k y columns);
+   on Muri's 400-job cluster_trace (8 x 8) from 61,009 to 63,468 (2.0 s), the grid
+   being coarser there. Each part counts: on the testbed, ingredient 6 gives 57,186,
+   with one-mode-at-a-time rows added 59,190 (300 grid points), the types without those
+   rows 57,945 (300 points, blocks of one slot), types and those rows 60,543, and the
+   tangent rows bring it to 63,285.
+
 `named_lower_bounds` also says which ingredient gives each bound: "path" (2), "volume"
-(3), "wspt" (4, 5) or "lp" (6); the CLI prints it next to the gap.
+(3), "wspt" (4, 5), "lp" (6) or "config" (7); the CLI prints it next to the gap.
 
 Time: O(n log n) in jobs (sorting, a heap), plus work per distinct job shape, plus the
-LP (up to about a second or two at 400 jobs).
+LPs (up to about a second or two each at 400 jobs).
 """
 
 from __future__ import annotations
 
 import heapq
-import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp, count_types, multiset_cycles
 from planner.bounds_lp import grid, weighted_completion_lp
-from planner.durations import StageTuple, solo_duration, solo_iteration_ms, stage_tuple
+from planner.durations import (
+    StageTuple,
+    gpu_mem_fits,
+    solo_duration,
+    solo_iteration_ms,
+    stage_tuple,
+)
 from planner.instance import ENERGY_OBJECTIVES, OBJECTIVES, Instance, Job, NodeGroup
 from planner.precedence import heads_tails
 from planner.schedule import Schedule
@@ -153,7 +218,7 @@ def lower_bounds(instance: Instance, objectives: Sequence[str] | None = None) ->
 
 # One word per ingredient of the module docstring, for the CLI's gap line; "cpsat" (the
 # model's own bound) is added by planner.solvers.cpsat.
-BOUND_NAMES = ("path", "volume", "wspt", "lp")
+BOUND_NAMES = ("path", "volume", "wspt", "lp", "config")
 
 
 def named_lower_bounds(
@@ -616,6 +681,7 @@ class _Bounds:
             return 0.0, "path"
         cands = [(self._jct_parts[0], "path"), (max(self._jct_parts), "wspt")]
         cands += [(v, "lp") for v in self._interval_lp_parts]
+        cands += [(v, "config") for v in self._config_lp_parts]
         best, name = max(cands, key=lambda c: c[0])
         if name == "wspt" and best <= self._jct_parts[0]:
             name = "path"
@@ -646,6 +712,64 @@ class _Bounds:
             if lp is not None:
                 out.append(total - float(per_job[i].sum()) + lp * _LP_SAFE)
         return out
+
+    # ---- ingredient 7: the configuration LP ------------------------------------------
+    @cached_property
+    def _config_lp_parts(self) -> list[float]:
+        """Ingredient 7 per node-group family: sum of w_j C_j over all jobs (the LP for the
+        family's jobs, the per-job bound for the rest); empty when skipped."""
+        per_job = self.weight * self.end
+        total = float(per_job.sum())
+        out: list[float] = []
+        if self.n > LP_MAX_JOBS or not self.inst.interleaving.enabled:
+            return out
+        fams = self._families()
+        done: set[int] = set()
+        for f, (idx, _, _, cap, events) in self._gpu_list:
+            if f in done or cap <= 0:
+                continue
+            done.add(f)
+            lp = self._config_family(idx, fams[f], cap, events)
+            if lp is not None:
+                out.append(total - float(per_job[idx].sum()) + lp * _LP_SAFE)
+        return out
+
+    def _config_family(
+        self, idx: np.ndarray, fam: np.ndarray, cap: float, events: list[tuple[float, float]]
+    ) -> float | None:
+        """Ingredient 7 on one family: sum of w_j C_j over its jobs (the LP, with e_j for
+        jobs of no work), or None when none of them can group or the LP is skipped."""
+        inst = self.inst
+        on = self.eligible[idx].any(axis=0) & fam  # the family's node groups its jobs use
+        groups = [g for g, u in zip(inst.node_groups, on, strict=True) if u]
+        speed = max(g.speed for g in groups)
+        mems = [g.gpu_mem_gb for g in groups]
+        mem = None if any(x is None for x in mems) else max(x for x in mems if x is not None)
+        partners = [inst.jobs[i] for i in np.flatnonzero((self.eligible & on).any(axis=1))]
+        types = _config_types(inst, partners, speed, mem)
+        jobs = [inst.jobs[i] for i in idx]
+        work = np.array([_solo_work(inst, j, speed) for j in jobs])
+        rho = np.array([types.best.get((j.gpus, j.model or ""), 0.0) for j in jobs])
+        cls = np.array([types.classes.get((j.gpus, j.model or ""), -1) for j in jobs])
+        keep = work > 0
+        if not (rho[keep] > 0).any():
+            return None
+        i = idx[keep]
+        cj = ConfigJobs(
+            self.head[i],
+            self.end[i],
+            self.weight[i],
+            work[keep],
+            self.gpus[i],
+            np.where(rho[keep] > 0, cls[keep], -1),
+            rho[keep],
+        )
+        least = cj.work / np.maximum(1.0, cj.rho)
+        points = grid(cj.head, cj.work * cj.gpus, least, cap, 2, X_COLUMNS)
+        lp = config_lp(cj, types.gpus, types.rates, points, _room(points, cap, events))
+        if lp is None:
+            return None
+        return lp + float(np.sum(self.weight[idx[~keep]] * self.end[idx[~keep]]))
 
     def weighted_tardiness(self) -> float:
         if self.n == 0:
@@ -680,44 +804,12 @@ def _enumerate_groups(
     slot recursion of every ordering run side by side in numpy, and the pair formula), then
     per model the least c(G) and, per scheme A, B, C, a per-iteration GPU-time share
     (ms) such that the shares of every multiset's members sum to at most its c(G)."""
-    sets: list[tuple[int, ...]] = []
-    rows: list[tuple[int, ...]] = []
-    owner: list[int] = []
-    for k in sizes:
-        for ms in itertools.combinations_with_replacement(range(len(models)), k):
-            for perm in set(itertools.permutations(ms)):
-                rows.append(perm + (-1,) * (4 - k))
-                owner.append(len(sets))
-            sets.append(ms)
-    if not rows:
+    sets, cycles = multiset_cycles(stages, sizes, overhead)
+    if not sets:
         return {}
-    idx = np.array(rows)
-    present = idx >= 0
-    st = np.array(stages + [(0.0, 0.0, 0.0)])  # index -1: an empty position
-    d, g, n = st[idx, 0], st[idx, 1], st[idx, 2]
-    f = np.zeros((len(rows), 161))
-    for i in range(160):
-        best = f[:, i].copy()
-        q = (i + 1) % 4
-        best = np.where(present[:, q], np.maximum(best, f[:, i] + n[:, q]), best)
-        q = (i + 2) % 4
-        best = np.where(present[:, q], np.maximum(best, f[:, i] + g[:, q]), best)
-        q = (i + 3) % 4
-        if i >= 1:
-            best = np.where(present[:, q], np.maximum(best, f[:, i - 1] + d[:, q]), best)
-        f[:, i + 1] = best
-    tt_rows = (f[:, 160] - f[:, 80]) / 20
-    tt = np.full(len(sets), np.inf)
-    np.minimum.at(tt, np.array(owner), tt_rows)
     out: dict[str, tuple[float, list[float]]] = {}
-    cycles: list[float] = []
-    for s_i, ms in enumerate(sets):
+    for ms, c in zip(sets, cycles, strict=True):
         k = len(ms)
-        t = float(tt[s_i])
-        if k == 2:
-            a, b = stages[ms[0]], stages[ms[1]]
-            t = min(t, max(a[0], b[1] + b[2]) + max(b[0], a[1] + a[2]))
-        c = overhead[k] * t
         gsum = sum(stages[m][1] for m in ms)
         for m in set(ms):
             ga = stages[m][1] / gsum if gsum > 0 else 1.0 / k
@@ -728,7 +820,6 @@ def _enumerate_groups(
             else:
                 old_c, old = out[name]
                 out[name] = (min(old_c, c), [min(x, y) for x, y in zip(old, vals, strict=True)])
-        cycles.append(c)
     # Raise each scheme's shares while every multiset still fits: any s with
     # sum_(t in G) s_t <= c(G) for all G and s_t <= solo_t is a valid attribution, so the
     # raised shares stay valid and only grow. Heaviest models first.
@@ -748,6 +839,71 @@ def _enumerate_groups(
         for m, name in enumerate(models):
             out[name][1][scheme] = sh[m]
     return out
+
+
+class _Types(NamedTuple):
+    """Group types for ingredient 7: per type its GPU count and members' rates (types x
+    classes), the class number of each (GPU count, model) and its largest rate rho."""
+
+    gpus: np.ndarray
+    rates: np.ndarray
+    classes: dict[tuple[int, str], int]
+    best: dict[tuple[int, str], float]
+
+
+def _config_types(
+    inst: Instance, partners: Sequence[Job], speed: float, mem: float | None
+) -> _Types:
+    """The group types (`count_types`) of the models of `partners` (every job that may
+    run on the family's nodes) per GPU count, on nodes of this speed and GPU memory."""
+    by_count: dict[int, dict[str, int]] = defaultdict(dict)
+    for j in partners:
+        if j.model is not None:
+            by_count[j.gpus][j.model] = by_count[j.gpus].get(j.model, 0) + 1
+    il = inst.interleaving
+    classes: dict[tuple[int, str], int] = {}
+    best: dict[tuple[int, str], float] = {}
+    blocks: list[tuple[int, int, np.ndarray]] = []  # (GPU count, first class, rates)
+    for k, counts in sorted(by_count.items()):
+        models = sorted(counts)
+        top = min(il.max_group, sum(counts.values()))
+        gps = [inst.profiles[m].by_gpus[k] for m in models]
+
+        def fits(ms: tuple[int, ...], k: int = k, models: list[str] = models) -> bool:
+            jobs = [Job(f"_{i}", k, models[m], 1) for i, m in enumerate(ms)]
+            return gpu_mem_fits(inst, jobs, mem)
+
+        got = count_types(
+            [stage_tuple(gp, speed) for gp in gps],
+            [solo_iteration_ms(gp, speed) for gp in gps],
+            [counts[m] for m in models],
+            [q for q in range(2, top + 1) if q in il.overhead],
+            il.overhead,
+            fits,
+        )
+        if not len(got.rates):
+            continue
+        blocks.append((k, len(classes), got.rates))
+        for m_i, m in enumerate(models):
+            classes[(k, m)] = len(classes)
+            best[(k, m)] = float(got.best[m_i])
+    rates = np.zeros((sum(len(r) for _, _, r in blocks), len(classes)))
+    gpus, row = [], 0
+    for k, first, r in blocks:
+        rates[row : row + len(r), first : first + r.shape[1]] = r
+        gpus += [k] * len(r)
+        row += len(r)
+    return _Types(np.array(gpus, dtype=int), rates, classes, best)
+
+
+def _solo_work(inst: Instance, j: Job, speed: float) -> float:
+    """A job's work in time units run solo on nodes of this speed (its duration when it
+    has no model), shaved by _SAFE for float sums."""
+    if j.model is None:
+        return float(j.duration or 0)
+    return (
+        (j.iterations or 0) * solo_iteration_ms(inst.gpu_profile(j), speed) / inst.unit_ms * _SAFE
+    )
 
 
 def _volume_bound(

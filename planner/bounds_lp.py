@@ -33,7 +33,7 @@ MAX_COLUMNS = 60_000
 MAX_POINTS = 400
 
 
-def _highs() -> Any:
+def quiet_highs() -> Any:
     """A quiet Highs object."""
     import highspy
 
@@ -44,12 +44,17 @@ def _highs() -> Any:
 
 
 def grid(
-    head: np.ndarray, share: np.ndarray, least: np.ndarray, cap: float, modes: int
+    head: np.ndarray,
+    share: np.ndarray,
+    least: np.ndarray,
+    cap: float,
+    modes: int,
+    columns: int = MAX_COLUMNS,
 ) -> np.ndarray:
     """Grid points: 0, the distinct heads (quantiles of them when there are many) and an
     even grid up to a rough end of the work (later work is priced at the last point);
-    about MAX_COLUMNS / (jobs x modes) points, so the LP keeps its size."""
-    points = max(8, min(MAX_POINTS, MAX_COLUMNS // max(1, modes * len(head))))
+    about `columns` / (jobs x modes) points, so the LP keeps its size."""
+    points = max(8, min(MAX_POINTS, columns // max(1, modes * len(head))))
     hs = np.unique(head)
     if len(hs) > points // 2:
         hs = np.unique(np.quantile(hs, np.linspace(0, 1, points // 2), method="lower"))
@@ -69,8 +74,6 @@ def weighted_completion_lp(
     """The LP's optimum (the module docstring), or None when it is too big or unsolved.
     `modes` holds per mode (share, least) per job (inf: the job has no such mode);
     `room[t]` is the capacity-time of slot t (len(points) - 1 finite slots)."""
-    import highspy
-
     n, m = len(head), len(points)
     lo = np.append(points, np.inf)
     first = np.maximum(0, np.searchsorted(points, head, side="right") - 1)
@@ -99,20 +102,43 @@ def weighted_completion_lp(
     rows = np.concatenate([jj, n + tt[finite], n + (m - 1) + jj, n + (m - 1) + np.arange(n)])
     cols = np.concatenate([xs, xs[finite], xs, nx + np.arange(n)])
     vals = np.concatenate([np.ones(nx), vv[finite] / scale, -aa / scale, np.ones(n)])
-    order = np.lexsort((rows, cols))
+    return solve_lp(
+        np.concatenate([np.zeros(nx), weight]),
+        (np.concatenate([np.zeros(nx), end / scale]), np.concatenate([ub, np.full(n, np.inf)])),
+        (
+            np.concatenate([np.ones(n), np.full(m - 1, -np.inf), fastest / 2 / scale]),
+            np.concatenate([np.ones(n), room / scale, np.full(n, np.inf)]),
+        ),
+        (rows, cols, vals),
+        scale,
+    )
+
+
+def solve_lp(
+    cost: np.ndarray,
+    col_bounds: tuple[np.ndarray, np.ndarray],
+    row_bounds: tuple[np.ndarray, np.ndarray],
+    entries: tuple[np.ndarray, np.ndarray, np.ndarray],
+    scale: float,
+) -> float | None:
+    """min cost.x subject to row_lo <= A x <= row_up and col_lo <= x <= col_up, where A
+    has the (row, column, value) `entries` (+-inf: no bound); the optimum times `scale`, or
+    None when HiGHS does not prove it optimal within its time limit."""
+    import highspy
+
+    rows, cols, vals = entries
     inf = highspy.kHighsInf
+    order = np.lexsort((rows, cols))
     lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = nx + n, n + (m - 1) + n
-    lp.col_cost_ = np.concatenate([np.zeros(nx), weight])
-    lp.col_lower_ = np.concatenate([np.zeros(nx), end / scale])
-    lp.col_upper_ = np.concatenate([ub, np.full(n, inf)])
-    lp.row_lower_ = np.concatenate([np.ones(n), np.full(m - 1, -inf), fastest / 2 / scale])
-    lp.row_upper_ = np.concatenate([np.ones(n), room / scale, np.full(n, inf)])
+    lp.num_col_, lp.num_row_ = len(cost), len(row_bounds[0])
+    lp.col_cost_ = cost
+    lp.col_lower_, lp.col_upper_ = (np.clip(b, -inf, inf) for b in col_bounds)
+    lp.row_lower_, lp.row_upper_ = (np.clip(b, -inf, inf) for b in row_bounds)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(nx + n + 1)).astype(np.int32)
+    lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(len(cost) + 1)).astype(np.int32)
     lp.a_matrix_.index_ = rows[order].astype(np.int32)
     lp.a_matrix_.value_ = vals[order]
-    h = _highs()
+    h = quiet_highs()
     h.setOptionValue("time_limit", 5.0)  # a bound must stay cheap; unsolved = skipped
     h.passModel(lp)
     h.run()

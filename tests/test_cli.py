@@ -342,5 +342,5 @@ def test_solve_names_the_tightest_bound_next_to_the_gap(tmp_path: Path, solver: 
     doc = json.loads(out.read_text())
     assert verify(read_instance(inst), schedule_from_dict(doc)) == []
     word = doc["info"]["bound_by"][next(iter(doc["objective"]))]
-    assert word in ("path", "volume", "wspt", "lp", "cpsat")
+    assert word in ("path", "volume", "wspt", "lp", "config", "cpsat")
     assert f" {word}, gap " in stdout
