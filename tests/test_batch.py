@@ -20,7 +20,14 @@ from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.dispatch import solve
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt import solve_preempt
-from planner.solvers.preempt.batch import Batch, BatchKeys, Replan, batch_plan, is_batch
+from planner.solvers.preempt.batch import (
+    BATCH_MIN_LIMIT,
+    Batch,
+    BatchKeys,
+    Replan,
+    batch_plan,
+    is_batch,
+)
 from planner.solvers.preempt.partition import Batcher
 from planner.verify import verify
 
@@ -155,6 +162,9 @@ def test_planners_use_batch_plans_on_a_batch_only():
     first = objective_values(pre, s, pre.objective)[pre.objective[0]]
     assert {"engine batch", "engine batch-kept"} <= set(starts)
     assert first <= min(starts.values())
+    quick = solve_preempt(pre, SolveOptions(time_limit=BATCH_MIN_LIMIT / 2), search=False)
+    assert verify(pre, quick) == []
+    assert "engine batch" not in quick.info["preempt"]["start_objective"]
     online = instance_from_dict(generate("dl", 40, 3, 4, preemption=True))
     assert not is_batch(online) and batch_plan(online, SolveOptions()) is None
     s2 = solve_preempt(online, SolveOptions(time_limit=60), search=False)

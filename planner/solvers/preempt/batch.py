@@ -48,6 +48,12 @@ REPLAN_EVALS = 300
 BATCH_MAX_JOBS = 150
 # Share of the time limit `batch_plan` may spend on further seeds after the first.
 BATCH_SHARE = 0.4
+# Below this time limit (seconds) the preemptive planner makes no batch starts: a first
+# plan of 60 jobs costs about a second inside one engine decision, which the time limit
+# cannot cut. `plan:auto` plans every decision as a batch with 1 s: with the batch starts
+# trace2's first 200 jobs took 5.0 s of policy time per decision
+# (experiments/policies.py --traces trace2 --policies plan:auto).
+BATCH_MIN_LIMIT = 5.0
 
 
 def is_batch(instance: Instance) -> bool:
@@ -61,11 +67,12 @@ def is_batch(instance: Instance) -> bool:
     )
 
 
-def batch_starts(instance: Instance) -> list[Keys]:
+def batch_starts(instance: Instance, limit: float) -> list[Keys]:
     """The preemptive planner's extra starts (search.py) on a batch: `Replan` (mode
     "batch") and the kept plan `Batch` (mode "batch-kept", valid with preemption too; on
-    trace4 jobs 60-119 it beats Replan, experiments/preemption_targets.py)."""
-    if not is_batch(instance):
+    trace4 jobs 60-119 it beats Replan, experiments/preemption_targets.py); none when the
+    time limit is under BATCH_MIN_LIMIT."""
+    if not is_batch(instance) or limit < BATCH_MIN_LIMIT:
         return []
     return [BatchKeys(mode="batch"), BatchKeys(mode="batch-kept")]
 

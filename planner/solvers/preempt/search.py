@@ -270,7 +270,12 @@ class _Search:
         if not self.interleave_runs:
             return []
         fillers = [Keys(mode="filler", slack=x) for x in FILLER_SLACKS]
-        return [REGROUP, Keys(mode="solo"), *fillers, *batch_starts(self.instance)]
+        return [
+            REGROUP,
+            Keys(mode="solo"),
+            *fillers,
+            *batch_starts(self.instance, self.options.limit),
+        ]
 
     def candidates(self) -> Iterator[Keys]:
         for keys in self.structured():
