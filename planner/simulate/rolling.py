@@ -65,7 +65,7 @@ DEFAULT_WINDOW = 0
 # itself (muri-s: 120,101 s): a plan of the known jobs sees a future without arrivals and
 # trades throughput for finishing them, which loses on an overloaded trace. Once the rule
 # admitted better-mixing waiting jobs into its groups (`regroup.admit`), share 0.2 gave
-# 102,392 s, 1.46 s of policy time per decision (the rule alone: 103,034 s).
+# 102,554 s, 1.03 s of policy time per decision (the rule alone: 103,034 s).
 DEFAULT_TRUST = 0.2
 # A followed plan still holds when a job ends at most this many time units before its
 # planned end (the plan rounds the work left up to whole iterations).
