@@ -56,7 +56,8 @@ CASES = [(r, v, m) for r in (False, True) for v in (False, True) for m in (False
 @pytest.mark.parametrize(("releases", "reservations", "multi_node"), CASES)
 def test_preemptive_plans_verify_and_never_lose_to_their_starts(releases, reservations, multi_node):
     inst = small(releases, reservations, multi_node)
-    start = solve_preempt(inst, SolveOptions(time_limit=60), search=False)
+    # the same time limit: below batch.BATCH_MIN_LIMIT a batch gets no batch starts
+    start = solve_preempt(inst, SolveOptions(time_limit=1.5), search=False)
     best = solve_preempt(inst, SolveOptions(time_limit=1.5, seed=1))
     for s in (start, best):
         assert s.status == "feasible" and verify(inst, s) == []
