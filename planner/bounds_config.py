@@ -305,7 +305,8 @@ def _one_mode_rows(lp: _Rows, jobs: ConfigJobs, x: _Cols, points: np.ndarray, sc
 
 
 # Where the completion rows touch the least spread of a job that groups at rate < 1 (the
-# module docstring of planner.bounds, ingredient 7): at half and all of its work grouped.
+# module docstring of planner.bounds, ingredient 7): at a quarter, half, three quarters and
+# all of its work grouped.
 TANGENTS = (0.25, 0.5, 0.75, 1.0)
 
 

@@ -136,8 +136,9 @@ class _Search:
         self.best_keys = Keys()
         self.engine_ok = False
         self.found_by = "start"
-        self.stats = {"runs": 0, "resumed": 0, "cut": 0, "failed": 0, "rejected": 0}
-        self.stats["improvements"] = 0
+        self.stats = dict.fromkeys(
+            ("runs", "resumed", "cut", "failed", "rejected", "improvements"), 0
+        )
         self.halt = _Deadline(self.deadline, options.stop)
         self.start_values: dict[str, float] = {}
         self.memo = Memo(instance)
@@ -279,9 +280,8 @@ class _Search:
 
     def candidates(self) -> Iterator[Keys]:
         for keys in self.structured():
-            if keys.shape not in self.tried:  # each order and way of grouping once
-                self.tried.add(keys.shape)
-                yield keys
+            if keys.shape not in self.tried:  # each order and way of grouping once (`run`
+                yield keys  # records the shape of every run without per-job factors)
         yield from self.random_keys()
 
     def structured(self) -> Iterator[Keys]:
