@@ -33,6 +33,20 @@ MAX_COLUMNS = 60_000
 MAX_POINTS = 400
 
 
+# A bound must stay cheap, and be the same on a busy machine as on an idle one: HiGHS stops
+# after this many simplex iterations (unsolved = skipped), not after a wall-clock time.
+# `experiments/bound_lps.py` (one run, idle machine): the earlier 5 s limit cut off the
+# configuration LP of five of Muri's twelve all-at-zero 60-job windows (trace4 jobs 60-119:
+# bound 204,187 s average JCT instead of 223,836 after 23,723 iterations, 6.3 s); with this
+# limit all but trace1 jobs 0-59 are solved (it needs 44,728 iterations, 18 s, and is
+# stopped after 14 s). cluster_trace (400 jobs) takes 9,087 iterations, muri-testbed-100
+# 12,132. HiGHS's interior point method was faster only on trace1 jobs 0-59 (6.1 s) and
+# slower on the rest (testbed 8.1 s).
+LP_ITERATIONS = 30_000
+# Only a guard against a machine far slower than this one; the iterations decide.
+LP_GUARD_SECONDS = 60.0
+
+
 def quiet_highs() -> Any:
     """A quiet Highs object."""
     import highspy
@@ -123,7 +137,7 @@ def solve_lp(
 ) -> float | None:
     """min cost.x subject to row_lo <= A x <= row_up and col_lo <= x <= col_up, where A
     has the (row, column, value) `entries` (+-inf: no bound); the optimum times `scale`, or
-    None when HiGHS does not prove it optimal within its time limit."""
+    None when HiGHS does not prove it optimal within LP_ITERATIONS."""
     import highspy
 
     rows, cols, vals = entries
@@ -139,7 +153,9 @@ def solve_lp(
     lp.a_matrix_.index_ = rows[order].astype(np.int32)
     lp.a_matrix_.value_ = vals[order]
     h = quiet_highs()
-    h.setOptionValue("time_limit", 5.0)  # a bound must stay cheap; unsolved = skipped
+    h.setOptionValue("solver", "simplex")  # so that the iteration limit applies
+    h.setOptionValue("simplex_iteration_limit", LP_ITERATIONS)
+    h.setOptionValue("time_limit", LP_GUARD_SECONDS)
     h.passModel(lp)
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
