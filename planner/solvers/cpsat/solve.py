@@ -43,6 +43,14 @@ from planner.solvers.options import Progress, SolveOptions, objectives_of
 # Above LNS_MIN_JOBS, hinted placement-free models run LNS only (see _parameters); below,
 # `proving_size` ones run two full searches and the rest (PSPLIB j60, j90) CP-SAT's default.
 LNS_MIN_JOBS = 100
+# Models with placement choices (GPU jobs on nodes) of at least this many jobs run LNS only
+# too, with all of CP-SAT's LNS subsolvers. `experiments/cpsat_lns_placement.py` (30 s,
+# 2 workers, instances/bench's seven GPU instances of 50-200 jobs, paired runs; two rounds
+# with a prototype of this switch, one with it): average JCT of the default over LNS only
+# 0.998-1.041, 1.000-1.053 and 0.995-1.103 (muri-testbed-100: 104,430 s against 94,720),
+# better on 16 of 21 pairs, worse on two by 0.25% and 0.54%. Below it the default stays:
+# LNS alone never proves a schedule optimal.
+LNS_PLACEMENT_MIN_JOBS = 50
 
 
 def max_per_job(instance: Instance) -> int:
@@ -158,6 +166,7 @@ def _parameters(
     left: float,
     proving: bool,
     lns_only: bool = False,
+    lns_placement: bool = False,
 ) -> None:
     p = solver.parameters
     p.max_time_in_seconds = left
@@ -180,9 +189,11 @@ def _parameters(
         # j30, job shops up to ft10) two full searches, with and without LP,
         # prove optima much sooner (PSPLIB j3013_1: ~3.5 s instead of > 10 s; ft10
         # proved in ~4 s instead of 940-944 after 10 s). Bigger placement-free models
-        # run LNS only (above), mid-sized ones (j60) and GPU models keep the default.
+        # run LNS only (above), mid-sized ones (j60) and small GPU models the default.
         p.num_full_subsolvers = 2
         p.subsolvers.extend(["default_lp", "no_lp"])
+    elif options.workers == 2 and lns_placement:
+        p.use_lns_only = True  # big models with placement choices: LNS_PLACEMENT_MIN_JOBS
 
 
 @dataclass
@@ -217,6 +228,7 @@ def _run_stages(
             left,
             proving=not cm.uses and proving_size(cm.instance),
             lns_only=not cm.uses and (hinted or i > 0) and len(cm.jobs) > LNS_MIN_JOBS,
+            lns_placement=bool(cm.uses) and len(cm.jobs) >= LNS_PLACEMENT_MIN_JOBS,
         )
         # the first stage's bound: `floor` and, on an exact model, CP-SAT's; later stages
         # minimise another objective, whose own bound is shown
