@@ -545,6 +545,30 @@ def test_config_lp_is_the_tightest_bound_on_the_muri_testbed() -> None:
     assert plain["total_weighted_jct"] > 1.3 * value
 
 
+def test_an_lp_past_its_iteration_limit_is_skipped_and_the_bound_stays_valid(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """bounds_lp.LP_ITERATIONS, not the clock, decides whether an LP counts: with a limit
+    of 50 iterations neither LP of the testbed is solved, so the bound falls back to a
+    cheaper ingredient, lower than with the LPs and still above the jobs' own durations."""
+    import planner.bounds as bounds_module
+    import planner.bounds_lp as bounds_lp
+    from planner.bounds import named_lower_bounds
+    from planner.read import read_instance
+
+    path = Path(__file__).resolve().parent.parent / "instances" / "muri-testbed-100.json"
+    full, word = named_lower_bounds(read_instance(path), ["total_weighted_jct"])[
+        "total_weighted_jct"
+    ]
+    monkeypatch.setattr(bounds_lp, "LP_ITERATIONS", 50)
+    monkeypatch.setattr(bounds_module, "_RECENT", [])
+    inst = read_instance(path)
+    cut, cut_word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
+    solo = sum(j.weight * solo_duration(inst, j) for j in inst.jobs)
+    assert word == "config" and cut_word not in ("config", "lp")
+    assert solo <= cut < full
+
+
 # ---- the configuration LP (ingredient 7) --------------------------------------------
 
 

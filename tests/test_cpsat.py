@@ -86,3 +86,29 @@ def test_never_worse_than_greedy_on_generated_instances(solve_verified: SolveVer
         assert tuple(objective_values(inst, s, names).values()) <= tuple(
             objective_values(inst, g, names).values()
         ), f"seed {seed}"
+
+
+@pytest.mark.parametrize(("name", "lns"), [("muri-testbed-50", True), ("gen-dl-40j-4n-s1", False)])
+def test_gpu_models_of_50_jobs_or_more_run_lns_only(
+    monkeypatch: pytest.MonkeyPatch, name: str, lns: bool
+) -> None:
+    """solve.LNS_PLACEMENT_MIN_JOBS: a model with placement choices of 50 jobs runs LNS
+    only, one of 40 CP-SAT's default search; either way the schedule verifies and is no
+    worse than the start."""
+    import planner.solvers.cpsat.solve as cpsat_solve
+    from planner.read import read_instance
+
+    seen: list[bool] = []
+    real = cpsat_solve._parameters
+
+    def record(solver, options, left, proving, lns_only=False, lns_placement=False):  # type: ignore[no-untyped-def]
+        real(solver, options, left, proving, lns_only, lns_placement)
+        seen.append(solver.parameters.use_lns_only)
+
+    monkeypatch.setattr(cpsat_solve, "_parameters", record)
+    inst = read_instance(ROOT / "instances" / "bench" / f"{name}.json")
+    s = solve_cpsat(inst, SolveOptions(time_limit=3))
+    assert seen and all(x == lns for x in seen)
+    assert verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
+    start = s.info["greedy_objective"]["total_weighted_jct"]
+    assert objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"] <= start
