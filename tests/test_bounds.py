@@ -556,13 +556,12 @@ def test_an_lp_past_its_iteration_limit_is_skipped_and_the_bound_stays_valid(
     from planner.bounds import named_lower_bounds
     from planner.read import read_instance
 
-    path = Path(__file__).resolve().parent.parent / "instances" / "muri-testbed-100.json"
-    full, word = named_lower_bounds(read_instance(path), ["total_weighted_jct"])[
-        "total_weighted_jct"
-    ]
+    inst = read_instance(
+        Path(__file__).resolve().parent.parent / "instances" / "muri-testbed-100.json"
+    )
+    full, word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
     monkeypatch.setattr(bounds_lp, "LP_ITERATIONS", 50)
-    monkeypatch.setattr(bounds_module, "_RECENT", [])
-    inst = read_instance(path)
+    monkeypatch.setattr(bounds_module, "_RECENT", [])  # not the result cached above
     cut, cut_word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
     solo = sum(j.weight * solo_duration(inst, j) for j in inst.jobs)
     assert word == "config" and cut_word not in ("config", "lp")

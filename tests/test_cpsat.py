@@ -101,8 +101,8 @@ def test_gpu_models_of_50_jobs_or_more_run_lns_only(
     seen: list[bool] = []
     real = cpsat_solve._parameters
 
-    def record(solver, options, left, proving, lns_only=False, lns_placement=False):  # type: ignore[no-untyped-def]
-        real(solver, options, left, proving, lns_only, lns_placement)
+    def record(solver, options, left, search):  # type: ignore[no-untyped-def]
+        real(solver, options, left, search)
         seen.append(solver.parameters.use_lns_only)
 
     monkeypatch.setattr(cpsat_solve, "_parameters", record)

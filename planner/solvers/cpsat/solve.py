@@ -160,14 +160,20 @@ LNS_IGNORED = (
 )
 
 
-def _parameters(
-    solver: cp_model.CpSolver,
-    options: SolveOptions,
-    left: float,
-    proving: bool,
-    lns_only: bool = False,
-    lns_placement: bool = False,
-) -> None:
+def _search(cm: CpsatModel, hinted: bool, stage: int) -> str:
+    """Which search `_parameters` sets up: "prove" (two full searches), "lns-scheduling"
+    (LNS only, scheduling neighbourhoods), "lns" (LNS only, every neighbourhood) or
+    "default" (CP-SAT's own)."""
+    if not cm.uses and proving_size(cm.instance):
+        return "prove"
+    if not cm.uses and (hinted or stage > 0) and len(cm.jobs) > LNS_MIN_JOBS:
+        return "lns-scheduling"
+    if cm.uses and len(cm.jobs) >= LNS_PLACEMENT_MIN_JOBS:
+        return "lns"
+    return "default"
+
+
+def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float, search: str) -> None:
     p = solver.parameters
     p.max_time_in_seconds = left
     p.random_seed = options.seed
@@ -175,7 +181,9 @@ def _parameters(
     # Ctrl-C belongs to the CLI, which sets options.stop (watched below) and then exits
     # 130 with the best schedule; CP-SAT's own handler would swallow the signal.
     p.catch_sigint_signal = False
-    if options.workers == 2 and lns_only and not proving:
+    if options.workers != 2:
+        return
+    if search == "lns-scheduling":
         # Bigger models without placement choices (RCPSP j120), started from a complete
         # hint: both threads improve it by LNS (scheduling time/resource windows,
         # precedences, intervals) instead of one full search that never closes the gap.
@@ -183,7 +191,7 @@ def _parameters(
         # heuristic's start and no cliques) instead of ~3.5% (experiments/cpsat_bench.py).
         p.use_lns_only = True
         p.ignore_subsolvers.extend(LNS_IGNORED)
-    elif options.workers == 2 and proving:
+    elif search == "prove":
         # CP-SAT's 2-worker default is one full search plus a thread shared by LNS
         # workers. On small models without placement choices (`proving_size`: RCPSP
         # j30, job shops up to ft10) two full searches, with and without LP,
@@ -192,7 +200,7 @@ def _parameters(
         # run LNS only (above), mid-sized ones (j60) and small GPU models the default.
         p.num_full_subsolvers = 2
         p.subsolvers.extend(["default_lp", "no_lp"])
-    elif options.workers == 2 and lns_placement:
+    elif search == "lns":
         p.use_lns_only = True  # big models with placement choices: LNS_PLACEMENT_MIN_JOBS
 
 
@@ -222,14 +230,7 @@ def _run_stages(
             break
         cm.model.minimize(obj.expr)
         solver = cp_model.CpSolver()
-        _parameters(
-            solver,
-            options,
-            left,
-            proving=not cm.uses and proving_size(cm.instance),
-            lns_only=not cm.uses and (hinted or i > 0) and len(cm.jobs) > LNS_MIN_JOBS,
-            lns_placement=bool(cm.uses) and len(cm.jobs) >= LNS_PLACEMENT_MIN_JOBS,
-        )
+        _parameters(solver, options, left, _search(cm, hinted, i))
         # the first stage's bound: `floor` and, on an exact model, CP-SAT's; later stages
         # minimise another objective, whose own bound is shown
         cb = _Callback(obj, options, t0, floor if i == 0 else None, proof and obj.exact)

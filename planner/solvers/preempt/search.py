@@ -280,8 +280,9 @@ class _Search:
 
     def candidates(self) -> Iterator[Keys]:
         for keys in self.structured():
-            if keys.shape not in self.tried:  # each order and way of grouping once (`run`
-                yield keys  # records the shape of every run without per-job factors)
+            # each order and way of grouping once (`run` records the shape it ran)
+            if keys.shape not in self.tried:
+                yield keys
         yield from self.random_keys()
 
     def structured(self) -> Iterator[Keys]:
