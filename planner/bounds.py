@@ -175,7 +175,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp, count_types, multiset_cycles
-from planner.bounds_lp import grid, weighted_completion_lp
+from planner.bounds_lp import LP_ITERATIONS, grid, weighted_completion_lp
 from planner.durations import (
     StageTuple,
     gpu_mem_fits,
@@ -211,9 +211,12 @@ def gap(value: float | None, bound: float | None) -> float | None:
     return (value - bound) / value
 
 
-def lower_bounds(instance: Instance, objectives: Sequence[str] | None = None) -> dict[str, float]:
-    """Per objective, a value no feasible schedule can beat (see the module docstring)."""
-    return {k: v for k, (v, _) in named_lower_bounds(instance, objectives).items()}
+def lower_bounds(
+    instance: Instance, objectives: Sequence[str] | None = None, iterations: int = LP_ITERATIONS
+) -> dict[str, float]:
+    """Per objective, a value no feasible schedule can beat (see the module docstring);
+    each LP gets `iterations` simplex iterations (`bounds_lp.lp_iterations`)."""
+    return {k: v for k, (v, _) in named_lower_bounds(instance, objectives, iterations).items()}
 
 
 # One word per ingredient of the module docstring, for the CLI's gap line; "cpsat" (the
@@ -222,9 +225,10 @@ BOUND_NAMES = ("path", "volume", "wspt", "lp", "config")
 
 
 def named_lower_bounds(
-    instance: Instance, objectives: Sequence[str] | None = None
+    instance: Instance, objectives: Sequence[str] | None = None, iterations: int = LP_ITERATIONS
 ) -> dict[str, tuple[float, str]]:
-    """Per objective, (bound, the BOUND_NAMES word of the ingredient that gives it)."""
+    """Per objective, (bound, the BOUND_NAMES word of the ingredient that gives it); each
+    LP gets `iterations` simplex iterations."""
     names = tuple(objectives) if objectives is not None else tuple(instance.objective)
     bad = [n for n in names if n not in OBJECTIVES]
     if bad:
@@ -233,15 +237,15 @@ def named_lower_bounds(
         from planner.live import residual
 
         res = residual(instance)
-        inner = named_lower_bounds(res.instance, names)
+        inner = named_lower_bounds(res.instance, names, iterations)
         shifted = res.shift({k: v for k, (v, _) in inner.items()})
         return {k: (shifted[k], inner[k][1]) for k in names}
     if instance.elastic or any(n in ENERGY_OBJECTIVES for n in names):
-        return {k: (v, "path") for k, v in _simple_bounds(instance, names).items()}
+        return {k: (v, "path") for k, v in _simple_bounds(instance, names, iterations).items()}
     for inst, key, got in _RECENT:
-        if inst is instance and key == names:
+        if inst is instance and key == (names, iterations):
             return dict(got)
-    b = _Bounds(instance)
+    b = _Bounds(instance, iterations)
     out: dict[str, tuple[float, str]] = {}
     for name in names:
         if name == "makespan":
@@ -252,17 +256,17 @@ def named_lower_bounds(
         else:
             v = b.weighted_tardiness()
             out[name] = (v, "wspt" if v > b.path_tardiness() else "path")
-    _RECENT.insert(0, (instance, names, dict(out)))
+    _RECENT.insert(0, (instance, (names, iterations), dict(out)))
     del _RECENT[4:]
     return out
 
 
 # The last few results: the exact solvers' start runs every greedy rule on one instance,
 # and each attaches the same bounds (the interval LP takes up to a second or two).
-_RECENT: list[tuple[Instance, tuple[str, ...], dict[str, tuple[float, str]]]] = []
+_RECENT: list[tuple[Instance, tuple[tuple[str, ...], int], dict[str, tuple[float, str]]]] = []
 
 
-def _simple_bounds(instance: Instance, names: Sequence[str]) -> dict[str, float]:
+def _simple_bounds(instance: Instance, names: Sequence[str], iterations: int) -> dict[str, float]:
     """Bounds that stay valid when jobs choose their GPU count (contract §12): each job
     ends no earlier than its release plus its shortest solo duration over its counts and
     eligible nodes (a group never makes a member faster than solo). Energy: 0 when no GPU
@@ -270,7 +274,7 @@ def _simple_bounds(instance: Instance, names: Sequence[str]) -> dict[str, float]
     elastic case keeps only these."""
     if not instance.elastic:
         fixed = [n for n in names if n not in ENERGY_OBJECTIVES]
-        full = lower_bounds(instance, fixed) if fixed else {}
+        full = lower_bounds(instance, fixed, iterations) if fixed else {}
     ends = {}
     for j in instance.jobs:
         best = 0
@@ -303,10 +307,12 @@ def _simple_bounds(instance: Instance, names: Sequence[str]) -> dict[str, float]
     return out
 
 
-def with_bounds(instance: Instance, s: Schedule, names: Sequence[str]) -> Schedule:
+def with_bounds(
+    instance: Instance, s: Schedule, names: Sequence[str], iterations: int = LP_ITERATIONS
+) -> Schedule:
     """`s` with these lower bounds merged in (the larger value per objective) and the
-    name of the tightest in `info["bound_by"]`."""
-    named = named_lower_bounds(instance, list(names))
+    name of the tightest in `info["bound_by"]`; each LP gets `iterations` iterations."""
+    named = named_lower_bounds(instance, list(names), iterations)
     lb = {k: v for k, (v, _) in named.items()}
     by = {k: w for k, (_, w) in named.items()}
     old_by = (s.info or {}).get("bound_by") or {}
@@ -345,8 +351,9 @@ def _scale(per_unit: np.ndarray, mult: np.ndarray) -> np.ndarray:
 
 
 class _Bounds:
-    def __init__(self, inst: Instance):
+    def __init__(self, inst: Instance, iterations: int = LP_ITERATIONS):
         self.inst = inst
+        self.iterations = iterations
         jobs = inst.jobs
         self.n = len(jobs)
         self.index = {j.id: i for i, j in enumerate(jobs)}
@@ -708,7 +715,9 @@ class _Bounds:
             ]
             points = grid(self.head[i], v, np.minimum(solo_t, group_t), cap, len(modes))
             room = _room(points, cap, events)
-            lp = weighted_completion_lp(self.head[i], modes, self.end[i], w[i], points, room)
+            lp = weighted_completion_lp(
+                self.head[i], modes, self.end[i], w[i], points, room, self.iterations
+            )
             if lp is not None:
                 out.append(total - float(per_job[i].sum()) + lp * _LP_SAFE)
         return out
@@ -766,7 +775,8 @@ class _Bounds:
         )
         least = cj.work / np.maximum(1.0, cj.rho)
         points = grid(cj.head, cj.work * cj.gpus, least, cap, 2, X_COLUMNS)
-        lp = config_lp(cj, types.gpus, types.rates, points, _room(points, cap, events))
+        room = _room(points, cap, events)
+        lp = config_lp(cj, types.gpus, types.rates, points, room, self.iterations)
         if lp is None:
             return None
         return lp + float(np.sum(self.weight[idx[~keep]] * self.end[idx[~keep]]))

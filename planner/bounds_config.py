@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from planner.bounds_lp import quiet_highs, solve_lp
+from planner.bounds_lp import LP_ITERATIONS, quiet_highs, solve_lp
 from planner.durations import StageTuple
 
 # Above this many columns (x, y and C together) the configuration LP is skipped; the x
@@ -245,8 +245,10 @@ def config_lp(
     type_rates: np.ndarray,
     points: np.ndarray,
     room: np.ndarray,
+    iterations: int = LP_ITERATIONS,
 ) -> float | None:
-    """The LP's optimum (the module docstring), or None when it is too big or unsolved.
+    """The LP's optimum (the module docstring), or None when it is too big or not solved
+    within `iterations` simplex iterations.
     `type_rates` is types x classes (n_m(G) rho_m(G) in the class of model m at the
     type's GPU count `type_gpus`); `room[t]` is the capacity-time of slot t. Columns: x,
     then y (type-major, block-minor), then C."""
@@ -289,6 +291,7 @@ def config_lp(
         (np.concatenate(lp.lo), np.concatenate(lp.up)),
         lp.matrix(),
         scale,
+        iterations,
     )
 
 

@@ -43,6 +43,20 @@ MAX_POINTS = 400
 # 12,132. HiGHS's interior point method was faster only on trace1 jobs 0-59 (6.1 s) and
 # slower on the rest (testbed 8.1 s).
 LP_ITERATIONS = 30_000
+# ... and at most this many per second of the solve's time limit, so that the bound (each
+# LP of it) keeps to a fraction of a short limit: about 0.3-0.4 s of LP per second of limit
+# on this machine (2,500-3,300 iterations a second). Without it, trace1's all-at-zero jobs
+# 0-59 took 16.5 s under `plan solve --time-limit 5` (15 s of it an LP that was then
+# skipped). Still a count, not a clock: the same instance and limit give the same bound on
+# a busy machine as on an idle one.
+ITERATIONS_PER_SECOND = 1_000
+
+
+def lp_iterations(time_limit: float) -> int:
+    """The simplex iterations each bound LP gets under a solve of `time_limit` seconds."""
+    return max(1, min(LP_ITERATIONS, int(ITERATIONS_PER_SECOND * time_limit)))
+
+
 # Only a guard against a machine far slower than this one; the iterations decide.
 LP_GUARD_SECONDS = 60.0
 
@@ -84,10 +98,12 @@ def weighted_completion_lp(
     weight: np.ndarray,
     points: np.ndarray,
     room: np.ndarray,
+    iterations: int = LP_ITERATIONS,
 ) -> float | None:
-    """The LP's optimum (the module docstring), or None when it is too big or unsolved.
-    `modes` holds per mode (share, least) per job (inf: the job has no such mode);
-    `room[t]` is the capacity-time of slot t (len(points) - 1 finite slots)."""
+    """The LP's optimum (the module docstring), or None when it is too big or not solved
+    within `iterations` simplex iterations. `modes` holds per mode (share, least) per job
+    (inf: the job has no such mode); `room[t]` is the capacity-time of slot t
+    (len(points) - 1 finite slots)."""
     n, m = len(head), len(points)
     lo = np.append(points, np.inf)
     first = np.maximum(0, np.searchsorted(points, head, side="right") - 1)
@@ -125,6 +141,7 @@ def weighted_completion_lp(
         ),
         (rows, cols, vals),
         scale,
+        iterations,
     )
 
 
@@ -134,10 +151,11 @@ def solve_lp(
     row_bounds: tuple[np.ndarray, np.ndarray],
     entries: tuple[np.ndarray, np.ndarray, np.ndarray],
     scale: float,
+    iterations: int = LP_ITERATIONS,
 ) -> float | None:
     """min cost.x subject to row_lo <= A x <= row_up and col_lo <= x <= col_up, where A
     has the (row, column, value) `entries` (+-inf: no bound); the optimum times `scale`, or
-    None when HiGHS does not prove it optimal within LP_ITERATIONS."""
+    None when HiGHS does not prove it optimal within `iterations` simplex iterations."""
     import highspy
 
     rows, cols, vals = entries
@@ -154,7 +172,7 @@ def solve_lp(
     lp.a_matrix_.value_ = vals[order]
     h = quiet_highs()
     h.setOptionValue("solver", "simplex")  # so that the iteration limit applies
-    h.setOptionValue("simplex_iteration_limit", LP_ITERATIONS)
+    h.setOptionValue("simplex_iteration_limit", iterations)
     h.setOptionValue("time_limit", LP_GUARD_SECONDS)
     h.passModel(lp)
     h.run()

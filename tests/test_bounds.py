@@ -545,27 +545,53 @@ def test_config_lp_is_the_tightest_bound_on_the_muri_testbed() -> None:
     assert plain["total_weighted_jct"] > 1.3 * value
 
 
-def test_an_lp_past_its_iteration_limit_is_skipped_and_the_bound_stays_valid(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """bounds_lp.LP_ITERATIONS, not the clock, decides whether an LP counts: with a limit
-    of 50 iterations neither LP of the testbed is solved, so the bound falls back to a
-    cheaper ingredient, lower than with the LPs and still above the jobs' own durations."""
-    import planner.bounds as bounds_module
-    import planner.bounds_lp as bounds_lp
+def test_an_lp_past_its_iteration_limit_is_skipped_and_the_bound_stays_valid() -> None:
+    """An iteration count, not the clock, decides whether an LP counts: with 50 simplex
+    iterations neither LP of the testbed is solved, so the bound falls back to a cheaper
+    ingredient, lower than with the LPs and still above the jobs' own durations."""
     from planner.bounds import named_lower_bounds
-    from planner.read import read_instance
 
-    inst = read_instance(
-        Path(__file__).resolve().parent.parent / "instances" / "muri-testbed-100.json"
-    )
+    inst = _testbed()
     full, word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
-    monkeypatch.setattr(bounds_lp, "LP_ITERATIONS", 50)
-    monkeypatch.setattr(bounds_module, "_RECENT", [])  # not the result cached above
-    cut, cut_word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
+    cut, cut_word = named_lower_bounds(inst, ["total_weighted_jct"], 50)["total_weighted_jct"]
     solo = sum(j.weight * solo_duration(inst, j) for j in inst.jobs)
     assert word == "config" and cut_word not in ("config", "lp")
     assert solo <= cut < full
+
+
+def _testbed() -> Instance:
+    from planner.read import read_instance
+
+    return read_instance(
+        Path(__file__).resolve().parent.parent / "instances" / "muri-testbed-100.json"
+    )
+
+
+def test_a_short_time_limit_gives_the_bound_lps_fewer_iterations() -> None:
+    """bounds_lp.lp_iterations: a solve of 5 s gives each bound LP 5,000 simplex
+    iterations, too few for the testbed's configuration LP (about 12,000), so the plan
+    names the interval LP's weaker bound; at 30 s the configuration LP's. The parts of a
+    solve that get less of the limit keep the iterations fixed at its start (`pinned`)."""
+    from dataclasses import replace
+
+    from planner.bounds import named_lower_bounds
+    from planner.bounds_lp import LP_ITERATIONS, lp_iterations
+
+    inst = _testbed()
+    names = ["total_weighted_jct"]
+    assert lp_iterations(5) == 5_000 and lp_iterations(30) == lp_iterations(600) == LP_ITERATIONS
+    pinned = SolveOptions(time_limit=30).pinned()
+    assert replace(pinned, time_limit=1).bound_iterations == LP_ITERATIONS
+    got = {}
+    for limit in (5.0, 30.0):
+        s = solve(inst, "greedy:sjf", SolveOptions(time_limit=limit))
+        assert verify(inst, s) == []
+        value = objective_values(inst, s, names)["total_weighted_jct"]
+        bound, word = named_lower_bounds(inst, names, lp_iterations(limit))["total_weighted_jct"]
+        assert s.lower_bound == {"total_weighted_jct": bound} and bound <= value
+        got[limit] = (bound, s.info["bound_by"]["total_weighted_jct"], word)
+    assert got[5.0][1:] == ("lp", "lp") and got[30.0][1:] == ("config", "config")
+    assert got[5.0][0] < got[30.0][0]
 
 
 # ---- the configuration LP (ingredient 7) --------------------------------------------

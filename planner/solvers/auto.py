@@ -109,6 +109,7 @@ def choose(instance: Instance, time_limit: float | None = None) -> tuple[str, st
 def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     """Plan with CP-SAT when its model fits the time limit, else greedy plus improvement."""
     t0 = time.perf_counter()
+    options = options.pinned()  # the time limits given to the parts below shrink
     names = list(objectives_of(instance, options))
     name, why, size = choose(instance, options.time_limit)
     sched: Schedule | None = None
@@ -143,5 +144,5 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
         **sched.info,
         "auto": {"chose": name, "why": why, "model_options": size},
     }
-    sched = with_bounds(instance, sched, names)
+    sched = with_bounds(instance, sched, names, options.bound_iterations)
     return sched.with_(info=info, wall_s=time.perf_counter() - t0)

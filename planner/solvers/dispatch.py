@@ -33,7 +33,7 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
 
 def solve(instance: Instance, spec: str, options: SolveOptions | None = None) -> Schedule:
     """Plan `instance` with the solver named by `spec`; the result is not yet verified."""
-    options = options or SolveOptions()
+    options = (options or SolveOptions()).pinned()
     if instance.is_live:
         return _solve_live(instance, spec, options)
     name, rule = parse_spec(spec)
@@ -94,7 +94,7 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
         return res.merge(empty, {}).with_(lower_bound=None)
     sched = solve(res.instance, spec, options)
     names = objectives_of(res.instance, options)
-    bounds = lower_bounds(res.instance, names) if res.tightened else None
+    bounds = lower_bounds(res.instance, names, options.bound_iterations) if res.tightened else None
     merged = res.merge(sched, bounds)
     if res.stopped and merged.jobs and verify(instance, merged):
         # a resumed job's own profile holds only its solo time (planner.resume): a group

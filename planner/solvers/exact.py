@@ -62,7 +62,9 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
     then the others until the time is up (ties go to the earlier rule of `start_rules`,
     so with time for all the answer does not depend on the order)."""
     names = objectives_of(instance, options)
-    quiet = SolveOptions(objective=options.objective, seed=options.seed)
+    quiet = SolveOptions(
+        objective=options.objective, seed=options.seed, bound_lp_iterations=options.bound_iterations
+    )
     rules = (*start_rules(instance), "rcpsp")
     first = default_rule(instance)
     deadline = time.monotonic() + START_SHARE * options.limit

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from planner.bounds_lp import lp_iterations
 from planner.instance import Instance
 
 # Seconds an exact solver (and `auto`) runs when `--time-limit` is not given.
@@ -41,11 +42,26 @@ class SolveOptions:
     milp_backend: str = "cbc"  # "cbc" | "highs"
     slots: int = 200  # MILP: at most this many time slots over the horizon
     slot: int | None = None  # MILP: explicit slot length in time units
+    # Simplex iterations each bound LP gets; None: `bounds_lp.lp_iterations` of the time
+    # limit. Fixed once per solve (`pinned`), so that parts given less of the limit reuse
+    # the bound already computed instead of computing a weaker one again.
+    bound_lp_iterations: int | None = None
 
     @property
     def limit(self) -> float:
         """The time limit in seconds, DEFAULT_TIME_LIMIT when none was given."""
         return DEFAULT_TIME_LIMIT if self.time_limit is None else self.time_limit
+
+    @property
+    def bound_iterations(self) -> int:
+        """Simplex iterations each of the bounds' LPs gets in this solve."""
+        if self.bound_lp_iterations is not None:
+            return self.bound_lp_iterations
+        return lp_iterations(self.limit)
+
+    def pinned(self) -> SolveOptions:
+        """These options with `bound_lp_iterations` fixed from the present time limit."""
+        return replace(self, bound_lp_iterations=self.bound_iterations)
 
 
 def objectives_of(instance: Instance, options: SolveOptions) -> tuple[str, ...]:

@@ -291,7 +291,7 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
         instance.elastic and instance.interleaving.enabled
     )
     exact_objectives = all(o.exact for o in objs) and "energy_cost" not in names
-    floor = _shown_floor(instance, names[0]) if options.progress is not None else None
+    floor = _shown_floor(instance, names[0], options) if options.progress is not None else None
     out = _run_stages(
         cm, objs, options, t0, options.limit, hinted=hinted > 0, floor=floor,
         proof=cm.exact and complete and exact_objectives,
@@ -317,7 +317,9 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
         info["error"] = out.error
     if out.interrupted or options.stop.is_set():
         info["interrupted"] = True
-    lower = _lower_bound(instance, names[0], out.bound if proof else None, info)
+    lower = _lower_bound(
+        instance, names[0], out.bound if proof else None, info, options.bound_iterations
+    )
     proved = (
         len(out.statuses) == len(names)
         and all(s == "OPTIMAL" for s in out.statuses)
@@ -340,22 +342,22 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     )
 
 
-def _shown_floor(instance: Instance, name: str) -> float | None:
+def _shown_floor(instance: Instance, name: str, options: SolveOptions) -> float | None:
     """planner.bounds' bound on `name` for the live display, None when it fails."""
     try:
-        return lower_bounds(instance, [name])[name]
+        return lower_bounds(instance, [name], options.bound_iterations)[name]
     except Exception:  # a bound is optional: _lower_bound reports the failure
         return None
 
 
 def _lower_bound(
-    instance: Instance, name: str, model_bound: float | None, info: SolveInfo
+    instance: Instance, name: str, model_bound: float | None, info: SolveInfo, iterations: int
 ) -> dict[str, float] | None:
     """The best valid bound on the first objective: CP-SAT's (when the model is exact and
     complete) or planner.bounds' relaxation bound (always valid)."""
     vals = [] if model_bound is None else [(model_bound, "cpsat")]
     try:
-        static, word = named_lower_bounds(instance, [name])[name]
+        static, word = named_lower_bounds(instance, [name], iterations)[name]
         info["relaxation_bound"] = {name: static}
         vals.append((static, word))
     except Exception as e:  # a bound is optional: report the failure, never fail

@@ -81,7 +81,8 @@ def solve_greedy(
         best = _variants(instance, rule, names, engine, holds)
     else:
         best = _solve_fixed(instance, rule, names, engine)
-    return with_bounds(instance, best, names).with_(wall_s=time.perf_counter() - t_begin)
+    best = with_bounds(instance, best, names, options.bound_iterations)
+    return best.with_(wall_s=time.perf_counter() - t_begin)
 
 
 def _variants(

@@ -69,7 +69,8 @@ def improve(
     if start.status != "feasible":
         return start  # nothing to improve from (the greedy plan failed)
     if start.lower_bound is None:
-        start = with_bounds(instance, start, list(objectives_of(instance, options)))
+        names = list(objectives_of(instance, options))
+        start = with_bounds(instance, start, names, options.bound_iterations)
     # An elastic instance is searched at the counts the start chose (contract §12): every
     # plan of that instance is valid for this one, and the bounds stay this one's.
     plan_on = fixed_counts(instance, counts_of(instance, start)) if instance.elastic else instance
@@ -189,5 +190,5 @@ class _Search:
         solver = start.solver if self.best is start else f"greedy:{self.rule}+improve"
         out = self.best.with_(solver=solver, info=info, wall_s=time.perf_counter() - self.t0)
         if lb is None:
-            return with_bounds(self.instance, out, self.names)
+            return with_bounds(self.instance, out, self.names, self.options.bound_iterations)
         return out.with_(lower_bound=lb)

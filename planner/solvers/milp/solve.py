@@ -139,7 +139,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     if start is not None and gvals is not None:
         r.info["greedy_solver"] = start.solver
         r.info["greedy_objective"] = gvals
-    simple = lower_bounds(instance, r.names)
+    simple = lower_bounds(instance, r.names, options.bound_iterations)
     units = milp_model.build_units(instance, candidate_groups(instance, max_per_job=4))
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")

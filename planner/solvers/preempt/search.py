@@ -349,4 +349,4 @@ class _Search:
         if "simulation" in best.info:
             info["simulation"] = best.info["simulation"]
         out = best.with_(solver=solver, info=info, wall_s=time.perf_counter() - self.t0)
-        return with_bounds(self.instance, out, self.names)
+        return with_bounds(self.instance, out, self.names, self.options.bound_iterations)
