@@ -1,6 +1,6 @@
 """What the bounds' LPs cost: iterations and seconds of the interval and configuration LPs.
 
-    .venv/bin/python experiments/bound_lps.py [DATA_DIR] [--windows 4]
+    .venv/bin/python experiments/bound_lps.py [DATA_DIR] [--windows 4] [--cut-rounds N]
 
 Runs `planner.bounds.named_lower_bounds` (total weighted JCT) on
 `instances/muri-testbed-100.json` and, when DATA_DIR (Muri's traces) is given, on
@@ -9,7 +9,8 @@ cluster_trace.csv (400 jobs) and the all-at-zero windows of 60 jobs of trace1-tr
 average JCT, the ingredient that gives it, the wall time of the whole bound, and the
 largest LP HiGHS solved (simplex iterations, seconds, status; an LP stopped by
 `planner.bounds_lp.LP_ITERATIONS` is skipped by the bound). The figures behind
-`LP_ITERATIONS` (planner/bounds_lp.py).
+`LP_ITERATIONS` and `CUT_ROUNDS` (planner/bounds_lp.py); `--cut-rounds N` sets the latter
+(0: no slot cuts).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from preemption_targets import load  # noqa: E402
 
+from planner import bounds_lp  # noqa: E402
 from planner.bounds import named_lower_bounds  # noqa: E402
 from planner.instance import Instance  # noqa: E402
 from planner.read import read_instance  # noqa: E402
@@ -57,7 +59,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path, nargs="?")
     ap.add_argument("--windows", type=int, default=4)
+    ap.add_argument("--cut-rounds", type=int)
     args = ap.parse_args()
+    if args.cut_rounds is not None:
+        bounds_lp.CUT_ROUNDS = args.cut_rounds
     highspy.Highs.run = _timed_run  # type: ignore[method-assign]
     print("| instance | bound (avg JCT, s) | by | bound wall (s) |", end="")
     print(" largest LP: iterations | its seconds | its status |")

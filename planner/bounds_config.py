@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from planner.bounds_lp import LP_ITERATIONS, quiet_highs, solve_lp
+from planner.bounds_lp import LP_ITERATIONS, quiet_highs, slot_cuts, solve_lp
 from planner.durations import StageTuple
 
 # Above this many columns (x, y and C together) the configuration LP is skipped; the x
@@ -292,6 +292,7 @@ def config_lp(
         lp.matrix(),
         scale,
         iterations,
+        slot_cuts(x.job, x.slot, x.a, jobs.work / np.maximum(1.0, jobs.rho), nx + ny, scale),
     )
 
 
