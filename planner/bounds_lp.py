@@ -59,7 +59,7 @@ LP_ITERATIONS = 30_000
 # ... and at most this many per second of the solve's time limit, so that the bound (each
 # LP of it) keeps to a fraction of a short limit: about 0.3-0.4 s of LP per second of limit
 # on this machine (2,500-3,300 iterations a second). Without it, trace1's all-at-zero jobs
-# 0-59 took 16.5 s under `plan solve --time-limit 5` (15 s of it an LP that was then
+# 0-59 took 16.9 s under `plan solve --time-limit 5` (14 s of it an LP that was then
 # skipped). Still a count, not a clock: the same instance and limit give the same bound on
 # a busy machine as on an idle one.
 ITERATIONS_PER_SECOND = 1_000

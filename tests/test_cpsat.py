@@ -88,6 +88,39 @@ def test_never_worse_than_greedy_on_generated_instances(solve_verified: SolveVer
         ), f"seed {seed}"
 
 
+@pytest.mark.parametrize(
+    ("path", "full", "lns"),
+    [("j30/j301_1", 2, False), ("j60/j6041_9", 2, False), ("j120/j12013_1", 0, True)],
+)
+def test_placement_free_models_up_to_100_jobs_run_two_full_searches(
+    monkeypatch: pytest.MonkeyPatch, path: str, full: int, lns: bool
+) -> None:
+    """solve.LNS_MIN_JOBS: PSPLIB j30 and j60 (32 and 62 jobs) run two full searches (with
+    and without LP), j120 (122, hinted) LNS only; the schedule verifies, is no worse than
+    the start and not below the best known lower bound."""
+    import csv
+
+    import planner.solvers.cpsat.solve as cpsat_solve
+
+    seen: list[tuple[int, bool]] = []
+    real = cpsat_solve._parameters
+
+    def record(solver, options, left, search):  # type: ignore[no-untyped-def]
+        real(solver, options, left, search)
+        seen.append((solver.parameters.num_full_subsolvers, solver.parameters.use_lns_only))
+
+    monkeypatch.setattr(cpsat_solve, "_parameters", record)
+    file = ROOT / "instances" / "psplib" / f"{path}.sm"
+    inst = instance_from_dict(parse_sm(file.read_text(), file.stem))
+    s = solve_cpsat(inst, SolveOptions(time_limit=2))
+    assert seen and all(x == (full, lns) for x in seen)
+    assert verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
+    with open(ROOT / "instances" / "psplib" / "reference.csv") as fh:
+        lb = {r["instance"]: int(r["ref_lb"]) for r in csv.DictReader(fh)}[file.stem]
+    value = objective_values(inst, s, ["makespan"])["makespan"]
+    assert lb <= value <= s.info["greedy_objective"]["makespan"]
+
+
 @pytest.mark.parametrize(("name", "lns"), [("muri-testbed-50", True), ("gen-dl-40j-4n-s1", False)])
 def test_gpu_models_of_50_jobs_or_more_run_lns_only(
     monkeypatch: pytest.MonkeyPatch, name: str, lns: bool

@@ -518,12 +518,12 @@ def _pools(cm: CpsatModel) -> None:
 # `proving_size`).
 MAX_CLIQUE_JOBS = 100
 
-# Placement-free models run two full searches (planner.solvers.cpsat.solve._parameters)
-# and get cliques (models with GPU placement always may) up to these sizes: any RCPSP up
-# to PROVING_MAX_JOBS jobs, pure disjunctive ones (job shops) up to
-# PROVING_MAX_DISJUNCTIVE. On PSPLIB j60 and j90 one full search plus LNS, without
-# cliques, does better (experiments/pyjobshop_compare.py; j6013_1 at 10 s, 2 workers:
-# 118 instead of 121).
+# Placement-free models get cliques (models with GPU placement always may) up to these
+# sizes: any RCPSP up to PROVING_MAX_JOBS jobs, pure disjunctive ones (job shops) up to
+# PROVING_MAX_DISJUNCTIVE. On PSPLIB j60 and j90 cliques slow the search
+# (experiments/pyjobshop_compare.py; j6013_1 at 10 s, 2 workers, two full searches with
+# cliques: 121; one full search and LNS without: 118). Two full searches run up to
+# planner.solvers.cpsat.solve.LNS_MIN_JOBS jobs (its comment).
 PROVING_MAX_JOBS = 40
 PROVING_MAX_DISJUNCTIVE = 100
 
@@ -536,7 +536,7 @@ def disjunctive(instance: Instance) -> bool:
 
 
 def proving_size(instance: Instance) -> bool:
-    """Whether a placement-free model is small enough for two full searches and cliques."""
+    """Whether a placement-free model is small enough for cliques (`_disjunctive_cliques`)."""
     n = len(instance.jobs)
     return n <= PROVING_MAX_JOBS or (n <= PROVING_MAX_DISJUNCTIVE and disjunctive(instance))
 

@@ -40,8 +40,13 @@ from planner.solvers.cpsat.objective import (
 from planner.solvers.exact import best_start, end_caps, finish, semi_active_horizon, values
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
-# Above LNS_MIN_JOBS, hinted placement-free models run LNS only (see _parameters); below,
-# `proving_size` ones run two full searches and the rest (PSPLIB j60, j90) CP-SAT's default.
+# Above LNS_MIN_JOBS, hinted placement-free models run LNS only (see _parameters); up to
+# it they run two full searches (with and without LP) instead of CP-SAT's 2-worker default
+# (one full search and LNS). `experiments/cpsat_search_ab.py` (10 s, 2 workers, seed 0,
+# four fixed samples of 10 per set, one run): PSPLIB j90 sum of makespans 3,835 with the
+# default, 3,828 with two full searches, proved 31 / 32; j60 3,316 / 3,319, proved 33 / 35
+# (j6041_9 proved in 5.8 s, j6046_7 in 3.9 s instead of 8.5; on the open j6013_* the two
+# trade one to three units either way).
 LNS_MIN_JOBS = 100
 # Models with placement choices (GPU jobs on nodes) of at least this many jobs run LNS only
 # too, with all of CP-SAT's LNS subsolvers. `experiments/cpsat_lns_placement.py` (30 s,
@@ -164,7 +169,7 @@ def _search(cm: CpsatModel, hinted: bool, stage: int) -> str:
     """Which search `_parameters` sets up: "prove" (two full searches), "lns-scheduling"
     (LNS only, scheduling neighbourhoods), "lns" (LNS only, every neighbourhood) or
     "default" (CP-SAT's own)."""
-    if not cm.uses and proving_size(cm.instance):
+    if not cm.uses and (proving_size(cm.instance) or len(cm.jobs) <= LNS_MIN_JOBS):
         return "prove"
     if not cm.uses and (hinted or stage > 0) and len(cm.jobs) > LNS_MIN_JOBS:
         return "lns-scheduling"
@@ -193,11 +198,11 @@ def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float, s
         p.ignore_subsolvers.extend(LNS_IGNORED)
     elif search == "prove":
         # CP-SAT's 2-worker default is one full search plus a thread shared by LNS
-        # workers. On small models without placement choices (`proving_size`: RCPSP
-        # j30, job shops up to ft10) two full searches, with and without LP,
-        # prove optima much sooner (PSPLIB j3013_1: ~3.5 s instead of > 10 s; ft10
-        # proved in ~4 s instead of 940-944 after 10 s). Bigger placement-free models
-        # run LNS only (above), mid-sized ones (j60) and small GPU models the default.
+        # workers. On models without placement choices up to LNS_MIN_JOBS jobs (RCPSP
+        # j30-j90, job shops) two full searches, with and without LP, prove optima much
+        # sooner (PSPLIB j3013_1: ~3.5 s instead of > 10 s; ft10 proved in ~4 s instead
+        # of 940-944 after 10 s; j60 and j90: LNS_MIN_JOBS). Bigger placement-free
+        # models run LNS only (above), small GPU models the default.
         p.num_full_subsolvers = 2
         p.subsolvers.extend(["default_lp", "no_lp"])
     elif search == "lns":
