@@ -106,13 +106,13 @@ def slot_cuts(
     index = np.empty(nx + n, dtype=np.int32)
     index[at_x], index[at_c] = order, c0 + np.arange(n)
     w = least / scale
+    first = np.unique(pair, return_index=True)[1]  # one column per (job, slot)
 
     def rows(solution: np.ndarray) -> CutRows:
-        per_pair = np.zeros(int(pair.max(initial=-1)) + 1)
+        per_pair = np.zeros(len(first))
         np.add.at(per_pair, pair, solution[:nx])
         theta = per_pair[pair]
         squares = np.zeros(n)
-        first = np.unique(pair, return_index=True)[1]  # one column per (job, slot)
         np.add.at(squares, job[first], theta[first] ** 2)
         value = np.empty(nx + n)
         value[at_x] = -(a[order] / scale + theta[order] * w[job[order]])
