@@ -5,44 +5,47 @@ plus LNS (CP-SAT's 2-worker default) against two full searches, with and without
         [--shifts 0,2,5] [--seed 0] [--time-limit 10] [--workers 2]
 
 DATA_DIR holds `psplib/{j60,j90}/*.sm` and `psplib/psplib_reference.csv` (best known
-makespans, column `ref_ub`). Samples are fixed by rule: per set and shift s, the instances
-at positions `((2i + 1) n / 20 + s) mod n`, i = 0..9, in natural order (shift 0 is
-`experiments/pyjobshop_compare.py`'s sample). Each instance is solved by both searches
-one after the other (`planner.solvers.cpsat.solve._search` forced to "default" or
-"prove"), and every schedule is checked with planner.verify. Per set and shift: instances
-proved optimal, the sum of makespans and the mean gap to the best known, per search.
+makespans, column `ref_ub`). Samples are fixed by rule (`pyjobshop_compare.sample`): per
+set and shift s, the instances at positions `((2i + 1) n / 20 + s) mod n`, i = 0..9, in
+natural order (shift 0 is `experiments/pyjobshop_compare.py`'s sample). Each instance is
+solved by both searches one after the other (`planner.solvers.cpsat.solve._search` forced
+to "default" or "prove"), and every schedule is checked with planner.verify. Per set and
+shift: instances proved optimal, the sum of makespans and the mean gap to the best known,
+per search.
 The figures behind `LNS_MIN_JOBS`'s use in `planner/solvers/cpsat/solve.py: _search`.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import re
+import sys
 import time
 from pathlib import Path
 
-import planner.solvers.cpsat.solve as cpsat_solve
-from planner.importers.psplib import parse_sm
-from planner.read import instance_from_dict
-from planner.solvers import SolveOptions
-from planner.solvers.cpsat import solve_cpsat
-from planner.verify import verify
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pyjobshop_compare import sample  # noqa: E402
+
+import planner.solvers.cpsat.solve as cpsat_solve  # noqa: E402
+from planner.importers.psplib import parse_sm  # noqa: E402
+from planner.read import instance_from_dict  # noqa: E402
+from planner.solvers import SolveOptions  # noqa: E402
+from planner.solvers.cpsat import solve_cpsat  # noqa: E402
+from planner.verify import verify  # noqa: E402
 
 SEARCHES = ("default", "prove")
-
-
-def natural(p: Path) -> list[int]:
-    return [int(x) for x in re.findall(r"\d+", p.stem)]
 
 
 def run(path: Path, search: str, args: argparse.Namespace) -> tuple[int, bool]:
     """(makespan, proved optimal) of one solve with `search` forced."""
     inst = instance_from_dict(parse_sm(path.read_text()))
+    keep = cpsat_solve._search
     cpsat_solve._search = lambda cm, hinted, stage: search  # type: ignore[assignment]
-    s = solve_cpsat(
-        inst, SolveOptions(time_limit=args.time_limit, workers=args.workers, seed=args.seed)
-    )
+    try:
+        options = SolveOptions(time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+        s = solve_cpsat(inst, options)
+    finally:
+        cpsat_solve._search = keep  # type: ignore[assignment]
     if not s.jobs or verify(inst, s):
         raise SystemExit(f"{path.stem}: {search} returned no valid schedule")
     return max(a.end for a in s.jobs), s.status == "optimal"
@@ -57,24 +60,19 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    with open(args.data / "psplib" / "psplib_reference.csv") as fh:
-        ref = {r["instance"]: int(r["ref_ub"]) for r in csv.DictReader(fh)}
     print("| set | shift | search | proved | sum of makespans | mean gap |")
     print("| --- | --- | --- | --- | --- | --- |")
     for family in args.sets.split(","):
-        files = sorted((args.data / "psplib" / family).glob("*.sm"), key=natural)
-        n = len(files)
         for shift in (int(x) for x in args.shifts.split(",")):
-            picks = sorted({((2 * i + 1) * n // 20 + shift) % n for i in range(10)})
             got: dict[str, list[tuple[int, bool, int]]] = {s: [] for s in SEARCHES}
-            for k, idx in enumerate(picks):
+            for k, (name, path, best) in enumerate(sample(args.data, family, 10, shift)):
                 order = SEARCHES if k % 2 == 0 else SEARCHES[::-1]  # alternate who goes first
                 for search in order:
                     t0 = time.monotonic()
-                    ms, proved = run(files[idx], search, args)
-                    got[search].append((ms, proved, ref[files[idx].stem]))
+                    ms, proved = run(path, search, args)
+                    got[search].append((ms, proved, best))
                     print(
-                        f"<!-- {files[idx].stem} {search} {ms}{'*' if proved else ''} "
+                        f"<!-- {name} {search} {ms}{'*' if proved else ''} "
                         f"{time.monotonic() - t0:.1f}s -->",
                         flush=True,
                     )

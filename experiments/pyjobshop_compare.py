@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import re
 import sys
 import time
 from pathlib import Path
@@ -42,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cpsat_bench import run_pyjobshop  # noqa: E402
+from cpsat_bench import natural, run_pyjobshop  # noqa: E402
 
 from planner.importers.jobshop import parse_jss  # noqa: E402
 from planner.importers.psplib import parse_sm  # noqa: E402
@@ -54,18 +53,16 @@ from planner.verify import verify  # noqa: E402
 PSPLIB_SETS = ("j30", "j60", "j90", "j120")
 
 
-def natural(p: Path) -> list[int]:
-    return [int(x) for x in re.findall(r"\d+", p.stem)]
-
-
-def sample(data: Path, family: str, per_set: int) -> list[tuple[str, Path, int]]:
-    """(name, file, best known makespan) of the family's fixed sample."""
+def sample(data: Path, family: str, per_set: int, shift: int = 0) -> list[tuple[str, Path, int]]:
+    """(name, file, best known makespan) of the family's fixed sample (PSPLIB: each
+    position moved on by `shift`, modulo the set's size)."""
     if family in PSPLIB_SETS:
         with open(data / "psplib" / "psplib_reference.csv") as fh:
             ref = {r["instance"]: int(r["ref_ub"]) for r in csv.DictReader(fh)}
         files = sorted((data / "psplib" / family).glob("*.sm"), key=natural)
         n = len(files)
-        picks = sorted({(2 * i + 1) * n // (2 * per_set) for i in range(min(per_set, n))})
+        first = ((2 * i + 1) * n // (2 * per_set) for i in range(min(per_set, n)))
+        picks = sorted({(k + shift) % n for k in first})
         return [(files[k].stem, files[k], ref[files[k].stem]) for k in picks]
     with open(data / "jobshop" / "optimum_kobe.csv") as fh:
         opt = {r["problem"].removesuffix(".jss"): int(r["optimum"]) for r in csv.DictReader(fh)}

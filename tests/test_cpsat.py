@@ -88,6 +88,22 @@ def test_never_worse_than_greedy_on_generated_instances(solve_verified: SolveVer
         ), f"seed {seed}"
 
 
+def _record_searches(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
+    """Per CP-SAT stage solved from now on: (full subsolvers, LNS only) as set up by
+    `solve._parameters`."""
+    import planner.solvers.cpsat.solve as cpsat_solve
+
+    seen: list[tuple[int, bool]] = []
+    real = cpsat_solve._parameters
+
+    def record(solver, options, left, search):  # type: ignore[no-untyped-def]
+        real(solver, options, left, search)
+        seen.append((solver.parameters.num_full_subsolvers, solver.parameters.use_lns_only))
+
+    monkeypatch.setattr(cpsat_solve, "_parameters", record)
+    return seen
+
+
 @pytest.mark.parametrize(
     ("path", "full", "lns"),
     [("j30/j301_1", 2, False), ("j60/j6041_9", 2, False), ("j120/j12013_1", 0, True)],
@@ -100,16 +116,7 @@ def test_placement_free_models_up_to_100_jobs_run_two_full_searches(
     the start and not below the best known lower bound."""
     import csv
 
-    import planner.solvers.cpsat.solve as cpsat_solve
-
-    seen: list[tuple[int, bool]] = []
-    real = cpsat_solve._parameters
-
-    def record(solver, options, left, search):  # type: ignore[no-untyped-def]
-        real(solver, options, left, search)
-        seen.append((solver.parameters.num_full_subsolvers, solver.parameters.use_lns_only))
-
-    monkeypatch.setattr(cpsat_solve, "_parameters", record)
+    seen = _record_searches(monkeypatch)
     file = ROOT / "instances" / "psplib" / f"{path}.sm"
     inst = instance_from_dict(parse_sm(file.read_text(), file.stem))
     s = solve_cpsat(inst, SolveOptions(time_limit=2))
@@ -128,20 +135,12 @@ def test_gpu_models_of_50_jobs_or_more_run_lns_only(
     """solve.LNS_PLACEMENT_MIN_JOBS: a model with placement choices of 50 jobs runs LNS
     only, one of 40 CP-SAT's default search; either way the schedule verifies and is no
     worse than the start."""
-    import planner.solvers.cpsat.solve as cpsat_solve
     from planner.read import read_instance
 
-    seen: list[bool] = []
-    real = cpsat_solve._parameters
-
-    def record(solver, options, left, search):  # type: ignore[no-untyped-def]
-        real(solver, options, left, search)
-        seen.append(solver.parameters.use_lns_only)
-
-    monkeypatch.setattr(cpsat_solve, "_parameters", record)
+    seen = _record_searches(monkeypatch)
     inst = read_instance(ROOT / "instances" / "bench" / f"{name}.json")
     s = solve_cpsat(inst, SolveOptions(time_limit=3))
-    assert seen and all(x == lns for x in seen)
+    assert seen and all(lns_only == lns for _, lns_only in seen)
     assert verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
     start = s.info["greedy_objective"]["total_weighted_jct"]
     assert objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"] <= start

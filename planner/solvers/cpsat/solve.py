@@ -32,7 +32,7 @@ from planner.metrics import objective_values
 from planner.schedule import Schedule, SolveInfo
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint
-from planner.solvers.cpsat.model import CpsatModel, build, option_durations, proving_size
+from planner.solvers.cpsat.model import CpsatModel, build, option_durations
 from planner.solvers.cpsat.objective import (
     Objective,
     add_objective,
@@ -169,11 +169,11 @@ def _search(cm: CpsatModel, hinted: bool, stage: int) -> str:
     """Which search `_parameters` sets up: "prove" (two full searches), "lns-scheduling"
     (LNS only, scheduling neighbourhoods), "lns" (LNS only, every neighbourhood) or
     "default" (CP-SAT's own)."""
-    if not cm.uses and (proving_size(cm.instance) or len(cm.jobs) <= LNS_MIN_JOBS):
-        return "prove"
-    if not cm.uses and (hinted or stage > 0) and len(cm.jobs) > LNS_MIN_JOBS:
-        return "lns-scheduling"
-    if cm.uses and len(cm.jobs) >= LNS_PLACEMENT_MIN_JOBS:
+    if not cm.uses:  # `proving_size` models (cliques) are all within LNS_MIN_JOBS
+        if len(cm.jobs) <= LNS_MIN_JOBS:
+            return "prove"
+        return "lns-scheduling" if hinted or stage > 0 else "default"
+    if len(cm.jobs) >= LNS_PLACEMENT_MIN_JOBS:
         return "lns"
     return "default"
 
