@@ -27,6 +27,8 @@ from planner.solvers.preempt.batch import (
     Replan,
     batch_plan,
     is_batch,
+    is_release_batch,
+    release_plan,
 )
 from planner.solvers.preempt.partition import Batcher
 from planner.verify import verify
@@ -57,6 +59,10 @@ def waiting(inst: Instance) -> list[SimJob]:
         solo = (j.iterations or 0) * solo_iteration_ms(inst.gpu_profile(j)) / inst.unit_ms
         out.append(SimJob(j, 0, float(j.iterations or 0), solo, 0, None))
     return out
+
+
+def releases(inst: Instance) -> dict[str, float]:
+    return {j.id: float(j.release) for j in inst.jobs}
 
 
 def run(inst: Instance, policy: Batch | Replan) -> Schedule:
@@ -181,3 +187,64 @@ def test_auto_without_preemption_is_no_worse_than_the_batch_plan():
     assert verify(inst, s) == []
     if s.status != "optimal":  # a proof within CP-SAT's model stands (kept.better_of)
         assert total(inst, s) <= total(inst, first)
+
+
+def test_with_releases_the_estimate_is_the_non_delay_list_schedule():
+    # one 1-GPU node: a (10 s) at 0 and b (5 s) released at 2. Smith's order would put b
+    # first; no group may start before its release, so a runs 0-10 and b 10-15
+    jobs = [Job("a", 1, "A", 10), Job("b", 1, "A", 5, release=2)]
+    inst = inst_of(jobs, 1, 1)
+    b = Batcher(inst, waiting(inst), releases(inst))
+    assert [(t.ids, t.start) for t in b.timed([("b",), ("a",)]) or []] == [
+        (("a",), 0),
+        (("b",), 10),
+    ]
+    assert b.cost([("b",), ("a",)]) == pytest.approx(10 + 15)  # completions, not JCTs
+    # two nodes: b starts at its release on the second node
+    inst2 = inst_of(jobs, 2, 1)
+    b2 = Batcher(inst2, waiting(inst2), releases(inst2))
+    assert b2.cost([("a",), ("b",)]) == pytest.approx(10 + 7)
+    # a group starts at its last member's release: the pair's cycle from 2 on
+    c = group_cycle([stage_tuple(inst.gpu_profile(j)) for j in jobs], inst.interleaving.overhead)
+    ends = b.ends(("a", "b"))
+    assert ends is not None
+    assert b.cost([("a", "b")]) == pytest.approx(ends[1] + 2 * 2)
+    # both run 5 iterations in the pair (cycle c ms), then a its last 5 alone (1 s each)
+    assert ends[0] == pytest.approx((5 * c / 1000 + 5 * 1.0, 5 * c / 1000))
+
+
+@pytest.mark.parametrize(("seed", "whole"), [(1, True), (2, False), (3, False)])
+def test_release_plans_run_their_estimate_and_verify(seed, whole):
+    # jobs released over time, no preemption: the plan is made once knowing every release;
+    # the engine starts each group at its planned time on its planned nodes, so it runs
+    # the estimate's schedule (ends rounded up to the next second)
+    doc = generate("dl", 24, 3, seed)
+    if whole:
+        for j in doc["jobs"]:
+            j["gpus"] = 8
+    inst = instance_from_dict(doc)
+    assert is_release_batch(inst) and not is_batch(inst)
+    pol = release_plan(inst, seed, 0.5)
+    s = run(inst, pol)
+    assert verify(inst, s) == []
+    assert all(len(a.segments) <= 1 for a in s.jobs)
+    jobs = sorted(waiting(inst), key=lambda x: x.remaining_solo or 0.0)
+    b = Batcher(inst, jobs, releases(inst))
+    est = b.cost(pol.plan) - sum(j.weight * j.release for j in inst.jobs)
+    assert est - 1e-6 <= total(inst, s) <= est + len(inst.jobs) * len(pol.plan)
+    # the search starts from every job alone and keeps the best plan it saw
+    assert b.cost(pol.plan) <= b.cost([(x.id,) for x in jobs]) + 1e-6
+
+
+def test_auto_without_preemption_plans_releases_in_one_go():
+    inst = instance_from_dict(generate("dl", 30, 3, 7))
+    plan = batch_plan(inst, SolveOptions(time_limit=4))
+    assert plan is not None and plan.solver.startswith("release-kept")
+    assert verify(inst, plan) == []
+    s = solve(inst, "auto", SolveOptions(time_limit=4))
+    assert verify(inst, s) == []
+    if s.status != "optimal":  # else CP-SAT's proof stands (kept.better_of)
+        # auto made its own batch plan (annealing is timed) and returns the better plan
+        assert total(inst, s) <= s.info["kept"]["objective"] + 1e-6
+    pre = instance_from_dict(generate("dl", 30, 3, 7, preemption=True))
+    assert not is_release_batch(pre)  # the preemptive planner regroups instead

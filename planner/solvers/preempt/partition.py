@@ -14,6 +14,12 @@ programming on the same estimate, as if each group delayed the jobs after it by 
 its share of the cluster's GPUs) and improves it by a seeded local search: move one job to
 another group or to a group of its own, or swap two jobs of the same GPU count between
 groups; a move is kept when the estimate drops.
+
+With releases (`release`: job id -> time units after the plan's start) a group may not start
+before its last member's release, and Smith's order no longer fits: the estimate is then a
+non-delay list schedule (`_dispatch`), each step starting the group that can start first,
+ties to the smaller Smith ratio, and the search starts from every job alone (which is the
+greedy planner's schedule on Muri's testbed, `tests/test_batch.py`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from planner.durations import group_admissible, member_elapsed_ms, solo_iteration_ms, stage_tuple
@@ -45,8 +52,11 @@ class Timed(NamedTuple):
 class Batcher:
     """The batch problem over `jobs` (taken in the given order) on `inst`'s cluster."""
 
-    def __init__(self, inst: Instance, jobs: Sequence[SimJob]):
+    def __init__(
+        self, inst: Instance, jobs: Sequence[SimJob], release: Mapping[str, float] | None = None
+    ):
         self.inst = inst
+        self.release = None if release is None else dict(release)
         self.jobs = list(jobs)
         self.by_id = {s.id: s for s in jobs}
         self.lanes = sum(n.gpus for n in inst.nodes)
@@ -121,7 +131,10 @@ class Batcher:
 
     def timed(self, plan: Sequence[Ids], as_listed: bool = False) -> list[Timed] | None:
         """The plan's groups in Smith's order with the start and the nodes (indices into
-        `inst.nodes`) the estimate gives them; None if some group is not admissible."""
+        `inst.nodes`) the estimate gives them; None if some group is not admissible.
+        With releases, the non-delay list schedule (`_dispatch`) whatever the order."""
+        if self.release is not None:
+            return self._dispatch(plan)
         free = [[0.0] * n.gpus for n in self.inst.nodes]  # per node, GPU free times sorted
         out = []
         for g in plan if as_listed else self.ordered(plan):
@@ -132,6 +145,40 @@ class Batcher:
             start, nodes = self._book(free, self._nodes(job), max(1, job.gpus), max(e[0]))
             out.append(Timed(g, start, nodes))
         return out
+
+    def _dispatch(self, plan: Sequence[Ids]) -> list[Timed] | None:
+        """Non-delay list schedule of the groups under releases (module doc): the group
+        that can start first goes next, ties to the smaller Smith ratio, then member ids."""
+        assert self.release is not None
+        free = [[0.0] * n.gpus for n in self.inst.nodes]
+        todo: dict[Ids, tuple[float, float, Job, list[int]]] = {}
+        for g in plan:
+            if self.ends(g) is None:
+                return None
+            job = self.by_id[g[0]].job
+            todo[g] = (max(self.release[i] for i in g), self._ratio(g), job, self._nodes(job))
+        out = []
+        while todo:
+            g = min(todo, key=lambda h: (self._earliest(free, todo[h]), todo[h][1], h))
+            at, _, job, nodes = todo.pop(g)
+            e = self.ends(g)
+            assert e is not None
+            start, took = self._book(free, nodes, max(1, job.gpus), max(e[0]), at)
+            out.append(Timed(g, start, took))
+        return out
+
+    @staticmethod
+    def _earliest(free: list[list[float]], group: tuple[float, float, Job, list[int]]) -> float:
+        """When `_book` would start the group: its release or when its GPUs are free."""
+        at, _, job, nodes = group
+        c = max(1, job.gpus)
+        fit = [free[i][c - 1] for i in nodes if len(free[i]) >= c]
+        if fit:
+            return max(at, min(fit))
+        if not nodes:
+            return float("inf")
+        need = max(1, c // len(free[nodes[0]]))
+        return max(at, sorted(free[i][-1] for i in nodes)[need - 1])
 
     def _nodes(self, job: Job) -> list[int]:
         """Indices of the nodes `job` may use (a multi-node job: its first node group's)."""
@@ -148,14 +195,15 @@ class Batcher:
 
     @staticmethod
     def _book(
-        free: list[list[float]], nodes: Sequence[int], c: int, span: float
+        free: list[list[float]], nodes: Sequence[int], c: int, span: float, at: float = 0.0
     ) -> tuple[float, tuple[int, ...]]:
-        """Earliest start of a c-GPU run on `nodes` of `free` (c GPUs of one node, or
-        c / node size whole nodes), booked for `span`; with the nodes it takes."""
+        """Earliest start, not before `at`, of a c-GPU run on `nodes` of `free` (c GPUs of
+        one node, or c / node size whole nodes), booked for `span`; with the nodes it
+        takes."""
         fit = [i for i in nodes if len(free[i]) >= c]
         if fit:
             node = min(fit, key=lambda i: free[i][c - 1])
-            start = free[node][c - 1]
+            start = max(at, free[node][c - 1])
             lanes = free[node]
             del lanes[:c]
             at = bisect.bisect_left(lanes, start + span)
@@ -165,7 +213,7 @@ class Batcher:
             return float("inf"), ()
         need = max(1, c // len(free[nodes[0]]))
         took = sorted(nodes, key=lambda i: free[i][-1])[:need]
-        start = max(free[i][-1] for i in took)
+        start = max(at, max(free[i][-1] for i in took))
         for i in took:
             free[i] = [start + span] * len(free[i])
         return start, tuple(sorted(took))
@@ -207,15 +255,26 @@ class Batcher:
         return out[::-1]
 
     def plan(
-        self, evals: int, seed: int = 0, heat: float = 0.0, start: list[Ids] | None = None
+        self,
+        evals: int,
+        seed: int = 0,
+        heat: float = 0.0,
+        start: list[Ids] | None = None,
+        seconds: float | None = None,
     ) -> list[Ids]:
-        """`start` (default: consecutive groups) improved by `evals` annealing moves
-        (`heat` 0: hill climbing), in Smith's order, then reordered by `reorder`; the
-        result is in the order to run (`cost(..., as_listed=True)`)."""
-        plan = self.consecutive() if start is None else start
+        """`start` (default: consecutive groups) improved by `evals` annealing moves (or
+        moves for `seconds`; `heat` 0: hill climbing), in Smith's order, then reordered by
+        `reorder` (`evals` // 2 moves); the
+        result is in the order to run (`cost(..., as_listed=True)`). With releases the
+        default start is every job alone, and the order is the estimate's own."""
+        if start is None:
+            start = self.consecutive() if self.release is None else [(s.id,) for s in self.jobs]
+        plan = start
         rng = random.Random(seed)
-        if self.size > 1 and len(self.jobs) > 1 and evals > 0:
-            plan = _Search(self, plan, rng, heat).run(evals)
+        if self.size > 1 and len(self.jobs) > 1 and (evals > 0 or seconds):
+            plan = _Search(self, plan, rng, heat).run(evals, seconds)
+        if self.release is not None:
+            return [t.ids for t in self._dispatch(plan) or []] or plan
         return self.reorder(self.ordered(plan), evals // 2, rng)
 
     def reorder(self, plan: list[Ids], evals: int, rng: random.Random) -> list[Ids]:
@@ -249,11 +308,19 @@ class _Search:
         self.best = [tuple(g) for g in plan]
         self.temp = heat * self.cur
 
-    def run(self, evals: int) -> list[Ids]:
+    def run(self, evals: int, seconds: float | None = None) -> list[Ids]:
+        """`evals` moves or, given `seconds`, moves until they are up (the temperature
+        then falls with the time spent)."""
         ids = [s.id for s in self.b.jobs]
         cool = 1e-3 ** (1.0 / max(1, evals))
-        for _ in range(evals):
-            self.temp *= cool
+        heat, t0 = self.temp, time.perf_counter()
+        done = 0
+        while done < evals if seconds is None else time.perf_counter() - t0 < seconds:
+            done += 1
+            if seconds is None:
+                self.temp *= cool
+            else:
+                self.temp = heat * 1e-3 ** ((time.perf_counter() - t0) / seconds)
             x = self.rng.choice(ids)
             gx = next(i for i, g in enumerate(self.groups) if x in g)
             k = self.b.by_id[x].gpus
