@@ -55,11 +55,13 @@ BATCH_SHARE = 0.4
 # trace2's first 200 jobs took 5.0 s of policy time per decision
 # (experiments/policies.py --traces trace2 --policies plan:auto).
 BATCH_MIN_LIMIT = 5.0
-# Release plans (`release_plan`) made by `batch_plan`: its time is shared by this many
-# seeds, each annealing for its share (the estimate is a non-delay list schedule, about
-# 2 ms on muri-testbed-100). On the testbed, four seeds each, avg JCT of the engine's run:
-# 3,000 moves 90,506-102,730 s, 6,000 moves 88,039-92,045 s.
-RELEASE_SEEDS = 2
+# Release plans (`release_plan`) made by `batch_plan`: one seed annealing for this share
+# of the time limit (the estimate is a non-delay list schedule, about 2 ms on
+# muri-testbed-100). On the testbed, four seeds each, avg JCT of the engine's run: 3,000
+# moves 90,506-102,730 s, 6,000 moves (about 11 s) 88,039-92,045 s. The time is CP-SAT's
+# (auto): instances/bench/gen-dl-40j-4n-s1 at 30 s, avg JCT before 5,882 and 6,249 s, with
+# two seeds in 40% of the limit 6,115 and 6,442 s, with this share 6,189 and 6,192 s.
+RELEASE_SHARE = 0.2
 
 
 def is_batch(instance: Instance) -> bool:
@@ -241,9 +243,10 @@ def release_plan(instance: Instance, seed: int, seconds: float) -> Batch:
 
 
 def batch_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
-    """The best verified `Batch` plan (no preemption) over seeds 0, 1, ... while
-    BATCH_SHARE of the time limit lasts (at least one); None when the instance is neither a
-    batch (`is_batch`) nor a release batch (`is_release_batch`) or no plan verified."""
+    """The best verified `Batch` plan (no preemption): on a batch over seeds 0, 1, ...
+    while BATCH_SHARE of the time limit lasts (at least one), on a release batch
+    (`is_release_batch`) one `release_plan` of RELEASE_SHARE of it; None on other instances
+    or when no plan verified."""
     batch = is_batch(instance)
     if not batch and not is_release_batch(instance):
         return None
@@ -252,11 +255,13 @@ def batch_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
     best: tuple[list[float], Schedule] | None = None
     seed = 0
     while seed == 0 or (
-        time.perf_counter() - t0 < BATCH_SHARE * options.limit and not options.stop.is_set()
+        batch
+        and time.perf_counter() - t0 < BATCH_SHARE * options.limit
+        and not options.stop.is_set()
     ):
         try:
             s0 = options.seed + seed
-            share = BATCH_SHARE * options.limit / RELEASE_SEEDS
+            share = RELEASE_SHARE * options.limit
             pol = Batch(Keys(), seed=s0) if batch else release_plan(instance, s0, share)
             res = simulate(instance, pol)
         except (RuntimeError, ValueError, KeyError):
