@@ -206,8 +206,8 @@ class Batcher:
             start = max(at, free[node][c - 1])
             lanes = free[node]
             del lanes[:c]
-            at = bisect.bisect_left(lanes, start + span)
-            lanes[at:at] = [start + span] * c
+            pos = bisect.bisect_left(lanes, start + span)
+            lanes[pos:pos] = [start + span] * c
             return start, (node,)
         if not nodes:
             return float("inf"), ()
@@ -264,9 +264,8 @@ class Batcher:
     ) -> list[Ids]:
         """`start` (default: consecutive groups) improved by `evals` annealing moves (or
         moves for `seconds`; `heat` 0: hill climbing), in Smith's order, then reordered by
-        `reorder` (`evals` // 2 moves); the
-        result is in the order to run (`cost(..., as_listed=True)`). With releases the
-        default start is every job alone, and the order is the estimate's own."""
+        `reorder`; the result is in the order to run (`cost(..., as_listed=True)`). With
+        releases the default start is every job alone, and the order is the estimate's."""
         if start is None:
             start = self.consecutive() if self.release is None else [(s.id,) for s in self.jobs]
         plan = start
@@ -315,12 +314,17 @@ class _Search:
         cool = 1e-3 ** (1.0 / max(1, evals))
         heat, t0 = self.temp, time.perf_counter()
         done = 0
-        while done < evals if seconds is None else time.perf_counter() - t0 < seconds:
-            done += 1
+        while True:
             if seconds is None:
+                if done >= evals:
+                    break
                 self.temp *= cool
             else:
-                self.temp = heat * 1e-3 ** ((time.perf_counter() - t0) / seconds)
+                spent = (time.perf_counter() - t0) / seconds
+                if spent >= 1.0:
+                    break
+                self.temp = heat * 1e-3**spent
+            done += 1
             x = self.rng.choice(ids)
             gx = next(i for i, g in enumerate(self.groups) if x in g)
             k = self.b.by_id[x].gpus
