@@ -56,9 +56,10 @@ BATCH_SHARE = 0.4
 # (experiments/policies.py --traces trace2 --policies plan:auto).
 BATCH_MIN_LIMIT = 5.0
 # Release plans (`release_plan`) made by `batch_plan`: one seed annealing for this share
-# of the time limit (the estimate is a non-delay list schedule, about 2 ms on
-# muri-testbed-100). On the testbed, four seeds each, avg JCT of the engine's run: 3,000
-# moves 90,506-102,730 s, 6,000 moves (about 11 s) 88,039-92,045 s. The time is CP-SAT's
+# of the time limit (the estimate is a non-delay list schedule, about 0.9 ms on
+# muri-testbed-100). On the testbed, four seeds each, avg JCT of the engine's run: with the
+# first estimate (3.4 ms) 3,000 moves 90,506-102,730 s, 6,000 (about 11 s) 88,039-92,045 s,
+# 60 s 83,316 and 83,960 s; with this one 12 s 84,147-89,729 s. The time is CP-SAT's
 # (auto): instances/bench/gen-dl-40j-4n-s1 at 30 s, avg JCT before 5,882 and 6,249 s, with
 # two seeds in 40% of the limit 6,115 and 6,442 s, with this share 6,189 and 6,192 s.
 RELEASE_SHARE = 0.2

@@ -25,6 +25,7 @@ greedy planner's schedule on Muri's testbed, `tests/test_batch.py`).
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import random
 import time
@@ -148,37 +149,49 @@ class Batcher:
 
     def _dispatch(self, plan: Sequence[Ids]) -> list[Timed] | None:
         """Non-delay list schedule of the groups under releases (module doc): the group
-        that can start first goes next, ties to the smaller Smith ratio, then member ids."""
+        that can start first goes next, ties to the smaller Smith ratio, then member ids.
+
+        Groups that need the same GPUs (count and eligible nodes) can start at the same
+        time E, or at their release if later: per such class, the released ones wait in a
+        heap by ratio and the others in release order, so a step costs a look at each
+        class instead of each group."""
         assert self.release is not None
         free = [[0.0] * n.gpus for n in self.inst.nodes]
-        todo: dict[Ids, tuple[float, float, Job, list[int]]] = {}
+        classes: dict[tuple[int, tuple[int, ...]], _Class] = {}
         for g in plan:
-            if self.ends(g) is None:
+            e = self.ends(g)
+            if e is None:
                 return None
             job = self.by_id[g[0]].job
-            todo[g] = (max(self.release[i] for i in g), self._ratio(g), job, self._nodes(job))
+            key = (max(1, job.gpus), tuple(self._nodes(job)))
+            rel = max(self.release[i] for i in g)
+            classes.setdefault(key, _Class()).pending.append((rel, self._ratio(g), g, max(e[0])))
+        for cl in classes.values():
+            cl.pending.sort()
         out = []
-        while todo:
-            g = min(todo, key=lambda h: (self._earliest(free, todo[h]), todo[h][1], h))
-            at, _, job, nodes = todo.pop(g)
-            e = self.ends(g)
-            assert e is not None
-            start, took = self._book(free, nodes, max(1, job.gpus), max(e[0]), at)
+        for _ in range(len(plan)):
+            best: tuple[float, float, Ids, tuple[int, tuple[int, ...]]] | None = None
+            for key, cl in classes.items():
+                at = cl.next(self._free_at(free, *key))
+                if at is not None and (best is None or at[:3] < best[:3]):
+                    best = (*at[:3], key)
+            assert best is not None
+            start_at, _, g, key = best
+            span = classes[key].take(g)
+            start, took = self._book(free, key[1], key[0], span, start_at)
             out.append(Timed(g, start, took))
         return out
 
     @staticmethod
-    def _earliest(free: list[list[float]], group: tuple[float, float, Job, list[int]]) -> float:
-        """When `_book` would start the group: its release or when its GPUs are free."""
-        at, _, job, nodes = group
-        c = max(1, job.gpus)
+    def _free_at(free: list[list[float]], c: int, nodes: tuple[int, ...]) -> float:
+        """When `_book` finds c GPUs of `nodes` free (ignoring releases)."""
         fit = [free[i][c - 1] for i in nodes if len(free[i]) >= c]
         if fit:
-            return max(at, min(fit))
+            return min(fit)
         if not nodes:
             return float("inf")
         need = max(1, c // len(free[nodes[0]]))
-        return max(at, sorted(free[i][-1] for i in nodes)[need - 1])
+        return sorted(free[i][-1] for i in nodes)[need - 1]
 
     def _nodes(self, job: Job) -> list[int]:
         """Indices of the nodes `job` may use (a multi-node job: its first node group's)."""
@@ -356,6 +369,38 @@ class _Search:
             self.cur, self.groups = c, new
             if c < self.best_cost:
                 self.best_cost, self.best = c, [tuple(g) for g in new]
+
+
+class _Class:
+    """`Batcher._dispatch`'s groups of one GPU class: `pending` (release, ratio, ids, span)
+    sorted, `i` the first not yet released by the class's free time, `ready` a heap of
+    the released ones by (ratio, ids)."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[float, float, Ids, float]] = []
+        self.i = 0
+        self.ready: list[tuple[float, Ids, float]] = []
+
+    def next(self, free_at: float) -> tuple[float, float, Ids] | None:
+        """(start, ratio, ids) of the class's best group if the GPUs free at `free_at`."""
+        while self.i < len(self.pending) and self.pending[self.i][0] <= free_at:
+            rel, ratio, g, span = self.pending[self.i]
+            heapq.heappush(self.ready, (ratio, g, span))
+            self.i += 1
+        if self.ready:
+            return free_at, self.ready[0][0], self.ready[0][1]
+        if self.i < len(self.pending):
+            rel, ratio, g, _ = self.pending[self.i]
+            return rel, ratio, g
+        return None
+
+    def take(self, g: Ids) -> float:
+        """Remove group g (the one `next` named) and return its span."""
+        if self.ready and self.ready[0][1] == g:
+            return heapq.heappop(self.ready)[2]
+        span = self.pending[self.i][3]
+        self.i += 1
+        return span
 
 
 def _speed(inst: Instance, job: Job) -> float:
