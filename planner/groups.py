@@ -30,6 +30,7 @@ from planner.durations import (
     stage_tuple,
 )
 from planner.instance import Instance, Job, NodeGroup
+from planner.schedule import Schedule
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,37 @@ def candidate_groups(
                     for i in ids:
                         count[i] += 1
     out.sort(key=lambda c: (-c.efficiency, c.jobs, c.node_group))
+    return out
+
+
+def with_groups_of(
+    instance: Instance, groups: list[CandidateGroup], schedule: Schedule | None
+) -> list[CandidateGroup]:
+    """`groups` and every group of `schedule` they lack (on the node group its first
+    member's first node belongs to, when admissible there), so that a start schedule
+    made by another planner can be the exact solvers' hint in full."""
+    if schedule is None or not schedule.groups:
+        return groups
+    have = {(c.jobs, c.node_group) for c in groups}
+    jobs = {j.id: j for j in instance.jobs}
+    first = {a.id: a.placement[0].node for a in schedule.jobs if a.placement}
+    by_node = {n.name: n.group for n in instance.nodes}
+    out = list(groups)
+    for g in schedule.groups:
+        members = sorted((jobs[i] for i in g.jobs if i in jobs), key=lambda j: j.id)
+        node = first.get(members[0].id) if members else None
+        if len(members) != len(g.jobs) or node is None:
+            continue
+        ng = by_node[node]
+        ids = tuple(j.id for j in members)
+        if (ids, ng.name) in have or not group_admissible(
+            instance, members, ng.speed, ng.gpu_mem_gb
+        ):
+            continue
+        durs = tuple(group_member_durations(instance, members, ng.speed))
+        eff = _efficiency(instance, members, ng.speed)
+        out.append(CandidateGroup(ids, members[0].gpus, ng.name, eff, durs, max(durs)))
+        have.add((ids, ng.name))
     return out
 
 

@@ -127,7 +127,7 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
         try:
             from planner.solvers.cpsat import solve_cpsat  # OR-Tools loads only when chosen
 
-            sched = solve_cpsat(instance, options)
+            sched = solve_cpsat(instance, replace(options, start=kept))
         except ImportError as e:  # a back end that is not installed
             name, why = "greedy+improve", f"cpsat unavailable ({e}); greedy and improvement"
     if sched is None:

@@ -60,7 +60,8 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
     """The best complete, valid schedule over `start_rules` and the RCPSP heuristic, tried
     while START_SHARE of the time limit lasts: the instance's default greedy rule first,
     then the others until the time is up (ties go to the earlier rule of `start_rules`,
-    so with time for all the answer does not depend on the order)."""
+    so with time for all the answer does not depend on the order); `options.start`
+    instead when it is complete, valid and strictly better."""
     names = objectives_of(instance, options)
     quiet = SolveOptions(
         objective=options.objective, seed=options.seed, bound_lp_iterations=options.bound_iterations
@@ -87,6 +88,12 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
         v = values(instance, s, names)
         if best is None or better(v, best[2]) or (not better(best[2], v) and k < best[0]):
             best = (k, s, v)
+    given = options.start
+    usable = given is not None and len(given.jobs) == len(instance.jobs)
+    if usable and given is not None and not verify(instance, given):
+        v = values(instance, given, names)
+        if best is None or better(v, best[2]):
+            return given
     return None if best is None else best[1]
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from planner.bounds_lp import lp_iterations
 from planner.instance import Instance
+from planner.schedule import Schedule
 
 # Seconds an exact solver (and `auto`) runs when `--time-limit` is not given.
 DEFAULT_TIME_LIMIT = 30.0
@@ -46,6 +47,9 @@ class SolveOptions:
     # limit. Fixed once per solve (`pinned`), so that parts given less of the limit reuse
     # the bound already computed instead of computing a weaker one again.
     bound_lp_iterations: int | None = None
+    # A plan another planner made (auto's kept plan): the exact solvers start from it when
+    # it beats their own start (`exact.best_start`), its groups among their candidates.
+    start: Schedule | None = None
 
     @property
     def limit(self) -> float:

@@ -26,7 +26,7 @@ from ortools.sat.python import cp_model
 
 from planner.bounds import lower_bounds, named_lower_bounds
 from planner.durations import group_admissible
-from planner.groups import CandidateGroup, candidate_groups
+from planner.groups import CandidateGroup, candidate_groups, with_groups_of
 from planner.instance import Instance
 from planner.metrics import objective_values
 from planner.schedule import Schedule, SolveInfo
@@ -283,7 +283,9 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     t0 = time.monotonic()
     names = objectives_of(instance, options)
     start = best_start(instance, options)
-    groups = candidate_groups(instance, max_per_job=max_per_job(instance))
+    groups = with_groups_of(
+        instance, candidate_groups(instance, max_per_job=max_per_job(instance)), start
+    )
     horizon, ub = horizon_and_end_caps(instance, names, start, groups)
     cm = build(instance, groups, ub, horizon, makespan="makespan" in names)
     objs = [add_objective(cm, n) for n in names]

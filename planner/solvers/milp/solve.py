@@ -42,7 +42,7 @@ import pulp
 
 import planner.solvers.milp.model as milp_model
 from planner.bounds import lower_bounds
-from planner.groups import candidate_groups
+from planner.groups import candidate_groups, with_groups_of
 from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.metrics import objective_values
 from planner.schedule import Assignment, Group, Placement, Schedule, SolveInfo
@@ -140,7 +140,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         r.info["greedy_solver"] = start.solver
         r.info["greedy_objective"] = gvals
     simple = lower_bounds(instance, r.names, options.bound_iterations)
-    units = milp_model.build_units(instance, candidate_groups(instance, max_per_job=4))
+    groups = with_groups_of(instance, candidate_groups(instance, max_per_job=4), start)
+    units = milp_model.build_units(instance, groups)
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
 
