@@ -63,6 +63,9 @@ BATCH_MIN_LIMIT = 5.0
 # (auto): instances/bench/gen-dl-40j-4n-s1 at 30 s, avg JCT before 5,882 and 6,249 s, with
 # two seeds in 40% of the limit 6,115 and 6,442 s, with this share 6,189 and 6,192 s.
 RELEASE_SHARE = 0.2
+# Annealing heat of a release plan (partition._Search). On the testbed, 12 s, seeds 0-3:
+# 0.003 84,211-89,116 s, 0.01 84,147-89,729 s, 0.03 84,546-86,132 s, 0.1 84,362-93,483 s.
+RELEASE_HEAT = 0.03
 
 
 def is_batch(instance: Instance) -> bool:
@@ -239,7 +242,7 @@ def release_plan(instance: Instance, seed: int, seconds: float) -> Batch:
         jobs.append(SimJob(j, j.release, iters, solo, 0, None))
     jobs.sort(key=lambda s: (s.remaining_solo or 0.0, s.id))
     b = Batcher(instance, jobs, {j.id: float(j.release) for j in instance.jobs})
-    plan = b.plan(0, seed, HEAT, seconds=seconds)
+    plan = b.plan(0, seed, RELEASE_HEAT, seconds=seconds)
     return Batch(Keys(), seed=seed, fixed=b.timed(plan) or [])
 
 
