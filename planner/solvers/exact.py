@@ -89,8 +89,7 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
         if best is None or better(v, best[2]) or (not better(best[2], v) and k < best[0]):
             best = (k, s, v)
     given = options.start
-    usable = given is not None and len(given.jobs) == len(instance.jobs)
-    if usable and given is not None and not verify(instance, given):
+    if given is not None and len(given.jobs) == len(instance.jobs) and not verify(instance, given):
         v = values(instance, given, names)
         if best is None or better(v, best[2]):
             return given

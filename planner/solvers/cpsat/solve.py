@@ -1,7 +1,8 @@
 """The CP-SAT solve loop: best start, horizon, lexicographic stages, status, fallback.
 
 Anytime and never worse than the start: planner.solvers.exact's best start (every greedy
-rule and, on plain RCPSP, `planner.solvers.rcpsp_heuristic`) is the hint, bounds the
+rule and, on plain RCPSP, `planner.solvers.rcpsp_heuristic`; or `SolveOptions.start`, a
+plan another planner made, its groups added to the candidates) is the hint, bounds the
 horizon, and is returned whenever CP-SAT finds nothing better (exact.finish compares the
 objective values of both schedules lexicographically).
 

@@ -1,9 +1,10 @@
 """The MILP planner: greedy start, grid, model, lexicographic solves, extraction, bound.
 
 Status and bound:
-- The best start (planner.solvers.exact.best_start: greedy rules, the RCPSP heuristic)
-  gives the horizon, the warm start and the fallback: the answer is never worse than it
-  (if the MILP finds nothing better, the start is returned with status "feasible",
+- The best start (planner.solvers.exact.best_start: greedy rules, the RCPSP heuristic,
+  or `SolveOptions.start` with its groups added to the candidates) gives the horizon,
+  the warm start and the fallback: the answer is never worse than it (if the MILP finds
+  nothing better, the start is returned with status "feasible",
   info["returned"] = "greedy" and info["reason"] saying why).
 - "optimal" only if every lexicographic stage was proved optimal by the solver (its own
   status, or an integral objective whose bound rounds up to the incumbent) AND the grid is
