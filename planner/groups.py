@@ -132,9 +132,7 @@ def candidate_groups(
                     if (ng.name, ids) in seen:
                         continue
                     seen.add((ng.name, ids))
-                    ordered = sorted(members, key=lambda j: j.id)
-                    durs = tuple(group_member_durations(instance, ordered, ng.speed))
-                    out.append(CandidateGroup(ids, gpus, ng.name, eff, durs, max(durs)))
+                    out.append(_candidate(instance, members, ng, eff))
                     for i in ids:
                         count[i] += 1
     out.sort(key=lambda c: (-c.efficiency, c.jobs, c.node_group))
@@ -165,11 +163,20 @@ def with_groups_of(
             instance, members, ng.speed, ng.gpu_mem_gb
         ):
             continue
-        durs = tuple(group_member_durations(instance, members, ng.speed))
-        eff = _efficiency(instance, members, ng.speed)
-        out.append(CandidateGroup(ids, members[0].gpus, ng.name, eff, durs, max(durs)))
+        out.append(_candidate(instance, members, ng, _efficiency(instance, members, ng.speed)))
         have.add((ids, ng.name))
     return out
+
+
+def _candidate(
+    instance: Instance, members: Sequence[Job], ng: NodeGroup, efficiency: float
+) -> CandidateGroup:
+    """The candidate of these members on node group `ng` (members by id, their in-group
+    durations there)."""
+    ordered = sorted(members, key=lambda j: j.id)
+    durs = tuple(group_member_durations(instance, ordered, ng.speed))
+    ids = tuple(j.id for j in ordered)
+    return CandidateGroup(ids, ordered[0].gpus, ng.name, efficiency, durs, max(durs))
 
 
 def _job_combinations(

@@ -9,7 +9,7 @@ import pytest
 from builders import make_instance, profile
 from conftest import EXACT
 
-from planner.durations import group_cycle, solo_iteration_ms, stage_tuple
+from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
 from planner.groups import with_groups_of
 from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
@@ -31,6 +31,7 @@ from planner.solvers.preempt.batch import (
     is_batch,
     is_release_batch,
     release_plan,
+    unstarted,
 )
 from planner.solvers.preempt.partition import Batcher
 from planner.verify import verify
@@ -55,12 +56,8 @@ def inst_of(jobs: list[Job], nodes: int, gpus: int, preemption: bool = False) ->
 
 
 def waiting(inst: Instance) -> list[SimJob]:
-    """The jobs at time 0 as a policy sees them (nothing done yet)."""
-    out = []
-    for j in inst.jobs:
-        solo = (j.iterations or 0) * solo_iteration_ms(inst.gpu_profile(j)) / inst.unit_ms
-        out.append(SimJob(j, 0, float(j.iterations or 0), solo, 0, None))
-    return out
+    """The jobs as a policy sees them before anything ran."""
+    return unstarted(inst)
 
 
 def releases(inst: Instance) -> dict[str, float]:

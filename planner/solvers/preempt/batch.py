@@ -68,15 +68,15 @@ RELEASE_SHARE = 0.2
 RELEASE_HEAT = 0.03
 
 
+def _plannable(instance: Instance) -> bool:
+    """Groups allowed, and few enough jobs for a batch plan."""
+    il = instance.interleaving
+    return il.enabled and il.max_group > 1 and 1 < len(instance.jobs) <= BATCH_MAX_JOBS
+
+
 def is_batch(instance: Instance) -> bool:
     """Every job released at once, few enough for a batch plan, and groups allowed."""
-    il = instance.interleaving
-    return (
-        il.enabled
-        and il.max_group > 1
-        and 1 < len(instance.jobs) <= BATCH_MAX_JOBS
-        and len({j.release for j in instance.jobs}) == 1
-    )
+    return _plannable(instance) and len({j.release for j in instance.jobs}) == 1
 
 
 def batch_starts(instance: Instance, limit: float) -> list[Keys]:
@@ -218,16 +218,26 @@ def is_release_batch(instance: Instance) -> bool:
     """Jobs released at different times that `release_plan` plans in one go: no preemption
     (the preemptive planner regroups instead), groups allowed, at most BATCH_MAX_JOBS
     profiled jobs, no dependencies and no present (contract §9)."""
-    il = instance.interleaving
     return (
         not instance.preemption.enabled
-        and il.enabled
-        and il.max_group > 1
-        and 1 < len(instance.jobs) <= BATCH_MAX_JOBS
+        and _plannable(instance)
         and len({j.release for j in instance.jobs}) > 1
         and all(j.profiled and j.gpus >= 1 and not j.after for j in instance.jobs)
         and not instance.is_live
     )
+
+
+def unstarted(instance: Instance) -> list[SimJob]:
+    """Every job as a policy sees it at its release before anything ran: all its work left
+    (iterations, or time for an explicit duration), and that work in solo time units."""
+    out = []
+    for j in instance.jobs:
+        left = float(j.iterations or 0) if j.model is not None else float(j.duration or 0)
+        solo = left
+        if j.model is not None:
+            solo = left * solo_iteration_ms(instance.gpu_profile(j)) / instance.unit_ms
+        out.append(SimJob(j, j.release, left, solo, 0, None))
+    return out
 
 
 def release_plan(instance: Instance, seed: int, seconds: float) -> Batch:
@@ -235,12 +245,7 @@ def release_plan(instance: Instance, seed: int, seconds: float) -> Batch:
     (`partition.Batcher` with releases): each group starts at its planned time on its
     planned nodes and keeps its GPUs to its last member's end. The search anneals for
     `seconds`."""
-    jobs = []
-    for j in instance.jobs:
-        iters = float(j.iterations or 0)
-        solo = iters * solo_iteration_ms(instance.gpu_profile(j)) / instance.unit_ms
-        jobs.append(SimJob(j, j.release, iters, solo, 0, None))
-    jobs.sort(key=lambda s: (s.remaining_solo or 0.0, s.id))
+    jobs = sorted(unstarted(instance), key=lambda s: (s.remaining_solo or 0.0, s.id))
     b = Batcher(instance, jobs, {j.id: float(j.release) for j in instance.jobs})
     plan = b.plan(0, seed, RELEASE_HEAT, seconds=seconds)
     return Batch(Keys(), seed=seed, fixed=b.timed(plan) or [])

@@ -286,7 +286,7 @@ class Batcher:
         if self.size > 1 and len(self.jobs) > 1 and (evals > 0 or seconds):
             plan = _Search(self, plan, rng, heat).run(evals, seconds)
         if self.release is not None:
-            return [t.ids for t in self._dispatch(plan) or []] or plan
+            return plan  # `timed` orders it
         return self.reorder(self.ordered(plan), evals // 2, rng)
 
     def reorder(self, plan: list[Ids], evals: int, rng: random.Random) -> list[Ids]:
