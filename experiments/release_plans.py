@@ -3,14 +3,16 @@
 release plan alone and the greedy planner.
 
     .venv/bin/python experiments/release_plans.py [INSTANCE ...] [--time-limit 60]
-        [--runs 3]
+        [--runs 3] [--workers 2]
 
 Default instance: instances/muri-testbed-100.json. Per instance: `greedy` once; then per
-run the release plan alone (`batch.release_plan` annealing for RELEASE_SHARE of the
-limit, run in the engine) and `auto` with the limit, as `plan solve` runs it. Printed: the
-average JCT, groups, and for `auto` the bound `plan solve` reports and the gap. Every
-schedule is checked with planner.verify. The figures behind `batch.RELEASE_SHARE` and the
-README's "Releases known in advance, no preemption".
+run the release plan alone (`batch.batch_plan` as `auto` makes it: with `--workers` 2 on
+two cores one seed per lane, `planner/solvers/lanes.py`, annealing for
+RELEASE_SHARE_TWO_LANES of the limit, else one seed for RELEASE_SHARE; the seed kept is
+printed) and `auto` with the limit, as `plan solve` runs it. Printed: the average JCT,
+groups, and for `auto` the bound `plan solve` reports and the gap. Every schedule is
+checked with planner.verify. The figures behind `batch.RELEASE_SHARE`,
+`RELEASE_SHARE_TWO_LANES` and the README's "Releases known in advance, no preemption".
 """
 
 from __future__ import annotations
@@ -22,12 +24,10 @@ from pathlib import Path
 from planner.instance import Instance
 from planner.metrics import metrics
 from planner.read import read_instance
-from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate.engine import simulate
-from planner.simulate.output import result_to_schedule_dict
+from planner.schedule import Schedule
 from planner.solvers.dispatch import solve
 from planner.solvers.options import SolveOptions
-from planner.solvers.preempt.batch import RELEASE_SHARE, is_release_batch, release_plan
+from planner.solvers.preempt.batch import batch_plan, is_release_batch
 from planner.verify import verify
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,6 +53,7 @@ def main() -> None:
     ap.add_argument("instances", nargs="*", type=Path)
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
     paths = args.instances or [ROOT / "instances" / "muri-testbed-100.json"]
     print("| instance | planner | avg JCT (s) | groups | bound (s) | gap | wall (s) |")
@@ -65,14 +66,16 @@ def main() -> None:
         t = time.perf_counter()
         greedy = solve(inst, "greedy", SolveOptions())
         row(path.stem, "greedy", inst, greedy, time.perf_counter() - t)
+        opts = SolveOptions(time_limit=args.time_limit, workers=args.workers)
         for k in range(args.runs):
             t = time.perf_counter()
-            pol = release_plan(inst, k, RELEASE_SHARE * args.time_limit)
-            alone = schedule_from_dict(result_to_schedule_dict(inst, simulate(inst, pol)))
-            row(path.stem, f"release plan, seed {k}", inst, alone, time.perf_counter() - t)
+            alone = batch_plan(inst, opts)
+            assert alone is not None
+            what = f"release plan, run {k + 1} ({alone.solver})"
+            row(path.stem, what, inst, alone, time.perf_counter() - t)
         for k in range(args.runs):
             t = time.perf_counter()
-            s = solve(inst, "auto", SolveOptions(time_limit=args.time_limit))
+            s = solve(inst, "auto", opts)
             row(path.stem, f"auto, run {k + 1}", inst, s, time.perf_counter() - t)
 
 

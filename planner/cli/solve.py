@@ -90,7 +90,10 @@ _SOLVE_OPTIONS = [
         type=THREADS,
         default=2,
         show_default=True,
-        help="Solver threads (CP-SAT search workers, MILP threads).",
+        help=(
+            "Solver threads (CP-SAT search workers, MILP threads); from 2, batch and release"
+            " plans anneal a second seed in a forked process."
+        ),
     ),
     click.option(
         "--milp-backend", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True

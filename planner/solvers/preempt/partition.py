@@ -28,6 +28,7 @@ import bisect
 import heapq
 import math
 import random
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -39,6 +40,8 @@ from planner.simulate.model import SimJob
 Ids = tuple[str, ...]
 # How far `Batcher.reorder` moves a group in one step.
 REORDER_REACH = 5
+# Moves between two looks at the stop event (about 10 ms on muri-testbed-100).
+STOP_EVERY = 20
 
 
 class Timed(NamedTuple):
@@ -274,9 +277,11 @@ class Batcher:
         heat: float = 0.0,
         start: list[Ids] | None = None,
         seconds: float | None = None,
+        stop: threading.Event | None = None,
     ) -> list[Ids]:
         """`start` (default: consecutive groups) improved by `evals` annealing moves (or
-        moves for `seconds`; `heat` 0: hill climbing), in Smith's order, then reordered by
+        moves for `seconds`, fewer once `stop` is set; `heat` 0: hill climbing), in
+        Smith's order, then reordered by
         `reorder`; the result is in the order to run (`cost(..., as_listed=True)`). With
         releases the default start is every job alone, and the order is the estimate's."""
         if start is None:
@@ -284,7 +289,7 @@ class Batcher:
         plan = start
         rng = random.Random(seed)
         if self.size > 1 and len(self.jobs) > 1 and (evals > 0 or seconds):
-            plan = _Search(self, plan, rng, heat).run(evals, seconds)
+            plan = _Search(self, plan, rng, heat).run(evals, seconds, stop)
         if self.release is not None:
             return plan  # `timed` orders it
         return self.reorder(self.ordered(plan), evals // 2, rng)
@@ -320,9 +325,11 @@ class _Search:
         self.best = [tuple(g) for g in plan]
         self.temp = heat * self.cur
 
-    def run(self, evals: int, seconds: float | None = None) -> list[Ids]:
+    def run(
+        self, evals: int, seconds: float | None = None, stop: threading.Event | None = None
+    ) -> list[Ids]:
         """`evals` moves or, given `seconds`, moves until they are up (the temperature
-        then falls with the time spent)."""
+        then falls with the time spent); either way no more once `stop` is set."""
         ids = [s.id for s in self.b.jobs]
         cool = 1e-3 ** (1.0 / max(1, evals))
         heat, t0 = self.temp, time.perf_counter()
@@ -338,6 +345,8 @@ class _Search:
                     break
                 self.temp = heat * 1e-3**spent
             done += 1
+            if stop is not None and done % STOP_EVERY == 0 and stop.is_set():
+                break
             x = self.rng.choice(ids)
             gx = next(i for i, g in enumerate(self.groups) if x in g)
             k = self.b.by_id[x].gpus

@@ -1,0 +1,109 @@
+"""A second lane for the searches that run in one Python thread (the batch and release
+plans' annealing, `planner.solvers.preempt.batch`): with `SolveOptions.workers` >= 2 on a
+machine of two or more cores, `side_by_side` runs one call in a forked child process while
+another runs here, so the second core works on another seed instead of idling until
+CP-SAT starts (README: "Releases known in advance, no preemption").
+
+Fork, not spawn: a spawned child imports the caller's main script again, and a user's
+script without a `__main__` guard would run twice. The child only computes on what it
+inherited, sends the pickled result through a pipe and leaves by `os._exit` (no exit
+handlers, no flush of streams another thread may hold). The child's result is dropped
+(None) when it fails, when it is not there `GRACE_S` after the work's own time, or when
+the solve is stopped (Ctrl-C also reaches the child, whose copy of the stop event then
+ends its work; it gets `STOP_GRACE_S` to send what it has).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Seconds the parent waits for the child beyond the work's own time limit.
+GRACE_S = 5.0
+# Seconds the child gets to send its result once the solve is stopped.
+STOP_GRACE_S = 1.0
+
+
+def lanes(workers: int) -> int:
+    """How many lanes `side_by_side` runs for `workers` solver threads: 2 where it can fork
+    and the machine has a second core, else 1."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return 2 if workers >= 2 and hasattr(os, "fork") and (cores or 1) >= 2 else 1
+
+
+def side_by_side(
+    there: Callable[[], T], here: Callable[[], T], seconds: float, stop: threading.Event
+) -> tuple[T | None, T]:
+    """(`there()` computed in a forked child or None, `here()` computed in this process);
+    both should end within `seconds`. Call only when `lanes(...)` is 2."""
+    r, w = os.pipe()
+    with warnings.catch_warnings():  # Python 3.12+ warns about forking a threaded process
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's lines are measured in the child only
+        os.close(r)
+        code = 1
+        try:
+            data = pickle.dumps(there(), protocol=pickle.HIGHEST_PROTOCOL)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(w, view) :]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    deadline = time.monotonic() + seconds + GRACE_S
+    try:
+        mine = here()
+        theirs: T | None = _receive(r, pid, deadline, stop)
+    except BaseException:
+        _end(pid, r)
+        raise
+    return theirs, mine
+
+
+def _receive(r: int, pid: int, deadline: float, stop: threading.Event) -> T | None:
+    """The child's result from pipe `r`, or None (module doc); reaps the child either way."""
+    chunks: list[bytes] = []
+    stopped_at: float | None = None
+    while True:
+        now = time.monotonic()
+        if stop.is_set() and stopped_at is None:
+            stopped_at = now
+        if now > deadline or (stopped_at is not None and now - stopped_at > STOP_GRACE_S):
+            _end(pid, r)
+            return None
+        ready, _, _ = select.select([r], [], [], 0.1)
+        if not ready:
+            continue
+        chunk = os.read(r, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    try:
+        out: T = pickle.loads(b"".join(chunks))
+    except Exception:  # a truncated message: the child died while sending
+        return None
+    return out
+
+
+def _end(pid: int, r: int) -> None:
+    """Kill the child, reap it and close the pipe."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os.close(r)

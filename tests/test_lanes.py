@@ -1,0 +1,58 @@
+"""The second lane (planner.solvers.lanes): a forked child computes one call while this
+process computes another; the child's result is dropped when it fails, runs past its time
+or the solve is stopped, and this process's result always comes back."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from planner.solvers import lanes
+from planner.solvers.lanes import side_by_side
+
+pytestmark = pytest.mark.skipif(lanes.lanes(2) < 2, reason="needs fork and two cores")
+
+
+def test_the_child_computes_in_another_process():
+    there, here = side_by_side(os.getpid, os.getpid, 5.0, threading.Event())
+    assert here == os.getpid()
+    assert there is not None and there != here
+    # a result of some size crosses the pipe whole
+    big = list(range(300_000))
+    got, _ = side_by_side(lambda: big, lambda: 0, 5.0, threading.Event())
+    assert got == big
+
+
+def test_a_failing_child_gives_none_and_this_lane_its_result():
+    def fail() -> int:
+        raise ValueError("no plan")
+
+    assert side_by_side(fail, lambda: 7, 5.0, threading.Event()) == (None, 7)
+
+
+def test_a_child_past_its_time_is_ended(monkeypatch):
+    monkeypatch.setattr(lanes, "GRACE_S", 0.2)
+    t0 = time.perf_counter()
+    there, here = side_by_side(lambda: time.sleep(30) or 1, lambda: 2, 0.1, threading.Event())
+    assert (there, here) == (None, 2)
+    assert time.perf_counter() - t0 < 5
+
+
+def test_a_stop_ends_the_wait_for_the_child():
+    stop = threading.Event()
+
+    def here() -> int:
+        stop.set()  # as Ctrl-C would while this lane works
+        return 3
+
+    t0 = time.perf_counter()
+    there, mine = side_by_side(lambda: time.sleep(30) or 1, here, 60.0, stop)
+    assert (there, mine) == (None, 3)
+    assert time.perf_counter() - t0 < lanes.STOP_GRACE_S + 4
+
+
+def test_one_worker_means_one_lane():
+    assert lanes.lanes(1) == 1
