@@ -8,7 +8,8 @@ Fork, not spawn: a spawned child imports the caller's main script again, and a u
 script without a `__main__` guard would run twice. The child only computes on what it
 inherited, sends the pickled result through a pipe and leaves by `os._exit` (no exit
 handlers, no flush of streams another thread may hold). The child's result is dropped
-(None) when it fails, when it is not there `GRACE_S` after the work's own time, or when
+(None) when it fails, when it is not there `GRACE_S` after the work's own time (or this
+process's lane, if that took longer), or when
 the solve is stopped (Ctrl-C also reaches the child, whose copy of the stop event then
 ends its work; it gets `STOP_GRACE_S` to send what it has).
 """
@@ -28,7 +29,8 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-# Seconds the parent waits for the child beyond the work's own time limit.
+# Seconds the parent waits for the child beyond the work's own time limit, or beyond its
+# own lane's end when that came later.
 GRACE_S = 5.0
 # Seconds the child gets to send its result once the solve is stopped.
 STOP_GRACE_S = 1.0
@@ -62,9 +64,11 @@ def side_by_side(
         finally:
             os._exit(code)
     os.close(w)
-    deadline = time.monotonic() + seconds + GRACE_S
+    deadline = time.monotonic() + seconds
     try:
         mine = here()
+        # the child does work like this lane's: past `seconds` when this lane was
+        deadline = max(deadline, time.monotonic()) + GRACE_S
         theirs: T | None = _receive(r, pid, deadline, stop)
     except BaseException:
         _end(pid, r)

@@ -267,10 +267,9 @@ Kept = tuple[list[float], Schedule]
 def batch_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
     """The best verified `Batch` plan (no preemption): on a batch over seeds 0, 1, ...
     while BATCH_SHARE of the time limit lasts (at least one each lane), on a release batch
-    (`is_release_batch`) one `release_plan` of RELEASE_SHARE of it per lane (of
-    RELEASE_SHARE_TWO_LANES with two lanes); None on other
-    instances or when no plan verified. With two lanes (`planner.solvers.lanes`) a forked
-    child takes the odd seeds."""
+    (`is_release_batch`) one `release_plan` per lane annealing for RELEASE_SHARE of it
+    (RELEASE_SHARE_TWO_LANES with two); None on other instances or when no plan verified.
+    With two lanes (`planner.solvers.lanes`) a forked child takes the odd seeds."""
     batch = is_batch(instance)
     if not batch and not is_release_batch(instance):
         return None

@@ -280,10 +280,10 @@ class Batcher:
         stop: threading.Event | None = None,
     ) -> list[Ids]:
         """`start` (default: consecutive groups) improved by `evals` annealing moves (or
-        moves for `seconds`, fewer once `stop` is set; `heat` 0: hill climbing), in
-        Smith's order, then reordered by
-        `reorder`; the result is in the order to run (`cost(..., as_listed=True)`). With
-        releases the default start is every job alone, and the order is the estimate's."""
+        moves for `seconds`; none once `stop` is set; `heat` 0: hill climbing), in Smith's
+        order, then reordered by `reorder`; the result is in the order to run
+        (`cost(..., as_listed=True)`). With releases the default start is every job alone,
+        and the order is the estimate's."""
         if start is None:
             start = self.consecutive() if self.release is None else [(s.id,) for s in self.jobs]
         plan = start
