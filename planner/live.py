@@ -82,6 +82,24 @@ class Residual:
             info=info,
         )
 
+    def start_of(self, s: Schedule) -> Schedule:
+        """The residual's jobs' part of `s`, a plan of the live instance (`plan replan`
+        passes the plan in force as `SolveOptions.start`), as a start for the residual.
+        The planners take it only when it is complete and valid (`exact.best_start`,
+        `kept.given_plan`): when nothing changed it is, so a replan is never worse than
+        keeping the plan; a stand-in or an added job has no part in it, a cancelled or
+        stopped co-member changes its group's durations, and then it is ignored."""
+        ids = {j.id for j in self.instance.jobs}
+        groups = [replace(g, jobs=tuple(i for i in g.jobs if i in ids)) for g in s.groups]
+        return s.with_(
+            instance=self.instance.name,
+            solver="plan-in-force",
+            jobs=tuple(a for a in s.jobs if a.id in ids),
+            groups=tuple(g for g in groups if len(g.jobs) > 1),
+            lower_bound=None,
+            info={},
+        )
+
     def late(self) -> str | None:
         """Why no plan can be valid: a fixed job that ends after its deadline or the
         horizon (it cannot be moved), or None."""

@@ -10,15 +10,17 @@ import time
 from dataclasses import replace
 
 import pytest
-from builders import make_instance, profile
+from builders import admits, make_instance, profile, reservation
 from conftest import EXACT
 
 from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
 from planner.groups import with_groups_of
 from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
+from planner.live import residual
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
+from planner.replan import live_instance
 from planner.schedule import Schedule, schedule_from_dict
 from planner.simulate.engine import simulate
 from planner.simulate.model import SimJob
@@ -265,6 +267,54 @@ def test_release_plans_run_their_estimate_and_verify(seed, whole):
     assert est - 1e-6 <= total(inst, s) <= est + len(inst.jobs) * len(pol.plan)
     # the search starts from every job alone and keeps the best plan it saw
     assert b.cost(pol.plan) <= b.cost([(x.id,) for x in jobs]) + 1e-6
+
+
+def test_with_releases_the_estimate_waits_for_reserved_gpus():
+    # one 1-GPU node held for nobody until 5: a (10 s, at 0) and b (5 s, at 2) are both
+    # released by then, b goes first by Smith's ratio: b 5-10, a 10-20
+    jobs = [Job("a", 1, "A", 10), Job("b", 1, "A", 5, release=2)]
+    held = reservation("hold", 0, 5, nodes=["n-0"])
+    inst = replace(inst_of(jobs, 1, 1), reservations=(held,))
+    assert is_release_batch(inst)
+    b = Batcher(inst, waiting(inst), releases(inst))
+    assert [(t.ids, t.start) for t in b.timed([("a",), ("b",)]) or []] == [
+        (("b",), 5),
+        (("a",), 10),
+    ]
+    assert b.cost([("a",), ("b",)]) == pytest.approx(10 + 20)  # completions
+    # the engine runs the release plan's estimate (ends rounded up to the second), no worse
+    # than these two alone (JCT 8 + 20)
+    pol = release_plan(inst, 0, 0.2)
+    s = run(inst, pol)
+    est = b.cost(pol.plan) - 2
+    assert verify(inst, s) == []
+    assert est - 1e-6 <= total(inst, s) <= min(28, est + 2 * len(pol.plan))
+    # a hold the estimate cannot take as busy GPUs from the start: no release plan
+    late = reservation("late", 1, 5, nodes=["n-0"])
+    assert not is_release_batch(replace(inst, reservations=(late,)))
+    tenant = reservation("t", 0, 5, nodes=["n-0"], for_=admits(tenants=["x"]))
+    assert not is_release_batch(replace(inst, reservations=(tenant,)))
+
+
+def test_release_plans_of_a_live_state_run_their_estimate():
+    # plan replan plans the waiting jobs of a live state as a static instance whose running
+    # jobs hold their GPUs for nobody (planner.live); the release plan waits for them
+    doc = generate("dl", 24, 3, 1)
+    for j in doc["jobs"]:
+        j["gpus"] = 8
+    inst = instance_from_dict(doc)
+    old = solve(inst, "greedy", SolveOptions())
+    starts = sorted(a.start for a in old.jobs)
+    live = live_instance(inst, old, starts[len(starts) // 2])
+    res = residual(live)
+    assert res.instance.reservations and is_release_batch(res.instance)
+    pol = release_plan(res.instance, 0, 0.5)
+    s = run(res.instance, pol)
+    assert verify(res.instance, s) == [] and verify(live, res.merge(s)) == []
+    jobs = sorted(waiting(res.instance), key=lambda x: x.remaining_solo or 0.0)
+    b = Batcher(res.instance, jobs, releases(res.instance))
+    est = b.cost(pol.plan) - sum(j.weight * j.release for j in res.instance.jobs)
+    assert est - 1e-6 <= total(res.instance, s) <= est + len(jobs) * len(pol.plan)
 
 
 def test_auto_without_preemption_plans_releases_in_one_go():

@@ -43,7 +43,7 @@ from planner.solvers.improve import improve
 from planner.solvers.options import DEFAULT_TIME_LIMIT, SolveOptions, objectives_of
 from planner.solvers.preempt import solve_preempt
 from planner.solvers.preempt.batch import with_batch
-from planner.solvers.preempt.kept import better_of, kept_plan
+from planner.solvers.preempt.kept import better_of, given_plan, kept_plan, the_better
 from planner.solvers.preempt.search import SRSF_MAX_JOBS
 
 OPTIONS_PER_SECOND = 100
@@ -113,10 +113,12 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     names = list(objectives_of(instance, options))
     name, why, size = choose(instance, options.time_limit)
     sched: Schedule | None = None
-    kept = None
+    kept = given_plan(instance, options)  # the plan in force (`plan replan`), if it holds
     if not instance.preemption.enabled:
         # Muri's grouping with groups kept to the end: a second plan, compared at the end
-        kept = with_batch(instance, options, kept_plan(instance, options))
+        kept = the_better(
+            instance, options, kept, with_batch(instance, options, kept_plan(instance, options))
+        )
         options = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
     t1 = time.perf_counter()  # options.limit counts from here
     if instance.preemption.enabled and len(instance.jobs) <= SRSF_MAX_JOBS:

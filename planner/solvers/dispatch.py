@@ -7,6 +7,8 @@ takes about half a second to load).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from planner.errors import UsageError
 from planner.instance import Instance
 from planner.schedule import Schedule
@@ -92,6 +94,8 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     if not res.instance.jobs:  # nothing left to decide
         empty = Schedule(instance.name, spec, "optimal")
         return res.merge(empty, {}).with_(lower_bound=None)
+    if options.start is not None:
+        options = replace(options, start=res.start_of(options.start))
     sched = solve(res.instance, spec, options)
     names = objectives_of(res.instance, options)
     bounds = lower_bounds(res.instance, names, options.bound_iterations) if res.tightened else None

@@ -21,7 +21,7 @@ import threading
 import time
 
 from planner.durations import solo_iteration_ms
-from planner.instance import Instance
+from planner.instance import Admits, Instance
 from planner.metrics import objective_values
 from planner.schedule import Placement, Schedule, schedule_from_dict
 from planner.simulate.engine import Policy, View, simulate
@@ -31,6 +31,7 @@ from planner.simulate.packer import Packer
 from planner.simulate.policies import jobs_of, placed_as, settle, until
 from planner.solvers.lanes import lanes, side_by_side
 from planner.solvers.options import SolveOptions, objectives_of
+from planner.solvers.preempt.kept import the_better
 from planner.solvers.preempt.partition import Batcher, Ids, Timed
 from planner.solvers.preempt.policy import Keys
 from planner.verify import verify
@@ -225,13 +226,21 @@ class Replan(Policy):
 def is_release_batch(instance: Instance) -> bool:
     """Jobs released at different times that `release_plan` plans in one go: no preemption
     (the preemptive planner regroups instead), groups allowed, at most BATCH_MAX_JOBS
-    profiled jobs, no dependencies and no present (contract §9)."""
+    profiled jobs, no dependencies, no present (contract §9; `plan replan` plans the
+    waiting jobs of a live state as such an instance, `planner.live`) and only GPU
+    reservations for nobody that start by the first release (the estimate takes them as
+    GPUs busy until their end, `partition.Batcher`)."""
+    first = min((j.release for j in instance.jobs), default=0)
     return (
         not instance.preemption.enabled
         and _plannable(instance)
         and len({j.release for j in instance.jobs}) > 1
         and all(j.profiled and j.gpus >= 1 and not j.after for j in instance.jobs)
         and not instance.is_live
+        and all(
+            r.pool is None and r.admits == Admits() and r.start <= first
+            for r in instance.reservations
+        )
     )
 
 
@@ -321,9 +330,4 @@ def _seeds(
 
 def with_batch(instance: Instance, options: SolveOptions, kept: Schedule | None) -> Schedule | None:
     """The better of `kept` (a kept_plan, or None) and `batch_plan` on the objectives."""
-    other = batch_plan(instance, options)
-    if kept is None or other is None:
-        return kept or other
-    names = list(objectives_of(instance, options))
-    a, b = objective_values(instance, kept, names), objective_values(instance, other, names)
-    return other if [b[n] for n in names] < [a[n] for n in names] else kept
+    return the_better(instance, options, kept, batch_plan(instance, options))

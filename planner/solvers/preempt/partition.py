@@ -68,6 +68,7 @@ class Batcher:
         self._spans: dict[Ids, tuple[tuple[float, ...], float] | None] = {}
         self._ok: dict[tuple[int, tuple[str, ...]], bool] = {}
         self._eligible: dict[tuple[int, str | None], list[int]] = {}
+        self._free0 = self._held() if release is not None else None
 
     # -- one group ------------------------------------------------------------------------
     def ends(self, ids: Ids) -> tuple[tuple[float, ...], float] | None:
@@ -158,8 +159,8 @@ class Batcher:
         time E, or at their release if later: per such class, the released ones wait in a
         heap by ratio and the others in release order, so a step costs a look at each
         class instead of each group."""
-        assert self.release is not None
-        free = [[0.0] * n.gpus for n in self.inst.nodes]
+        assert self.release is not None and self._free0 is not None
+        free = [list(lanes) for lanes in self._free0]
         classes: dict[tuple[int, tuple[int, ...]], _Class] = {}
         for g in plan:
             e = self.ends(g)
@@ -184,6 +185,22 @@ class Batcher:
             start, took = self._book(free, key[1], key[0], span, start_at)
             out.append(Timed(g, start, took))
         return out
+
+    def _held(self) -> list[list[float]]:
+        """Per node, its GPUs' free times before any group (sorted): the end of the GPU
+        reservations that hold them (`is_release_batch` admits only reservations for nobody
+        that start by the first release, such as a live state's running jobs,
+        `planner.live`), else 0."""
+        index = {n.name: n.index for n in self.inst.nodes}
+        free = [[0.0] * n.gpus for n in self.inst.nodes]
+        for r in self.inst.reservations:
+            for name in r.nodes:
+                lanes = free[index[name]]
+                held = len(lanes) if r.gpus is None else min(len(lanes), len(r.gpus))
+                # the least-held GPUs take the hold (any GPUs of the node will do here)
+                lanes[:held] = [max(x, float(r.end)) for x in lanes[:held]]
+                lanes.sort()
+        return free
 
     @staticmethod
     def _free_at(free: list[list[float]], c: int, nodes: tuple[int, ...]) -> float:
