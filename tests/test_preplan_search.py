@@ -17,6 +17,7 @@ from planner.schedule import schedule_from_dict
 from planner.simulate import simulate
 from planner.simulate.model import SimJob
 from planner.simulate.output import result_to_schedule_dict
+from planner.solvers.lanes import lanes
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt import solve_preempt
 from planner.solvers.preempt.policy import KeyedMuri, Keys, Memo
@@ -155,6 +156,21 @@ def test_the_search_resumes_runs_and_its_plan_verifies():
     assert verify(inst, s) == []
     info = s.info["preempt"]
     assert info["resumed"] >= 1 and info["runs"] > info["resumed"]
+
+
+@pytest.mark.skipif(lanes(2) < 2, reason="needs fork and two cores")
+def test_a_second_lane_searches_other_random_keys_and_its_plan_verifies():
+    # with two workers a forked child tries random keys from another seed; its settled
+    # plan comes back (counted) and the better of the two lanes is the result
+    inst = small(releases=True, reservations=False, multi_node=False)
+    two = solve_preempt(inst, SolveOptions(time_limit=3, seed=2, workers=2))
+    assert verify(inst, two) == []
+    info = two.info["preempt"]
+    assert info["second_lane_runs"] >= 1
+    start = solve_preempt(inst, SolveOptions(time_limit=3), search=False)
+    assert value(inst, two) <= value(inst, start)
+    one = solve_preempt(inst, SolveOptions(time_limit=3, seed=2, workers=1))
+    assert verify(inst, one) == [] and "second_lane_runs" not in one.info["preempt"]
 
 
 def test_an_incumbent_the_verifier_rejects_gives_way_to_the_one_before(monkeypatch):

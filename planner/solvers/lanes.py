@@ -1,5 +1,6 @@
 """A second lane for the searches that run in one Python thread (the batch and release
-plans' annealing, `planner.solvers.preempt.batch`): with `SolveOptions.workers` >= 2 on a
+plans' annealing, `planner.solvers.preempt.batch`, and the preemptive planner's search
+over engine runs, `planner.solvers.preempt.search`): with `SolveOptions.workers` >= 2 on a
 machine of two or more cores, `side_by_side` runs one call in a forked child process while
 another runs here, so the second core works on another seed instead of idling until
 CP-SAT starts (README: "Releases known in advance, no preemption").
