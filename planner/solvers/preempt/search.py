@@ -32,7 +32,8 @@ Two lanes (`planner.solvers.lanes`, with `--workers` 2 or more on two cores): af
 starts, a forked child runs random keys from seed + 1 while this process runs the
 candidates above; the child's settled plan is the result when it is better. On
 cluster_trace.csv at 120 s (one run each, README): 101,489 s average JCT with one lane,
-101,039 s with two (the child's plan won; 139 + 153 engine runs).
+101,039 s with two (the child's plan won; 139 and 153 engine runs, the starts counted in
+both).
 
 Measured on cluster_trace.csv (400 jobs, 8 x 8, Muri's restart costs; one run of
 `experiments/preemption_targets.py`, README "Preemption and regrouping"): 120 s give
@@ -118,18 +119,16 @@ def solve_preempt(instance: Instance, options: SolveOptions, search: bool = True
     t0 = time.perf_counter()
     s = _Search(instance, options, t0)
     s.start()
+    theirs = None
     if search and s.engine_ok and s.interleave_runs:
         if lanes(options.workers) == 2 and not s.out_of_time():
             left = s.deadline - time.perf_counter()
             theirs, _ = side_by_side(s.second_lane, s.explore, left, options.stop)
-            s.settle()
-            if theirs is not None:
-                s.take(*theirs)
         else:
             s.explore()
-            s.settle()
-    else:
-        s.settle()
+    s.settle()
+    if theirs is not None:
+        s.take(*theirs)
     return s.result()
 
 
