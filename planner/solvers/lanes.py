@@ -1,7 +1,7 @@
 """A second lane for the searches that run in one Python thread (the batch and release
 plans' annealing, `planner.solvers.preempt.batch`, and the preemptive planner's search
-over engine runs, `planner.solvers.preempt.search`): with `SolveOptions.workers` >= 2 on a
-machine of two or more cores, `side_by_side` runs one call in a forked child process while
+over engine runs, `planner.solvers.preempt.search`): with `SolveOptions.workers` >= 2 on
+Linux with two or more cores, `side_by_side` runs one call in a forked child process while
 another runs here, so the second core works on another seed instead of idling until
 CP-SAT starts (README: "Releases known in advance, no preemption").
 
@@ -22,6 +22,7 @@ import os
 import pickle
 import select
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -38,10 +39,12 @@ STOP_GRACE_S = 1.0
 
 
 def lanes(workers: int) -> int:
-    """How many lanes `side_by_side` runs for `workers` solver threads: 2 where it can fork
-    and the machine has a second core, else 1."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return 2 if workers >= 2 and hasattr(os, "fork") and (cores or 1) >= 2 else 1
+    """How many lanes `side_by_side` runs for `workers` solver threads: 2 on Linux when
+    this process may use a second core, else 1 (macOS's system libraries are not safe in
+    a child forked from a threaded process, and Windows cannot fork)."""
+    if workers < 2 or not sys.platform.startswith("linux"):
+        return 1
+    return 2 if len(os.sched_getaffinity(0)) >= 2 else 1
 
 
 def side_by_side(

@@ -28,7 +28,7 @@ greedy plan is returned.
 A candidate must also not end later than the better start (makespan), so the search does
 not trade the last job's end for average JCT.
 
-Two lanes (`planner.solvers.lanes`, with `--workers` 2 or more on two cores): after the
+Two lanes (`planner.solvers.lanes`, `--workers` 2 or more, Linux, two cores): after the
 starts, a forked child runs random keys from seed + 1 while this process runs the
 candidates above; the child's settled plan is the result when it is better. On
 cluster_trace.csv at 120 s (one run each, README): 101,489 s average JCT with one lane,
