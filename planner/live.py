@@ -86,7 +86,7 @@ class Residual:
         """The residual's jobs' part of `s`, a plan of the live instance (`plan replan`
         passes the plan in force as `SolveOptions.start`), as a start for the residual.
         The planners take it only when it is complete and valid (`exact.best_start`,
-        `kept.given_plan`): when nothing changed it is, so a replan is never worse than
+        `exact.given_start`): when nothing changed it is, so a replan is never worse than
         keeping the plan; a stand-in or an added job has no part in it, a cancelled or
         stopped co-member changes its group's durations, and then it is ignored."""
         ids = {j.id for j in self.instance.jobs}

@@ -24,8 +24,8 @@ from planner.read import instance_from_dict
 from planner.replan import Changes, live_instance
 from planner.schedule import Assignment, Schedule, schedule_from_dict
 from planner.solvers import solve
+from planner.solvers.exact import given_start
 from planner.solvers.options import SolveOptions
-from planner.solvers.preempt.kept import given_plan
 from planner.verify import rules, verify
 from tests.conftest import SolveVerified
 
@@ -608,7 +608,7 @@ def test_a_plan_in_force_that_no_longer_holds_is_ignored(
     changed = live_instance(inst, old, live.now, Changes(nodes_down=((node, None),)))
     assert verify(changed, old) != []
     res = residual(changed)
-    assert given_plan(res.instance, SolveOptions(start=res.start_of(old))) is None
+    assert given_start(res.instance, SolveOptions(start=res.start_of(old))) is None
     for spec in ("auto", "cpsat"):
         s = solve(changed, spec, SolveOptions(time_limit=0.5, start=old))
         assert verify(changed, s) == []

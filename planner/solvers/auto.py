@@ -38,12 +38,13 @@ from planner.bounds import with_bounds
 from planner.groups import candidate_groups
 from planner.instance import Instance
 from planner.schedule import Schedule
+from planner.solvers.exact import given_start
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.improve import improve
 from planner.solvers.options import DEFAULT_TIME_LIMIT, SolveOptions, objectives_of
 from planner.solvers.preempt import solve_preempt
-from planner.solvers.preempt.batch import with_batch
-from planner.solvers.preempt.kept import better_of, given_plan, kept_plan, the_better
+from planner.solvers.preempt.batch import batch_plan
+from planner.solvers.preempt.kept import better_of, kept_plan, the_better
 from planner.solvers.preempt.search import SRSF_MAX_JOBS
 
 OPTIONS_PER_SECOND = 100
@@ -113,12 +114,12 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     names = list(objectives_of(instance, options))
     name, why, size = choose(instance, options.time_limit)
     sched: Schedule | None = None
-    kept = given_plan(instance, options)  # the plan in force (`plan replan`), if it holds
+    kept = given_start(instance, options)  # the plan in force (`plan replan`), if it holds
     if not instance.preemption.enabled:
-        # Muri's grouping with groups kept to the end: a second plan, compared at the end
-        kept = the_better(
-            instance, options, kept, with_batch(instance, options, kept_plan(instance, options))
-        )
+        # Muri's grouping with groups kept to the end, and the batch or release plan: more
+        # plans, compared at the end
+        for other in (kept_plan(instance, options), batch_plan(instance, options)):
+            kept = the_better(instance, options, kept, other)
         options = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
     t1 = time.perf_counter()  # options.limit counts from here
     if instance.preemption.enabled and len(instance.jobs) <= SRSF_MAX_JOBS:

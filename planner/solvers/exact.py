@@ -88,12 +88,20 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
         v = values(instance, s, names)
         if best is None or better(v, best[2]) or (not better(best[2], v) and k < best[0]):
             best = (k, s, v)
-    given = options.start
-    if given is not None and len(given.jobs) == len(instance.jobs) and not verify(instance, given):
-        v = values(instance, given, names)
-        if best is None or better(v, best[2]):
-            return given
+    given = given_start(instance, options)
+    if given is not None and (best is None or better(values(instance, given, names), best[2])):
+        return given
     return None if best is None else best[1]
+
+
+def given_start(instance: Instance, options: SolveOptions) -> Schedule | None:
+    """`options.start` when it is a complete plan of `instance` that the verifier passes
+    (auto's kept plan; `plan replan`'s plan in force), else None."""
+    given = options.start
+    ids = {j.id for j in instance.jobs}
+    if given is None or {a.id for a in given.jobs} != ids or verify(instance, given):
+        return None
+    return given
 
 
 def earliest_starts(instance: Instance, pmin: Mapping[str, int]) -> dict[str, int]:

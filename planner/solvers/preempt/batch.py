@@ -31,7 +31,6 @@ from planner.simulate.packer import Packer
 from planner.simulate.policies import jobs_of, placed_as, settle, until
 from planner.solvers.lanes import lanes, side_by_side
 from planner.solvers.options import SolveOptions, objectives_of
-from planner.solvers.preempt.kept import the_better
 from planner.solvers.preempt.partition import Batcher, Ids, Timed
 from planner.solvers.preempt.policy import Keys
 from planner.verify import verify
@@ -326,8 +325,3 @@ def _seeds(
         if (best is None or v < best[0]) and not verify(instance, s):
             best = (v, s.with_(solver=f"{pol.name}-kept:seed={s0}"))
     return best
-
-
-def with_batch(instance: Instance, options: SolveOptions, kept: Schedule | None) -> Schedule | None:
-    """The better of `kept` (a kept_plan, or None) and `batch_plan` on the objectives."""
-    return the_better(instance, options, kept, batch_plan(instance, options))

@@ -103,16 +103,6 @@ def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
     return None if best is None else best[1]
 
 
-def given_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
-    """`options.start` when it is a complete plan of `instance` that the verifier passes
-    (`plan replan` gives the plan in force), else None."""
-    given = options.start
-    ids = {j.id for j in instance.jobs}
-    if given is None or {a.id for a in given.jobs} != ids or verify(instance, given):
-        return None
-    return given
-
-
 def the_better(
     instance: Instance, options: SolveOptions, a: Schedule | None, b: Schedule | None
 ) -> Schedule | None:

@@ -161,9 +161,9 @@ class _Search:
         self.tried: set[tuple[float, bool, str, float, bool]] = set()
         self.releases = {j.id: j.release for j in instance.jobs}
 
-    def explore(self) -> None:
-        """Engine runs of the candidates until the time is up."""
-        for keys in self.candidates():
+    def explore(self, candidates: Iterator[Keys] | None = None) -> None:
+        """Engine runs of the candidates (default: `candidates()`) until the time is up."""
+        for keys in self.candidates() if candidates is None else candidates:
             if self.out_of_time():
                 break
             self.attempt(keys)
@@ -174,10 +174,7 @@ class _Search:
         (plan, values, keys, found by, engine runs)."""
         self.rng = random.Random(self.options.seed + 1)
         self.options = replace(self.options, progress=None)  # the terminal is the parent's
-        for keys in self.random_keys():
-            if self.out_of_time():
-                break
-            self.attempt(keys)
+        self.explore(self.random_keys())
         self.settle()
         assert self.best is not None
         val = self.value(self.best)  # settle may have fallen back to the greedy plan
