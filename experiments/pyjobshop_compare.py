@@ -15,19 +15,23 @@ Per set it prints the mean gap to the best known makespan, the proved counts and
 many instances each side is strictly better. Every planner schedule is checked with
 planner.verify.
 
-One run at 10 s, 2 workers, on an otherwise idle machine (2026-12-01):
+One run at 10 s, 2 workers, on an otherwise idle machine (2026-12-01, after the RCPSP
+heuristic's genetic search, planner/solvers/rcpsp_heuristic.py):
 
 | set | n | plan gap | PyJobShop gap | plan proved | PyJobShop proved | plan better / worse |
 | --- | --- | --- | --- | --- | --- | --- |
 | j30 | 10 | 0.00% | 0.00% | 10 | 10 | 0 / 0 |
-| j60 | 10 | 0.27% | 0.27% | 9 | 8 | 0 / 0 |
-| j90 | 10 | 1.49% | 1.35% | 8 | 7 | 1 / 2 |
-| j120 | 10 | 2.60% | 3.21% | 3 | 3 | 3 / 1 |
-| jobshop | 10 | 0.07% | 0.06% | 7 | 7 | 0 / 1 |
+| j60 | 10 | 0.27% | 0.45% | 9 | 8 | 1 / 0 |
+| j90 | 10 | 0.70% | 1.42% | 8 | 7 | 2 / 0 |
+| j120 | 10 | 1.35% | 3.09% | 3 | 3 | 6 / 0 |
+| jobshop | 10 | 0.24% | 0.14% | 6 | 7 | 0 / 2 |
 | ft | 3 | 0.00% | 0.00% | 3 | 2 | 0 / 0 |
 
-The open instances decide each set, and they move by a unit or two between runs on
-either side (j90 in another run the same day: 0.85% against 1.19%, 1 / 0).
+Job shops move most between runs on both sides (la28 and la40 above: 1,222 and 1,240
+against PyJobShop's 1,216 and 1,234; `--sets jobshop` straight after: 0.07% against
+0.19%, 2 / 0, la28 1,216 on both, la40 1,225 against 1,237). Before the genetic search
+(the same day): j60 0.27% / 0.27%, j90 1.49% / 1.35%, j120 2.60% / 3.21%, and j120 alone
+again 3.16% / 3.18%; the open instances decide each set.
 """
 
 from __future__ import annotations

@@ -239,6 +239,13 @@ class Instance:
         return any(j.elastic for j in self.jobs)
 
     @property
+    def disjunctive(self) -> bool:
+        """Every job that uses a pool needs all of it (a job shop's machines)."""
+        return all(
+            q >= self.pools.get(p, 0.0) for j in self.jobs for p, q in j.demand.items() if q > 0
+        )
+
+    @property
     def unit_ms(self) -> float:
         return UNIT_MS[self.time_unit]
 

@@ -76,7 +76,7 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
         rule = rules[k]
         try:
             if rule == "rcpsp":  # plain RCPSP: beats every list rule (PSPLIB j120)
-                s = rcpsp_start(instance, names, options.limit, options.seed)
+                s = rcpsp_start(instance, names, options.limit, options.seed, options.stop)
             else:
                 s = solve_greedy(instance, rule, quiet)
         except Exception:  # a failing heuristic must not stop the exact solver

@@ -528,17 +528,10 @@ PROVING_MAX_JOBS = 40
 PROVING_MAX_DISJUNCTIVE = 100
 
 
-def disjunctive(instance: Instance) -> bool:
-    """Every job that uses a pool needs all of it (a job shop's machines)."""
-    return all(
-        q >= instance.pools.get(p, 0.0) for j in instance.jobs for p, q in j.demand.items() if q > 0
-    )
-
-
 def proving_size(instance: Instance) -> bool:
     """Whether a placement-free model is small enough for cliques (`_disjunctive_cliques`)."""
     n = len(instance.jobs)
-    return n <= PROVING_MAX_JOBS or (n <= PROVING_MAX_DISJUNCTIVE and disjunctive(instance))
+    return n <= PROVING_MAX_JOBS or (n <= PROVING_MAX_DISJUNCTIVE and instance.disjunctive)
 
 
 def _disjunctive_cliques(cm: CpsatModel) -> None:
