@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev,ray]'
+	$(BIN)/python -m planner.solvers.rcpsp_kernels  # compile the RCPSP kernels once
 	touch $@
 
 install: $(STAMP)

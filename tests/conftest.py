@@ -80,3 +80,13 @@ def solve_verified() -> SolveVerified:
     """`solve_verified(inst, spec, **options) -> Schedule`, the schedule checked by
     `planner.verify`; options are `SolveOptions` fields."""
     return run_verified
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_rcpsp_kernels() -> None:
+    """Compile the RCPSP heuristic's kernels once before any test (a cached load after the
+    first run): tests with a time limit of a second or two would otherwise spend it on the
+    compilation (README, "What we chose where the contract is silent")."""
+    from planner.solvers.rcpsp_kernels import warm
+
+    warm()

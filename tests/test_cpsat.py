@@ -128,6 +128,31 @@ def test_placement_free_models_up_to_100_jobs_run_two_full_searches(
     assert lb <= value <= s.info["greedy_objective"]["makespan"]
 
 
+def test_job_shops_up_to_250_operations_run_two_full_searches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """solve.LNS_MIN_DISJUNCTIVE: a job shop of 12 jobs x 10 machines (120 operations,
+    seeded durations) runs two full searches, where an RCPSP of that size runs LNS only;
+    the schedule verifies and is no worse than the start."""
+    import random
+
+    from planner.importers.jobshop import parse_jss
+
+    rng = random.Random(7)
+    lines = ["12 10"]
+    for _ in range(12):
+        machines = rng.sample(range(10), 10)
+        lines.append(" ".join(f"{m} {rng.randint(1, 40)}" for m in machines))
+    inst = instance_from_dict(parse_jss("\n".join(lines) + "\n", "js12x10"))
+    assert inst.disjunctive and len(inst.jobs) >= 120
+    seen = _record_searches(monkeypatch)
+    s = solve_cpsat(inst, SolveOptions(time_limit=2))
+    assert seen and all(x == (2, False) for x in seen)
+    assert verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
+    value = objective_values(inst, s, ["makespan"])["makespan"]
+    assert value <= s.info["greedy_objective"]["makespan"]
+
+
 @pytest.mark.parametrize(("name", "lns"), [("muri-testbed-50", True), ("gen-dl-40j-4n-s1", False)])
 def test_gpu_models_of_50_jobs_or_more_run_lns_only(
     monkeypatch: pytest.MonkeyPatch, name: str, lns: bool

@@ -49,6 +49,14 @@ from planner.solvers.options import Progress, SolveOptions, objectives_of
 # (j6041_9 proved in 5.8 s, j6046_7 in 3.9 s instead of 8.5; on the open j6013_* the two
 # trade one to three units either way).
 LNS_MIN_JOBS = 100
+# Job shops (`Instance.disjunctive`: CP-SAT's no-overlap on every machine) run the two full
+# searches up to this many operations. Paired runs (10 s, 2 workers, seed 0, hinted), LNS
+# only against two full searches on la21-la40: mean gap to the optimum 0.312% / 0.311%;
+# the full searches proved la24, la36 and la40 (1,222: LNS only 1,240) and did better on
+# la21, la29 and la38, worse on la27 (1,282 against 1,235); again on eight of them the
+# same proofs, la27 1,263 against 1,242. On the compare sample (la04, la08, ..., la40)
+# every open one is then proved or equal.
+LNS_MIN_DISJUNCTIVE = 250
 # Models with placement choices (GPU jobs on nodes) of at least this many jobs run LNS only
 # too, with all of CP-SAT's LNS subsolvers. `experiments/cpsat_lns_placement.py` (30 s,
 # 2 workers, instances/bench's seven GPU instances of 50-200 jobs, paired runs; two rounds
@@ -171,7 +179,8 @@ def _search(cm: CpsatModel, hinted: bool, stage: int) -> str:
     (LNS only, scheduling neighbourhoods), "lns" (LNS only, every neighbourhood) or
     "default" (CP-SAT's own)."""
     if not cm.uses:  # `proving_size` models (cliques) are all within LNS_MIN_JOBS
-        if len(cm.jobs) <= LNS_MIN_JOBS:
+        n = len(cm.jobs)
+        if n <= LNS_MIN_JOBS or (n <= LNS_MIN_DISJUNCTIVE and cm.instance.disjunctive):
             return "prove"
         return "lns-scheduling" if hinted or stage > 0 else "default"
     if len(cm.jobs) >= LNS_PLACEMENT_MIN_JOBS:
@@ -202,8 +211,9 @@ def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float, s
         # workers. On models without placement choices up to LNS_MIN_JOBS jobs (RCPSP
         # j30-j90, job shops) two full searches, with and without LP, prove optima much
         # sooner (PSPLIB j3013_1: ~3.5 s instead of > 10 s; ft10 proved in ~4 s instead
-        # of 940-944 after 10 s; j60 and j90: LNS_MIN_JOBS). Bigger placement-free
-        # models run LNS only (above), small GPU models the default.
+        # of 940-944 after 10 s; j60 and j90: LNS_MIN_JOBS), and job shops up to
+        # LNS_MIN_DISJUNCTIVE operations. Bigger placement-free models run LNS only
+        # (above), small GPU models the default.
         p.num_full_subsolvers = 2
         p.subsolvers.extend(["default_lp", "no_lp"])
     elif search == "lns":
