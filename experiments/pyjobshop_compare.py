@@ -16,22 +16,23 @@ many instances each side is strictly better. Every planner schedule is checked w
 planner.verify.
 
 One run at 10 s, 2 workers, on an otherwise idle machine (2026-12-01, after the RCPSP
-heuristic's genetic search, planner/solvers/rcpsp_heuristic.py):
+heuristic's genetic search, planner/solvers/rcpsp_heuristic.py, and two full searches on
+job shops up to 250 operations, cpsat/solve.py's LNS_MIN_DISJUNCTIVE):
 
 | set | n | plan gap | PyJobShop gap | plan proved | PyJobShop proved | plan better / worse |
 | --- | --- | --- | --- | --- | --- | --- |
 | j30 | 10 | 0.00% | 0.00% | 10 | 10 | 0 / 0 |
-| j60 | 10 | 0.27% | 0.45% | 9 | 8 | 1 / 0 |
-| j90 | 10 | 0.70% | 1.42% | 8 | 7 | 2 / 0 |
-| j120 | 10 | 1.35% | 3.09% | 3 | 3 | 6 / 0 |
-| jobshop | 10 | 0.24% | 0.14% | 6 | 7 | 0 / 2 |
+| j60 | 10 | 0.27% | 0.27% | 9 | 9 | 0 / 0 |
+| j90 | 10 | 0.70% | 1.03% | 8 | 7 | 2 / 0 |
+| j120 | 10 | 1.25% | 3.24% | 3 | 3 | 7 / 0 |
+| jobshop | 10 | 0.00% | 0.04% | 9 | 7 | 1 / 0 |
 | ft | 3 | 0.00% | 0.00% | 3 | 2 | 0 / 0 |
 
-Job shops move most between runs on both sides (la28 and la40 above: 1,222 and 1,240
-against PyJobShop's 1,216 and 1,234; `--sets jobshop` straight after: 0.07% against
-0.19%, 2 / 0, la28 1,216 on both, la40 1,225 against 1,237). Before the genetic search
-(the same day): j60 0.27% / 0.27%, j90 1.49% / 1.35%, j120 2.60% / 3.21%, and j120 alone
-again 3.16% / 3.18%; the open instances decide each set.
+The run before the job-shop change (genetic search only): j60 0.27% / 0.45%, j90 0.70% /
+1.42%, j120 1.35% / 3.09% (6 / 0), job shops 0.24% / 0.14% (0 / 2: la28 1,222 and la40
+1,240 against 1,216 and 1,234) and 0.07% / 0.19% in a run of job shops alone straight
+after. Before the genetic search (the same day): j60 0.27% / 0.27%, j90 1.49% / 1.35%,
+j120 2.60% / 3.21%, and j120 alone again 3.16% / 3.18%.
 """
 
 from __future__ import annotations

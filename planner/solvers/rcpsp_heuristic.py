@@ -19,10 +19,10 @@ Then a schedule is just start times, and the classic RCPSP heuristics apply:
   Justification never makes the makespan worse; it is also applied to the greedy
   planner's schedules, so the result is never worse than list scheduling.
 - The genetic search (the classic one on activity lists, with two-point crossover):
-  parents by 2-tournament, the child's list decoded
-  by the SGS and justified, its justified start order kept as its list; the best
-  POPULATION distinct schedules survive. It stops at the time limit or when the
-  population has converged (STALL_GENERATIONS).
+  parents by 2-tournament, the child's list decoded by the SGS and justified, its
+  justified start order kept as its list; the best POPULATION distinct schedules
+  survive. It stops at the time limit or when the population has converged
+  (STALL_GENERATIONS).
 
 The SGS, justification and a generation are compiled (planner.solvers.rcpsp_kernels).
 Pure: `schedule(instance, time_limit, seed)` returns job id -> start time (or None when
@@ -89,7 +89,6 @@ class Project:
                 self.succ[a].append(b)
         self.fits = bool(np.all(self.dem <= self.cap + EPS))
         self.length = int(self.dur.sum()) + int(self.dur.max(initial=0)) + 1
-        self.dem = np.ascontiguousarray(self.dem)
         pred, succ = _csr(self.pred), _csr(self.succ)
         # the kernels' arguments after the key, forward and on the reversed network
         self.forward = (self.dur, self.dem, self.cap, *pred, *succ, self.length)
@@ -105,6 +104,7 @@ class Project:
 
 
 def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Adjacency lists as offsets and one index array (the kernels take no lists)."""
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
     ptr[1:] = np.cumsum([len(x) for x in lists])
     idx = np.array([x for xs in lists for x in xs], dtype=np.int64)
