@@ -48,3 +48,20 @@ def test_limit_grows_with_the_time_limit():
 def test_gpu_less_rcpsp_is_small():
     i = instance_from_dict(generate("rcpsp", 30, 1, 1))
     assert choose(i, 10.0)[0] == "cpsat"
+
+
+def test_plain_rcpsp_goes_to_cpsat_at_any_size():
+    """A plain RCPSP (no placement choices) past the size rule still runs CP-SAT from the
+    RCPSP heuristic's start: valid, and no worse than the greedy plan."""
+    from planner.solvers.greedy import solve_greedy
+
+    i = instance_from_dict(generate("rcpsp", 400, 1, 3))
+    assert choose(i, 2.0)[0] == "greedy+improve"  # the size rule alone: 400 > 300 options
+    s = solve(i, "auto", SolveOptions(time_limit=2.0))
+    assert s.info["auto"]["chose"] == "cpsat" and "RCPSP" in s.info["auto"]["why"]
+    assert s.info["greedy_solver"] == "rcpsp_heuristic"
+    assert verify(i, s) == []
+    g = solve_greedy(i, None, SolveOptions())
+    assert verify(i, g) == []
+    ms = objective_values(i, s, ["makespan"])["makespan"]
+    assert ms <= objective_values(i, g, ["makespan"])["makespan"]
