@@ -77,6 +77,12 @@ def sample(data: Path, family: str, per_set: int, shift: int = 0) -> list[tuple[
     return [(nm, data / "jobshop" / f"{nm}.jss", opt[nm]) for nm in names]
 
 
+def instance_data(family: str, name: str, path: Path) -> dict[str, Any]:
+    """The instance document of a sample's file (PSPLIB .sm or job-shop .jss)."""
+    text = path.read_text()
+    return parse_sm(text, name) if family in PSPLIB_SETS else parse_jss(text, name)
+
+
 def run_plan(d: dict[str, Any], limit: float, workers: int) -> dict[str, Any]:
     inst = instance_from_dict(d)
     t = time.monotonic()
@@ -142,8 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     k = 0
     for fam in families:
         for name, path, best in sample(a.data, fam, a.per_set):
-            text = path.read_text()
-            d = parse_sm(text, name) if fam in PSPLIB_SETS else parse_jss(text, name)
+            d = instance_data(fam, name, path)
             r = {"set": fam, "instance": name, "best": best}
             r.update(run_pair(d, a.time_limit, a.workers, plan_first=k % 2 == 0))
             k += 1

@@ -27,11 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pyjobshop_compare import PSPLIB_SETS, sample  # noqa: E402
+from pyjobshop_compare import instance_data, sample  # noqa: E402
 
 import planner.solvers.rcpsp_heuristic as H  # noqa: E402
-from planner.importers.jobshop import parse_jss  # noqa: E402
-from planner.importers.psplib import parse_sm  # noqa: E402
 from planner.instance import Instance  # noqa: E402
 from planner.read import instance_from_dict  # noqa: E402
 from planner.schedule import Assignment, Schedule  # noqa: E402
@@ -41,9 +39,7 @@ from planner.verify import verify  # noqa: E402
 
 
 def load(family: str, name: str, path: Path) -> Instance:
-    text = path.read_text()
-    d = parse_sm(text, name) if family in PSPLIB_SETS else parse_jss(text, name)
-    return instance_from_dict(d)
+    return instance_from_dict(instance_data(family, name, path))
 
 
 def checked(inst: Instance, s: Schedule) -> int:

@@ -87,11 +87,19 @@ def cpsat_limit(time_limit: float) -> int:
     return max(MIN_CPSAT_OPTIONS, int(OPTIONS_PER_SECOND * time_limit))
 
 
-def choose(instance: Instance, time_limit: float | None = None) -> tuple[str, str, int]:
-    """(solver, why, model options): "cpsat" or "greedy+improve" (see the module table)."""
+def choose(
+    instance: Instance, time_limit: float | None = None, first_objective: str | None = None
+) -> tuple[str, str, int]:
+    """(solver, why, model options): "cpsat" or "greedy+improve" (see the module table);
+    with `first_objective` "makespan", a plain RCPSP is "cpsat" at any size."""
     limit_s = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
     size = model_size(instance)
     cap = cpsat_limit(limit_s)
+    if size > cap and first_objective == "makespan" and applicable(instance):
+        # No placement choices: the RCPSP heuristic's start and CP-SAT at any size
+        # (generated projects, 10 s: 2,000 jobs 3,144 against greedy and improvement's
+        # 3,503; 10,000 jobs 14,816 in 10.7 s against 16,785 in 56 s)
+        return "cpsat", "a plain RCPSP: the RCPSP heuristic's start and CP-SAT", size
     if size <= cap:
         return (
             "cpsat",
@@ -116,12 +124,7 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     t0 = time.perf_counter()
     options = options.pinned()  # the time limits given to the parts below shrink
     names = list(objectives_of(instance, options))
-    name, why, size = choose(instance, options.time_limit)
-    if name != "cpsat" and names[0] == "makespan" and applicable(instance):
-        # A plain RCPSP has no placement choices: the RCPSP heuristic's start and CP-SAT
-        # at any size (generated projects, 10 s: 2,000 jobs 3,144 against greedy and
-        # improvement's 3,503; 10,000 jobs 14,816 in 10.7 s against 16,785 in 56 s)
-        name, why = "cpsat", "a plain RCPSP: the RCPSP heuristic's start and CP-SAT"
+    name, why, size = choose(instance, options.time_limit, names[0])
     sched: Schedule | None = None
     kept = given_start(instance, options)  # the plan in force (`plan replan`), if it holds
     if not instance.preemption.enabled:
