@@ -12,7 +12,7 @@ RELEASE_SHARE_TWO_LANES of the limit, else one seed for RELEASE_SHARE; the seed 
 printed) and `auto` with the limit, as `plan solve` runs it. Printed: the average JCT,
 groups, and for `auto` the bound `plan solve` reports and the gap. Every schedule is
 checked with planner.verify. The figures behind `batch.RELEASE_SHARE`,
-`RELEASE_SHARE_TWO_LANES` and the README's "Releases known in advance, no preemption".
+`RELEASE_SHARE_TWO_LANES` and docs/PREEMPTION.md's "Releases known in advance, no preemption".
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ plans' annealing, `planner.solvers.preempt.batch`, and the preemptive planner's 
 over engine runs, `planner.solvers.preempt.search`): with `SolveOptions.workers` >= 2 on
 Linux with two or more cores, `side_by_side` runs one call in a forked child process while
 another runs here, so the second core works on another seed instead of idling until
-CP-SAT starts (README: "Releases known in advance, no preemption").
+CP-SAT starts (docs/PREEMPTION.md, "Releases known in advance, no preemption").
 
 Fork, not spawn: a spawned child imports the caller's main script again, and a user's
 script without a `__main__` guard would run twice. The child only computes on what it
