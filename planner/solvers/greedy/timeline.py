@@ -137,7 +137,11 @@ class PoolTimeline:
             return True
         if t1 <= t0:
             return True
-        points = {t0}
+        # Most demands that do not fit fail at their start (the list schedulers try every
+        # waiting job at every event): look there before gathering the breakpoints.
+        if not self._fits_at(t0, items):
+            return False
+        points: set[int] = set()
         for prof in self.by_class.values():
             points.update(prof.breakpoints(t0, t1))
         for end, _, _ in items:
@@ -147,15 +151,20 @@ class PoolTimeline:
             for x in (r.start, r.end):
                 if t0 < x < t1:
                     points.add(x)
-        for tau in sorted(points):
-            usage: dict[frozenset[int], float] = {c: p.at(tau) for c, p in self.by_class.items()}
-            for end, cls, amount in items:
-                if tau < end:
-                    usage[cls] = usage.get(cls, 0.0) + amount
-            active = [i for i, r in enumerate(self.reservations) if r.start <= tau < r.end]
-            if not self._ok(usage, active):
-                return False
-        return True
+        points.discard(t0)
+        return all(self._fits_at(tau, items) for tau in sorted(points))
+
+    def _fits_at(self, tau: int, items: Sequence[tuple[int, frozenset[int], float]]) -> bool:
+        if not self.reservations:  # the rule below with U empty only
+            load = sum(p.at(tau) for p in self.by_class.values())
+            load += sum(amount for end, _, amount in items if tau < end)
+            return load <= self.capacity + TOL
+        usage: dict[frozenset[int], float] = {c: p.at(tau) for c, p in self.by_class.items()}
+        for end, cls, amount in items:
+            if tau < end:
+                usage[cls] = usage.get(cls, 0.0) + amount
+        active = [i for i, r in enumerate(self.reservations) if r.start <= tau < r.end]
+        return self._ok(usage, active)
 
     def _ok(self, usage: dict[frozenset[int], float], active: list[int]) -> bool:
         for k in range(len(active) + 1):
