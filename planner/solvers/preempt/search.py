@@ -31,13 +31,13 @@ not trade the last job's end for average JCT.
 Two lanes (`planner.solvers.lanes`, `--workers` 2 or more, Linux, two cores): after the
 starts, a forked child runs random keys from seed + 1 while this process runs the
 candidates above; the child's settled plan is the result when it is better. On
-cluster_trace.csv at 120 s (one run each, docs/PREEMPTION.md): 101,489 s average JCT with one lane,
-101,039 s with two (the child's plan won; 139 and 153 engine runs, the starts counted in
-both).
+cluster_trace.csv at 120 s (one run each, docs/PREEMPTION.md): 101,489 s average JCT with
+one lane, 101,039 s with two (the child's plan won; 139 and 153 engine runs, the starts
+counted in both).
 
 Measured on cluster_trace.csv (400 jobs, 8 x 8, Muri's restart costs; one run of
-`experiments/preemption_targets.py`, docs/PREEMPTION.md): 120 s give
-107,144 s average JCT (muri-s: 120,101 s).
+`experiments/preemption_targets.py`, docs/PREEMPTION.md): 120 s give 107,144 s average
+JCT (muri-s: 120,101 s).
 
 Engine runs cost time that grows with decisions x queue: above MURI_MAX_JOBS jobs Muri's
 matching is replaced by `srsf-p` for the start and no search is made (measured, one core
