@@ -13,12 +13,16 @@ from planner.generate import generate
 from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
-from planner.schedule import Schedule
+from planner.schedule import Schedule, schedule_from_dict
+from planner.simulate import result_to_schedule_dict, simulate
+from planner.simulate.packer import Packer
 from planner.solvers.dispatch import solve
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt import solve_preempt
+from planner.solvers.preempt.filler import Filler
 from planner.solvers.preempt.kept import kept_plan
+from planner.solvers.preempt.policy import Keys
 from planner.verify import verify
 
 # A is data-bound, B GPU-bound: they interleave well (contract §4).
@@ -141,3 +145,26 @@ def test_auto_above_the_engine_size_limit_plans_greedy_and_improvement(monkeypat
     s = solve(inst, "auto", SolveOptions(time_limit=1))
     assert s.info["auto"]["chose"] != "preempt" and "preempt" not in s.info
     assert s.status == "feasible" and verify(inst, s) == []
+
+
+def test_fillers_and_the_packer_keep_groups_within_gpu_memory():
+    # Every member needs 10 GB on each of its GPUs and the GPUs hold 25 GB (contract R7):
+    # two may share them, three may not, however much slack the fillers are given.
+    profiles = [replace(p, gpu_mem_gb=10.0) for p in PROFILES]
+    jobs = [Job(f"j{i}", 4, "AB"[i % 2], 100 + 10 * i) for i in range(6)]
+    inst = make_instance(
+        jobs,
+        [NodeGroup("n", 1, 4, gpu_mem_gb=25)],
+        profiles,
+        interleaving=Interleaving(True, 4),
+        preemption=Preemption(True, 3),
+        priority_policy="none",
+    )
+    s = schedule_from_dict(result_to_schedule_dict(inst, simulate(inst, Filler(Keys(), 10.0))))
+    assert verify(inst, s) == []
+    # a label's members all start together and only leave (contract §8): its size is the most
+    # jobs that ever shared the GPUs under it
+    assert max(len(g.jobs) for g in s.groups) == 2
+    packer = Packer(inst, 0)
+    assert packer.place([jobs[0], jobs[1], jobs[2]], 500) is None
+    assert packer.place([jobs[0], jobs[1]], 500) is not None

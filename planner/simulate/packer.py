@@ -2,15 +2,16 @@
 
 A job with `g` GPUs, `g` at most a node's, takes `g` free GPUs of the first node (in
 instance order) that has them; a bigger job takes `g / gpus-per-node` wholly free nodes of
-one node group (contract R5). Node CPU and memory are counted (R7). GPUs of a reservation
-are usable only by jobs it admits (R10), while it is active or before it starts if the run
-would reach it.
+one node group (contract R5). Node CPU and memory are counted, and a group's members must
+fit each GPU's memory together (R7). GPUs of a reservation are usable only by jobs it
+admits (R10), while it is active or before it starts if the run would reach it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from planner.durations import gpu_mem_fits
 from planner.instance import Instance, Job, Node, NodeGroup, Reservation
 from planner.schedule import Placement
 
@@ -49,6 +50,8 @@ class Packer:
     # -- capacity -----------------------------------------------------------------------
     def _node_ok(self, node: Node, jobs: Sequence[Job], k: int) -> bool:
         g = node.group
+        if not gpu_mem_fits(self.instance, jobs, g.gpu_mem_gb):
+            return False  # the members share each GPU (R7): a policy's group may not fit
         cpus = sum(j.cpus_per_gpu for j in jobs) * k
         mem = sum(j.mem_gb_per_gpu for j in jobs) * k
         if g.cpus is not None and self.cpus[node.index] + cpus > g.cpus + 1e-9:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner.durations import group_admissible, group_cycle, solo_iteration_ms, stage_tuple
 from planner.instance import Instance, Job
 from planner.simulate.engine import Policy, View
 from planner.simulate.model import Decision, SimJob
+from planner.simulate.muri import group_on_first_fit
 from planner.simulate.policies import first_fit, settle
 from planner.solvers.preempt.policy import Keys
 
@@ -61,16 +61,18 @@ class Filler(Policy):
 
     def _filler_rate(self, inst: Instance, members: list[Job]) -> float | None:
         """The new member's progress rate in the group, or None if the group is not admissible
-        or slows some member by more than the slack (same models and count, same answer)."""
+        (contract §4, on the first node group that can run the count, as Muri's matching
+        sees it: its speed and GPU memory) or slows some member by more than the slack
+        (same models and count, same answer)."""
         models = tuple(sorted(m.model or "" for m in members[:-1])) + (members[-1].model or "",)
         key = (*models, str(members[0].gpus))  # the rate depends on the count too (§12)
         if key in self._cycles:
             return self._cycles[key]
         rate = None
-        if all(m.model for m in members) and group_admissible(inst, members):
-            gps = [inst.gpu_profile(m) for m in members]
-            c = group_cycle([stage_tuple(gp) for gp in gps], inst.interleaving.overhead)
-            if all(c <= (1 + self.slack) * solo_iteration_ms(gp) for gp in gps[:-1]):
-                rate = solo_iteration_ms(gps[-1]) / c
+        found = group_on_first_fit(inst, members[0].gpus, models)
+        if found is not None:
+            _stages, solo, c = found
+            if all(c <= (1 + self.slack) * x for x in solo[:-1]):
+                rate = solo[-1] / c
         self._cycles[key] = rate
         return rate
