@@ -6,6 +6,8 @@ plain RCPSP."""
 from __future__ import annotations
 
 import csv
+import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -184,3 +186,50 @@ def test_a_generation_keeps_the_best_and_valid_schedules() -> None:
             assert int((row + p.dur).max()) == m
             starts = dict(zip(p.ids, map(int, row), strict=True))
             assert verify(inst, as_schedule(inst, starts)) == []
+
+
+def _no_cache_place(monkeypatch, tmp_path):
+    """A read-only install and no usable home directory: numba finds nowhere to write its
+    cache but a directory it is given (rcpsp_kernels' module doc). Simulated by leaving
+    numba only that locator, and the system's temporary directory is tmp_path."""
+    import numba as nb
+    import numba.core.caching as caching
+
+    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    monkeypatch.setattr(impl, "_locator_classes", [caching.UserProvidedCacheLocator])
+    monkeypatch.setattr(nb.config, "CACHE_DIR", "")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path / f"planner-numba-{os.getuid()}"
+
+
+def _twice(x):
+    return 2 * x
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="no user ids (Windows)")
+def test_kernels_cache_in_a_private_directory_where_numba_has_none(monkeypatch, tmp_path):
+    import numba as nb
+
+    from planner.solvers.rcpsp_kernels import compiled
+
+    private = _no_cache_place(monkeypatch, tmp_path)
+    with pytest.raises(RuntimeError, match="no locator"):
+        nb.njit(cache=True)(_twice)
+    assert compiled(_twice)(21) == 42
+    assert private.is_dir() and (private.stat().st_mode & 0o777) == 0o700
+    assert list(private.rglob("*.nbi"))  # the compiled function was cached there
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="no user ids (Windows)")
+def test_kernels_compile_uncached_when_the_private_directory_is_not_private(monkeypatch, tmp_path):
+    from planner.solvers.rcpsp_kernels import compiled, private_cache_dir
+
+    private = _no_cache_place(monkeypatch, tmp_path)
+    private.mkdir(mode=0o777)
+    private.chmod(0o777)  # others may write there: its pickles are not to be trusted
+    assert private_cache_dir() is None
+    assert compiled(_twice)(21) == 42
+    assert not list(private.rglob("*.nbi"))
+    private.rmdir()
+    private.symlink_to(tmp_path)  # a link, even to a directory of this user's
+    assert private_cache_dir() is None

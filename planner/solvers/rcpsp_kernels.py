@@ -4,7 +4,12 @@ generation scheme, forward-backward improvement and one generation of the geneti
 Numba because the heuristic's worth is in how many schedules it tries: the numpy SGS it
 replaces placed ~550 schedules a second on PSPLIB j120, these ~100 times as many
 (`experiments/rcpsp_search.py`), in the same few lines of Python. Compiled functions are
-cached on disk (`cache=True`): only the first call on a machine pays the compilation.
+cached on disk (`cache=True`): only the first call on a machine pays the compilation. Where
+numba finds no writable place for its cache (a read-only install and no usable home
+directory, as in many containers) it refuses to define a cached function at all, and the
+solvers would go on without the heuristic; `compiled` then gives numba a private directory
+in the system's temporary directory, or else compiles without a disk cache (every process
+then pays the compilation, about 6 s, out of its time limit).
 
 Arrays (see rcpsp_heuristic.Project): `dur[i]` (int64), `dem[i, r]` and `cap[r]`
 (float64), predecessors and successors as CSR (`pptr`, `pidx`; `sptr`, `sidx`), and
@@ -14,6 +19,12 @@ Arrays (see rcpsp_heuristic.Project): `dur[i]` (int64), `dem[i, r]` and `cap[r]`
 from __future__ import annotations
 
 import heapq
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numba as nb
 import numpy as np
@@ -21,7 +32,41 @@ import numpy as np
 EPS = 1e-9
 
 
-@nb.njit(cache=True)
+def compiled(fn: Callable[..., Any]) -> Any:
+    """`numba.njit(cache=True)`, with the fallbacks of the module doc."""
+    try:
+        return nb.njit(cache=True)(fn)
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        pass
+    config: Any = nb.config  # its settings are set at import, unknown to type checkers
+    if not config.CACHE_DIR:
+        config.CACHE_DIR = private_cache_dir() or ""
+        if config.CACHE_DIR:
+            try:
+                return nb.njit(cache=True)(fn)
+            except RuntimeError:
+                pass
+    return nb.njit(fn)
+
+
+def private_cache_dir() -> str | None:
+    """`planner-numba-<uid>` in the temporary directory, made by this user, mode 0700; None
+    if it cannot be made or is not so (a symbolic link, or another user's). Numba loads
+    its cache files as pickles: one that others can write is not safe to read."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # Windows: numba's own places (the user's profile) are used
+        return None
+    path = Path(tempfile.gettempdir()) / f"planner-numba-{getuid()}"
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = path.lstat()
+    except OSError:
+        return None
+    mine = stat.S_ISDIR(st.st_mode) and st.st_uid == getuid()
+    return str(path) if mine and not st.st_mode & 0o077 else None
+
+
+@compiled
 def sgs(key, dur, dem, cap, pptr, pidx, sptr, sidx, length):
     """Serial SGS: the eligible job (every predecessor placed) with the smallest key
     next, at the earliest time its whole duration fits. Given the successor lists as
@@ -70,7 +115,7 @@ def sgs(key, dur, dem, cap, pptr, pidx, sptr, sidx, length):
     return start
 
 
-@nb.njit(cache=True)
+@compiled
 def makespan(start, dur):
     m = 0
     for i in range(start.shape[0]):
@@ -78,7 +123,7 @@ def makespan(start, dur):
     return m
 
 
-@nb.njit(cache=True)
+@compiled
 def justify(start, dur, dem, cap, pptr, pidx, sptr, sidx, length):
     """Forward-backward improvement until the makespan stops dropping: right-justify
     (reversed network, latest-finishing jobs first), then left-justify (earliest-starting
@@ -100,13 +145,13 @@ def justify(start, dur, dem, cap, pptr, pidx, sptr, sidx, length):
         best, best_ms = left, ms
 
 
-@nb.njit(cache=True)
+@compiled
 def seed_rng(seed):
     """Seed numba's own random state (separate from numpy's)."""
     np.random.seed(seed)
 
 
-@nb.njit(cache=True)
+@compiled
 def _crossover(mother, father, n):
     """Two-point crossover of activity lists: the mother's first q1 jobs, then the
     father's jobs not yet taken up to position q2, then the mother's remaining ones."""
@@ -134,7 +179,7 @@ def _crossover(mother, father, n):
     return child
 
 
-@nb.njit(cache=True)
+@compiled
 def generation(pop, ms, count, mutation, dur, dem, cap, pptr, pidx, sptr, sidx, length):
     """One generation of the genetic search over start-time vectors `pop` (P x n, each
     justified) with makespans `ms`: `count` children by 2-tournament, two-point crossover of
