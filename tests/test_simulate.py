@@ -15,10 +15,14 @@ import pytest
 from builders import make_instance, profile, reservation
 
 from planner.durations import group_cycle, stage_tuple
+from planner.generate import generate
 from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
+from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
 from planner.simulate import POLICIES, make_policy, result_to_schedule_dict, simulate
 from planner.simulate.model import SimResult
+from planner.solvers.preempt.policy import REGROUP, Keys
+from planner.solvers.preempt.search import make
 from planner.verify import verify
 
 # A is data-bound, B GPU-bound: they interleave well (contract §4).
@@ -273,3 +277,50 @@ def test_restart_cost_is_the_profiles_at_the_jobs_count():
     res = simulate(inst, make_policy("srtf"))
     assert spans(res, "long") == [(0, 10), (30, 30 + 8 + 90)]  # ceil(7.5 s) on its own
     assert_valid(inst, res)
+
+
+def generated_without_pools(seed: int) -> Instance:
+    """`plan generate --family mixed --preemption`: strict priorities, node types, `after`,
+    GPU and pool reservations, two node groups of different speed and GPU memory; its pools
+    dropped (the simulation does not model them, README)."""
+    doc = generate("mixed", 60, 4, seed, preemption=True)
+    doc["cluster"].pop("pools", None)
+    doc["reservations"] = [r for r in doc.get("reservations", []) if "pool" not in r]
+    for j in doc["jobs"]:
+        j.pop("demand", None)
+    return instance_from_dict(doc)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_every_engine_policy_keeps_the_rules_on_generated_instances(seed):
+    # Each of these seeds broke a rule before the engine held back first starts that strict
+    # priority forbids (R9, simulate/priority.py) and the packer refused a group on nodes a
+    # member may not use (R5) or where it is not admissible (§4): every policy, the
+    # planner's engine modes too.
+    inst = generated_without_pools(seed)
+    assert inst.priority_policy == "strict" and len({j.priority for j in inst.jobs}) > 1
+    modes = [Keys(), REGROUP, Keys(mode="solo"), Keys(mode="filler", slack=1.0)]
+    policies = [make_policy(p) for p in POLICIES] + [make(True, k) for k in modes]
+    for pol in policies:
+        res = simulate(inst, pol)
+        s = schedule_from_dict(result_to_schedule_dict(inst, res))
+        assert verify(inst, s) == [], pol.name
+
+
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p", "muri-s"])
+def test_strict_priority_holds_a_backfill_back(policy):
+    # One node of 4 GPUs. x (2 GPUs, 0-10) runs; at 1, a (priority 1, all 4 GPUs) and b
+    # (priority 0, 2 GPUs) arrive. b fits beside x at once, but R9 wants start(a) <=
+    # start(b), and a can start only when x ends: a runs 10-15, then b 15-18.
+    jobs = [
+        Job("x", 2, duration=10),
+        Job("a", 4, duration=5, release=1, priority=1),
+        Job("b", 2, duration=3, release=1),
+    ]
+    inst = make_instance(jobs, [NodeGroup("n", 1, 4)], preemption=Preemption(True, 0))
+    res = simulate(inst, make_policy(policy))
+    got = {j: [(s.start, s.end) for s in segs] for j, segs in res.segments.items()}
+    assert got == {"x": [(0, 10)], "a": [(10, 15)], "b": [(15, 18)]}
+    assert_valid(inst, res)
+    free = replace(inst, priority_policy="none")  # the same run without the rule
+    assert simulate(free, make_policy(policy)).segments["b"][0].start == 1

@@ -34,6 +34,7 @@ from planner.simulate.model import (
     Want,
 )
 from planner.simulate.packer import count_of, reservation_times
+from planner.simulate.priority import PriorityGate
 from planner.simulate.trajectory import Trajectory, state_at, trajectory
 
 Report = Callable[[int, int, int], None]  # (simulated time, jobs done, jobs in all)
@@ -146,6 +147,7 @@ class Engine:
         self.arrivals = [(j.release, j.id) for j in instance.jobs if not j.after]
         heapq.heapify(self.arrivals)
         self.fixed_times = reservation_times(instance)
+        self.gate = PriorityGate(instance)
         self.wake: int | None = None
 
     # -- progress -----------------------------------------------------------------------
@@ -193,6 +195,7 @@ class Engine:
         self.segments = {a: list(v) for a, v in st["segments"].items()}
         self.runs = {r: replace(x, seg_start=dict(x.seg_start)) for r, x in st["runs"].items()}
         self.waiting_preds = {a: set(v) for a, v in st["waiting_preds"].items()}
+        self.gate.reset()
 
     # -- the loop -----------------------------------------------------------------------
     def run(
@@ -310,9 +313,19 @@ class Engine:
 
     def _decide(self, t: int) -> None:
         view = self._view(t)
-        t0 = time.perf_counter()
-        dec = self.policy.decide(view)
-        spent = time.perf_counter() - t0
+        held: set[str] = set()
+        spent = 0.0
+        while True:
+            t0 = time.perf_counter()
+            dec = self.policy.decide(view)
+            spent += time.perf_counter() - t0
+            firsts = [a for w in dec.wants for a in w.jobs if not self._started(a)]
+            more = self.gate.held(t, self._started, firsts)
+            if not more:
+                break
+            # R9 (priority.py): the policy decides again without the jobs held back
+            held |= more
+            view = replace(view, jobs=tuple(s for s in view.jobs if s.id not in held))
         self.policy_seconds += spent
         self.decisions += 1
         self.wake = dec.wake
@@ -320,6 +333,9 @@ class Engine:
         if self.keep_events:
             groups = tuple(tuple(w.jobs) for w in dec.wants if len(w.jobs) > 1)
             self.events.append(EventRecord(t, started, stopped, groups, spent))
+
+    def _started(self, a: str) -> bool:
+        return bool(self.segments[a]) or a in self.job_run
 
     def _apply(self, t: int, dec: Decision) -> tuple[tuple[str, ...], tuple[str, ...]]:
         keep: dict[int, set[str]] = {}

@@ -2,16 +2,17 @@
 
 A job with `g` GPUs, `g` at most a node's, takes `g` free GPUs of the first node (in
 instance order) that has them; a bigger job takes `g / gpus-per-node` wholly free nodes of
-one node group (contract R5). Node CPU and memory are counted, and a group's members must
-fit each GPU's memory together (R7). GPUs of a reservation are usable only by jobs it
-admits (R10), while it is active or before it starts if the run would reach it.
+one node group (contract R5) that every job allows, and a group only where it is admissible
+(§4, R7: `runs_on`). Node CPU and memory are counted. GPUs of a reservation are usable
+only by jobs it admits (R10), while it is active or before it starts if the run would
+reach it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner.durations import gpu_mem_fits
+from planner.durations import group_admissible
 from planner.instance import Instance, Job, Node, NodeGroup, Reservation
 from planner.schedule import Placement
 
@@ -27,6 +28,7 @@ class Packer:
         self.cpus: list[float] = [0.0] * len(instance.nodes)
         self.mem: list[float] = [0.0] * len(instance.nodes)
         self._res = [r for r in instance.reservations if r.pool is None and r.end > now]
+        self._runs_on: dict[tuple[str, tuple[tuple[str, int], ...]], bool] = {}
 
     # -- reservations -------------------------------------------------------------------
     def _blocked(self, node: Node, jobs: Sequence[Job], until: int) -> set[int]:
@@ -48,10 +50,22 @@ class Packer:
         return False
 
     # -- capacity -----------------------------------------------------------------------
+    def runs_on(self, ng: NodeGroup, jobs: Sequence[Job]) -> bool:
+        """Whether `jobs` (one job, or a group) may run on nodes of `ng`: every job allows
+        it (R5: `node_types`, size, CPUs, memory) and a group is admissible there
+        (contract §4 at the group's speed and GPU memory, R7). Policies choose groups and
+        keep runs where they are; this is what no placement gets past."""
+        key = (ng.name, tuple((j.id, j.gpus) for j in jobs))
+        ok = self._runs_on.get(key)
+        if ok is None:
+            ok = all(ng in self.instance.eligible_groups(j) for j in jobs)
+            if ok and len(jobs) > 1:
+                ok = group_admissible(self.instance, jobs, ng.speed, ng.gpu_mem_gb)
+            self._runs_on[key] = ok
+        return ok
+
     def _node_ok(self, node: Node, jobs: Sequence[Job], k: int) -> bool:
         g = node.group
-        if not gpu_mem_fits(self.instance, jobs, g.gpu_mem_gb):
-            return False  # the members share each GPU (R7): a policy's group may not fit
         cpus = sum(j.cpus_per_gpu for j in jobs) * k
         mem = sum(j.mem_gb_per_gpu for j in jobs) * k
         if g.cpus is not None and self.cpus[node.index] + cpus > g.cpus + 1e-9:
@@ -66,6 +80,8 @@ class Packer:
     def take(self, placement: PlacementT, jobs: Sequence[Job], until: int) -> bool:
         """Book exactly `placement` for `jobs` if all of it is usable; else change nothing."""
         nodes = [self.instance.node_by_name[p.node] for p in placement]
+        if any(not self.runs_on(node.group, jobs) for node in nodes):
+            return False
         for node, p in zip(nodes, placement, strict=True):
             if not set(p.gpus) <= self._usable(node, jobs, until):
                 return False
@@ -107,18 +123,16 @@ class Packer:
             return ()
         if g > self._nfree:  # speed: a full cluster answers at once (long queues)
             return None
-        allowed = groups if groups is not None else self.eligible(jobs)
+        allowed = groups if groups is not None else self.instance.node_groups
         for ng in allowed:
+            if not self.runs_on(ng, jobs):
+                continue
             found = self._find(ng, jobs, g, until)
             if found is not None:
                 for node, gpus in found:
                     self._book(node, jobs, gpus)
                 return tuple(Placement(n.name, tuple(gs)) for n, gs in found)
         return None
-
-    def eligible(self, jobs: Sequence[Job]) -> list[NodeGroup]:
-        sets = [set(self.instance.eligible_groups(j)) for j in jobs]
-        return [ng for ng in self.instance.node_groups if all(ng in s for s in sets)]
 
     def _find(
         self, ng: NodeGroup, jobs: Sequence[Job], g: int, until: int
