@@ -20,6 +20,7 @@ from planner.solvers.dispatch import solve
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt import solve_preempt
+from planner.solvers.preempt.batch import is_batch
 from planner.solvers.preempt.filler import Filler
 from planner.solvers.preempt.kept import kept_plan
 from planner.solvers.preempt.policy import Keys
@@ -168,3 +169,19 @@ def test_fillers_and_the_packer_keep_groups_within_gpu_memory():
     packer = Packer(inst, 0)
     assert packer.place([jobs[0], jobs[1], jobs[2]], 500) is None
     assert packer.place([jobs[0], jobs[1]], 500) is not None
+
+
+def test_batch_starts_only_where_the_batch_plan_models_the_rules():
+    # Every release at 0: a batch. The mixed family's priorities, dependencies, pools and
+    # reservations are not in `partition.Batcher`'s model: its plans left jobs waiting in
+    # the engine (a failed start) and used up the time, so there are no batch starts.
+    docs = {f: generate(f, 40, 4, 1, preemption=True) for f in ("dl", "mixed")}
+    for doc in docs.values():
+        for j in doc["jobs"]:
+            j["release"] = 0
+    dl, mixed = (instance_from_dict(docs[f]) for f in ("dl", "mixed"))
+    assert is_batch(dl) and not is_batch(mixed)
+    for inst in (dl, mixed):
+        s = solve_preempt(inst, SolveOptions(time_limit=6), search=False)
+        assert verify(inst, s) == [] and s.info["preempt"]["failed"] == 0
+        assert ("engine batch" in s.info["preempt"]["start"]) == (inst is dl)

@@ -279,25 +279,16 @@ def test_restart_cost_is_the_profiles_at_the_jobs_count():
     assert_valid(inst, res)
 
 
-def generated_without_pools(seed: int) -> Instance:
-    """`plan generate --family mixed --preemption`: strict priorities, node types, `after`,
-    GPU and pool reservations, two node groups of different speed and GPU memory; its pools
-    dropped (the simulation does not model them, README)."""
-    doc = generate("mixed", 60, 4, seed, preemption=True)
-    doc["cluster"].pop("pools", None)
-    doc["reservations"] = [r for r in doc.get("reservations", []) if "pool" not in r]
-    for j in doc["jobs"]:
-        j.pop("demand", None)
-    return instance_from_dict(doc)
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_every_engine_policy_keeps_the_rules_on_generated_instances(seed):
-    # Each of these seeds broke a rule before the engine held back first starts that strict
-    # priority forbids (R9, simulate/priority.py) and the packer refused a group on nodes a
-    # member may not use (R5) or where it is not admissible (§4): every policy, the
-    # planner's engine modes too.
-    inst = generated_without_pools(seed)
+    # `plan generate --family mixed --preemption`: strict priorities, node types, `after`,
+    # GPU and pool reservations, a power pool, two node groups of different speed and GPU
+    # memory. Each seed broke a rule before the engine held back first starts that strict
+    # priority forbids (R9, simulate/priority.py), the packer refused a group on nodes a
+    # member may not use (R5) or where it is not admissible (§4), and counted pools (R8):
+    # every policy, the planner's engine modes too.
+    inst = instance_from_dict(generate("mixed", 60, 4, seed, preemption=True))
+    assert inst.pools and any(r.pool for r in inst.reservations)
     assert inst.priority_policy == "strict" and len({j.priority for j in inst.jobs}) > 1
     modes = [Keys(), REGROUP, Keys(mode="solo"), Keys(mode="filler", slack=1.0)]
     policies = [make_policy(p) for p in POLICIES] + [make(True, k) for k in modes]
@@ -324,3 +315,37 @@ def test_strict_priority_holds_a_backfill_back(policy):
     assert_valid(inst, res)
     free = replace(inst, priority_policy="none")  # the same run without the rule
     assert simulate(free, make_policy(policy)).segments["b"][0].start == 1
+
+
+POOL_RUNS = {
+    # x runs; y cannot start beside it (6 + 6 kW > 10); at 10 y would run into the hold
+    # (6 + 5 > 10), so it starts at 20, and z (6 kW) after it
+    "fifo": {"x": [(0, 10)], "y": [(20, 25)], "z": [(25, 29)]},
+    "sjf": {"x": [(0, 10)], "y": [(24, 29)], "z": [(20, 24)]},  # z is shorter than y
+    # y (5 left) before x (9 left): x stops at 1; z runs 6-10, clear of the hold; x would
+    # run into the hold, so it resumes at 20 (restart cost 0)
+    "srsf-p": {"x": [(0, 1), (20, 29)], "y": [(1, 6)], "z": [(6, 10)]},
+    "muri-s": {"x": [(0, 1), (20, 29)], "y": [(1, 6)], "z": [(6, 10)]},
+}
+
+
+@pytest.mark.parametrize("policy", sorted(POOL_RUNS))
+def test_pools_hold_jobs_back(policy):
+    # A 10 kW pool (R8) with 5 kW held for nobody during [12, 20); three 6 kW jobs on a
+    # node with GPUs for all of them.
+    jobs = [
+        Job("x", 1, duration=10, demand={"kw": 6.0}),
+        Job("y", 1, duration=5, release=1, demand={"kw": 6.0}),
+        Job("z", 1, duration=4, release=2, demand={"kw": 6.0}),
+    ]
+    inst = make_instance(
+        jobs,
+        [NodeGroup("n", 1, 4)],
+        preemption=Preemption(True, 0),
+        pools={"kw": 10.0},
+        reservations=(reservation("hold", 12, 20, pool="kw", amount=5.0),),
+    )
+    res = simulate(inst, make_policy(policy))
+    got = {j: [(s.start, s.end) for s in segs] for j, segs in res.segments.items()}
+    assert got == POOL_RUNS[policy]
+    assert_valid(inst, res)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner.pools import PoolTimeline
 from planner.solvers.greedy.fit import TOL
-from planner.solvers.greedy.timeline import PoolTimeline
 
 SPANS = st.tuples(st.integers(0, 30), st.integers(1, 12), st.sampled_from([0.5, 1.0, 2.0, 3.0]))
 

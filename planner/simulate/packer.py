@@ -3,9 +3,10 @@
 A job with `g` GPUs, `g` at most a node's, takes `g` free GPUs of the first node (in
 instance order) that has them; a bigger job takes `g / gpus-per-node` wholly free nodes of
 one node group (contract R5) that every job allows, and a group only where it is admissible
-(§4, R7: `runs_on`). Node CPU and memory are counted. GPUs of a reservation are usable
-only by jobs it admits (R10), while it is active or before it starts if the run would
-reach it.
+(§4, R7: `runs_on`). Node CPU and memory are counted, and pool demands from now to the
+run's horizon (R8, with pool reservations by the subset rule of `planner.pools`). GPUs of
+a reservation are usable only by jobs it admits (R10), while it is active or before it
+starts if the run would reach it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ from collections.abc import Sequence
 
 from planner.durations import group_admissible
 from planner.instance import Instance, Job, Node, NodeGroup, Reservation
+from planner.pools import PoolTimeline, pools_fit
 from planner.schedule import Placement
 
 PlacementT = tuple[Placement, ...]
+# The end booked for a run that keeps going (`book_running`): later than any instant.
+FOREVER = 2**62
 
 
 class Packer:
@@ -29,6 +33,23 @@ class Packer:
         self.mem: list[float] = [0.0] * len(instance.nodes)
         self._res = [r for r in instance.reservations if r.pool is None and r.end > now]
         self._runs_on: dict[tuple[str, tuple[tuple[str, int], ...]], bool] = {}
+        self._pools = {
+            name: PoolTimeline(cap, [r for r in instance.reservations if r.pool == name])
+            for name, cap in instance.pools.items()
+        }
+
+    # -- pools (R8) ---------------------------------------------------------------------
+    def _pools_fit(self, jobs: Sequence[Job], until: int) -> bool:
+        """Whether `jobs`' pool demands fit from now to `until` beside what is booked."""
+        return not self._pools or pools_fit(
+            self._pools, jobs, self.now, [until - self.now] * len(jobs)
+        )
+
+    def _book_pools(self, jobs: Sequence[Job], until: int) -> None:
+        for name, pool in self._pools.items():
+            for j in jobs:
+                if j.demand.get(name):
+                    pool.book(self.now, until, pool.job_class(j), j.demand[name])
 
     # -- reservations -------------------------------------------------------------------
     def _blocked(self, node: Node, jobs: Sequence[Job], until: int) -> set[int]:
@@ -87,14 +108,19 @@ class Packer:
                 return False
             if not self._node_ok(node, jobs, len(p.gpus)):
                 return False
+        if not self._pools_fit(jobs, until):
+            return False
         for node, p in zip(nodes, placement, strict=True):
             self._book(node, jobs, p.gpus)
+        self._book_pools(jobs, until)
         return True
 
     def book_running(self, placement: PlacementT, jobs: Sequence[Job]) -> None:
-        """Book a run that keeps going whatever it overlaps (non-preemptive policies)."""
+        """Book a run that keeps going whatever it overlaps (non-preemptive policies): its
+        pool demand as if it never ended."""
         for p in placement:
             self._book(self.instance.node_by_name[p.node], jobs, p.gpus)
+        self._book_pools(jobs, FOREVER)
 
     def _book(self, node: Node, jobs: Sequence[Job], gpus: Sequence[int]) -> None:
         before = len(self.free[node.index])
@@ -119,7 +145,10 @@ class Packer:
     def _place_at(
         self, jobs: Sequence[Job], g: int, until: int, groups: Sequence[NodeGroup] | None
     ) -> PlacementT | None:
+        if not self._pools_fit(jobs, until):
+            return None
         if g == 0:
+            self._book_pools(jobs, until)
             return ()
         if g > self._nfree:  # speed: a full cluster answers at once (long queues)
             return None
@@ -131,6 +160,7 @@ class Packer:
             if found is not None:
                 for node, gpus in found:
                     self._book(node, jobs, gpus)
+                self._book_pools(jobs, until)
                 return tuple(Placement(n.name, tuple(gs)) for n, gs in found)
         return None
 
@@ -175,10 +205,10 @@ def counts_to_try(jobs: Sequence[Job]) -> list[int]:
 
 
 def reservation_times(instance: Instance) -> list[int]:
-    """Starts and ends of GPU reservations: the engine decides again at each of them."""
+    """Starts and ends of reservations (of GPUs or of a pool): the engine decides again at
+    each of them."""
     out: set[int] = set()
     r: Reservation
     for r in instance.reservations:
-        if r.pool is None:
-            out.update((r.start, r.end))
+        out.update((r.start, r.end))
     return sorted(out)

@@ -40,6 +40,7 @@ from typing import NamedTuple, cast
 from planner.durations import gpu_mem_fits, solo_duration
 from planner.groups import CandidateGroup
 from planner.instance import Instance, Job, NodeGroup, Reservation
+from planner.pools import PoolTimeline, pools_fit
 from planner.precedence import successors
 from planner.schedule import Assignment, Group, Placement
 from planner.solvers.greedy.fit import (
@@ -54,7 +55,6 @@ from planner.solvers.greedy.fit import (
 )
 from planner.solvers.greedy.form import too_uneven
 from planner.solvers.greedy.order import best_solo_duration
-from planner.solvers.greedy.timeline import PoolTimeline, pools_fit
 from planner.solvers.greedy.trees import INF, Fenwick, MinTree
 
 _END, _FREE, _WAKE = 0, 1, 2

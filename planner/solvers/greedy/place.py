@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from planner.durations import gpu_mem_fits
 from planner.instance import Instance, Job, Node, NodeGroup
+from planner.pools import PoolTimeline, StepProfile, pools_fit
 from planner.schedule import Placement
 from planner.solvers.greedy.fit import (
     gpu_reservations,
@@ -30,13 +31,7 @@ from planner.solvers.greedy.fit import (
     node_fits,
     pool_reservations,
 )
-from planner.solvers.greedy.timeline import (
-    Events,
-    GpuTimeline,
-    PoolTimeline,
-    StepProfile,
-    pools_fit,
-)
+from planner.solvers.greedy.timeline import Events, GpuTimeline
 
 
 class OutOfWork(Exception):

@@ -82,9 +82,29 @@ def _plannable(instance: Instance) -> bool:
     return il.enabled and il.max_group > 1 and 1 < len(instance.jobs) <= BATCH_MAX_JOBS
 
 
+def _modelled(instance: Instance) -> bool:
+    """Jobs `partition.Batcher` plans as the rules want: profiled, on GPUs, without
+    dependencies, pool demands or strict priorities that differ, and no present
+    (contract §9). Elsewhere its plans break rules the engine then holds them to (on
+    `plan generate --family mixed` instances with every release at 0, `Replan` left jobs
+    waiting and `Batch` failed; the search's start lost the time)."""
+    strict = instance.priority_policy == "strict"
+    return (
+        all(j.profiled and j.gpus >= 1 and not j.after and not j.demand for j in instance.jobs)
+        and not (strict and len({j.priority for j in instance.jobs}) > 1)
+        and not instance.is_live
+    )
+
+
 def is_batch(instance: Instance) -> bool:
-    """Every job released at once, few enough for a batch plan, and groups allowed."""
-    return _plannable(instance) and len({j.release for j in instance.jobs}) == 1
+    """Every job released at once, few enough for a batch plan, groups allowed, jobs it
+    models and no reservations."""
+    return (
+        _plannable(instance)
+        and len({j.release for j in instance.jobs}) == 1
+        and _modelled(instance)
+        and not instance.reservations
+    )
 
 
 def batch_starts(instance: Instance, limit: float) -> list[Keys]:
@@ -204,7 +224,14 @@ class Replan(Policy):
             self.plan = b.plan(self.evals, self.seed, HEAT)
         else:
             ids = {s.id for s in order}
-            start = [g2 for g in self.plan if (g2 := tuple(i for i in g if i in ids))]
+            start: list[Ids] = []
+            for g in self.plan:
+                left = tuple(i for i in g if i in ids)
+                if not left:
+                    continue
+                # what is left of a group need not be a group contract §4 admits (a triple
+                # can be, two of its members not): then its members start alone
+                start.extend([left] if b.ends(left) is not None else [(i,) for i in left])
             seen = {i for g in start for i in g}
             start += [(s.id,) for s in order if s.id not in seen]
             self.plan = b.plan(REPLAN_EVALS, self.seed + len(ids), 0.0, start)
@@ -234,8 +261,7 @@ def is_release_batch(instance: Instance) -> bool:
         not instance.preemption.enabled
         and _plannable(instance)
         and len({j.release for j in instance.jobs}) > 1
-        and all(j.profiled and j.gpus >= 1 and not j.after for j in instance.jobs)
-        and not instance.is_live
+        and _modelled(instance)
         and all(
             r.pool is None and r.admits == Admits() and r.start <= first
             for r in instance.reservations
