@@ -313,19 +313,19 @@ class Engine:
 
     def _decide(self, t: int) -> None:
         view = self._view(t)
-        held: set[str] = set()
+        hidden: set[str] = set()
         spent = 0.0
         while True:
             t0 = time.perf_counter()
             dec = self.policy.decide(view)
             spent += time.perf_counter() - t0
             firsts = [a for w in dec.wants for a in w.jobs if not self._started(a)]
-            more = self.gate.held(t, self._started, firsts)
-            if not more:
+            blocked = self.gate.blocked(t, self._started, firsts)
+            if not blocked.intersection(firsts):
                 break
             # R9 (priority.py): the policy decides again without the jobs held back
-            held |= more
-            view = replace(view, jobs=tuple(s for s in view.jobs if s.id not in held))
+            hidden |= blocked
+            view = replace(view, jobs=tuple(s for s in view.jobs if s.id not in hidden))
         self.policy_seconds += spent
         self.decisions += 1
         self.wake = dec.wake

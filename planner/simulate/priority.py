@@ -4,9 +4,12 @@ higher priority released no later (first starts only: a resumed segment starts n
 The policies order and backfill jobs their own way, so the engine checks each decision:
 a job b may start now only if every job a with priority(a) > priority(b) and release(a) <=
 release(b) has started, or starts now too. A job counts from its release even while it
-waits for its predecessors (`after`): R9 is about releases. The jobs it holds back are
-hidden from the policy, which decides again without them (`Engine._decide`), so the GPUs
-it meant for them can go to other jobs; they wait for a later decision.
+waits for its predecessors (`after`): R9 is about releases. The jobs it holds back, and
+every job behind a job that does not start now, are hidden from the policy, which decides
+again without them (`Engine._decide`), so the GPUs it meant for them can go to other jobs;
+they wait for a later decision. On `plan generate --family mixed --jobs 1000 --nodes 16
+--seed 1 --preemption` under srsf-p, hiding only the jobs held back took 12 decisions of
+the policy per engine decision (34 s); hiding the rest at once, 1.7 (7 s).
 """
 
 from __future__ import annotations
@@ -36,33 +39,37 @@ class PriorityGate:
     def reset(self) -> None:
         self.first = 0
 
-    def held(self, now: int, started: Callable[[str], bool], starting: Collection[str]) -> set[str]:
-        """The jobs of `starting` (first starts at `now`) that R9 holds back."""
+    def blocked(
+        self, now: int, started: Callable[[str], bool], starting: Collection[str]
+    ) -> set[str]:
+        """Every job not started yet that may not start at `now` when `starting` are the
+        first starts the policy chose: those of `starting` that R9 holds back, and every
+        other job behind a job that does not start now (hiding them all at once spares
+        the policy a decision per job it would reach for next)."""
         if not self.active or not starting:
             return set()
         while self.first < len(self.ids) and started(self.ids[self.first]):
             self.first += 1
         end = bisect.bisect_right(self.releases, now)
+        waiting = [a for a in self.ids[self.first : end] if not started(a)]
         going = set(starting)
-        lowest: dict[int, int] = {}  # priority -> the lowest release of a job not started
+        lowest: dict[int, int] = {}  # priority -> the lowest release of a job not starting
 
         def wait(a: str) -> None:
             p = self.prio[a]
             lowest[p] = min(lowest.get(p, self.release[a]), self.release[a])
 
-        for a in self.ids[self.first : end]:
-            if a not in going and not started(a):
+        def behind(b: str) -> bool:
+            return any(p > self.prio[b] and r <= self.release[b] for p, r in lowest.items())
+
+        for a in waiting:
+            if a not in going:
                 wait(a)
-        out: set[str] = set()
-        while True:
-            new = {
-                b
-                for b in going
-                if any(p > self.prio[b] and r <= self.release[b] for p, r in lowest.items())
-            }
+        while True:  # a job held back holds back the ones behind it
+            new = {b for b in going if behind(b)}
             if not new:
-                return out
-            out |= new
+                break
             going -= new
             for b in new:
                 wait(b)
+        return {b for b in waiting if b not in going and behind(b)}
