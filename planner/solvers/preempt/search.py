@@ -91,9 +91,7 @@ SRSF_MAX_JOBS = 3_000
 class _Deadline(threading.Event):
     """Set once the time limit has passed or the caller's stop is set. The engine looks at
     it at every decision, so a run under way ends with the time limit (on the first 600
-    jobs of trace2 one run takes about 9 s), the first start too: the greedy plan, made
-    next, is the answer then (with strict priorities the engine holds jobs back, and one
-    run of 3,000 generated mixed jobs took 50 s; uncut, `auto --time-limit 20` took 64)."""
+    jobs of trace2 one run takes about 9 s); the first start always runs to its end."""
 
     def __init__(self, deadline: float, other: threading.Event):
         super().__init__()
@@ -284,9 +282,7 @@ class _Search:
             self.options.progress(Progress(elapsed, self.best_val[0], None, msg))
 
     def start(self) -> None:
-        # the greedy plan first: it is the answer when the engine's runs meet the deadline
-        plain = self.plain = solve_greedy(self.instance, None, self.options)
-        eng = self.run(Keys()) if self.engine_runs else None
+        eng = self.run(Keys(), cut=False) if self.engine_runs else None
         if eng is not None:
             self.engine_ok = self.offer(eng, f"engine {self.policy_name()}", Keys())
             if self.engine_ok:
@@ -296,6 +292,7 @@ class _Search:
             if other is not None:
                 self.start_values[f"engine {keys.policy}"] = self.value(other)[0]
                 self.engine_ok = self.offer(other, f"engine {keys.policy}", keys) or self.engine_ok
+        plain = self.plain = solve_greedy(self.instance, None, self.options)
         if plain.status == "feasible":
             self.start_values["greedy"] = self.value(plain)[0]
             self.offer(plain, f"greedy:{plain.info.get('rule', '')} (no preemption)", None)
