@@ -145,15 +145,13 @@ class Packer:
     def _place_at(
         self, jobs: Sequence[Job], g: int, until: int, groups: Sequence[NodeGroup] | None
     ) -> PlacementT | None:
-        if g == 0:
-            if not self._pools_fit(jobs, until):
-                return None
-            self._book_pools(jobs, until)
-            return ()
         if g > self._nfree:  # speed: a full cluster answers at once (long queues)
             return None
         if not self._pools_fit(jobs, until):
             return None
+        if g == 0:  # pools only
+            self._book_pools(jobs, until)
+            return ()
         allowed = groups if groups is not None else self.instance.node_groups
         for ng in allowed:
             if not self.runs_on(ng, jobs):
