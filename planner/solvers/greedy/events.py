@@ -483,24 +483,24 @@ class _Engine:
     def _round(self, t: int) -> Result | None:
         aside: list[int] = []
         limits: dict[int, int] = {}
+        # Each bucket's best rank until the next start: only a start changes the free GPUs
+        # and the priority limits, and a job set aside changes only its own bucket. On
+        # 3,000 generated mixed jobs with strict priorities (`plan generate --family mixed
+        # --jobs 3000 --nodes 32 --seed 1 --preemption`), which set about 30 jobs aside per
+        # round, greedy:srsf took 7.5 s recomputing every bucket after each of them.
+        mins: dict[int, int] = {}
         try:
             while True:
-                best_r, best_b = INF, None
-                for b in self.buckets:
-                    if not b.count:
-                        continue
-                    if b.gpus and not any(self.ngs[gi].can_fit(b.gpus) for gi in b.groups):
-                        continue
-                    if self.strict:
-                        if b.prio not in limits:
-                            limits[b.prio] = self._limit(b.prio)
-                        r = b.tree.prefix_min(bisect.bisect_left(b.rels, limits[b.prio]))
-                    else:
-                        r = b.tree.min_all()
+                best_r, best_k = INF, -1
+                for k, b in enumerate(self.buckets):
+                    r = mins.get(k)
+                    if r is None:
+                        r = mins[k] = self._bucket_min(b, limits)
                     if r < best_r:
-                        best_r, best_b = r, b
-                if best_b is None:
+                        best_r, best_k = r, k
+                if best_k < 0:
                     return None
+                best_b = self.buckets[best_k]
                 i = self.by_rank[best_r]
                 opt, late = self._solo_now(i, t)
                 if opt is None:
@@ -509,6 +509,7 @@ class _Engine:
                         return Result(None, [], f"job {job.id}: {late}", job.id)
                     best_b.tree.set(self.pos[i], INF)
                     aside.append(i)
+                    del mins[best_k]
                     continue
                 self._leave(i)
                 d, pl = opt.duration, opt.placement
@@ -520,11 +521,24 @@ class _Engine:
                 else:
                     self._start([i], (d,), t, pl, None)
                 limits.clear()  # started jobs may lift strict-priority limits
+                mins.clear()
         finally:
             for i in aside:
                 bk = self.bucket[i]
                 if self.waiting[i] and bk is not None:
                     bk.tree.set(self.pos[i], self.rank[i])
+
+    def _bucket_min(self, b: _Bucket, limits: dict[int, int]) -> int:
+        """The best rank in bucket `b` that may start now (INF: none)."""
+        if not b.count:
+            return INF
+        if b.gpus and not any(self.ngs[gi].can_fit(b.gpus) for gi in b.groups):
+            return INF
+        if not self.strict:
+            return b.tree.min_all()
+        if b.prio not in limits:
+            limits[b.prio] = self._limit(b.prio)
+        return b.tree.prefix_min(bisect.bisect_left(b.rels, limits[b.prio]))
 
     def _stuck(self) -> Result:
         left = sorted((i for i in range(self.n) if not self.started[i]), key=lambda i: self.rank[i])
