@@ -193,12 +193,14 @@ def test_an_incumbent_the_verifier_rejects_gives_way_to_the_one_before(monkeypat
     assert s.info["preempt"]["rejected"] >= 1
 
 
-def test_a_stop_before_the_start_cuts_every_run_but_the_first():
+def test_a_stop_before_the_start_cuts_every_run_and_the_greedy_plan_answers():
+    # Every engine run, the first start's too, ends at the stop (search.py, _Deadline):
+    # a stop or an expired limit returns at once with the greedy plan, made before them.
     inst = small(releases=True, reservations=False, multi_node=False)
     opts = SolveOptions(time_limit=60)
     opts.stop.set()  # as Ctrl-C does
     s = solve_preempt(inst, opts)
     info = s.info["preempt"]
     assert verify(inst, s) == [] and s.jobs
-    assert info["cut"] == info["runs"] - 1 >= 1  # the other starts began and were cut
-    assert info["found_by"] == "engine muri-s" or info["found_by"].startswith("greedy")
+    assert info["cut"] == info["runs"] >= 2  # every start began and was cut
+    assert info["found_by"].startswith("greedy") and info["start_objective"].keys() == {"greedy"}

@@ -200,3 +200,28 @@ def test_a_plan_not_trusted_leaves_the_decision_to_the_regroup_policy() -> None:
     res = realize(inst, RollingHorizon("greedy", budget=0.2, window=0, trust=0.99))
     base = simulate(inst, KeyedMuri(REGROUP))
     assert res.segments == base.segments
+
+
+class Stopped(RollingHorizon):
+    """Plans as if the time limit had passed before the planner began: every engine start
+    is cut and the greedy plan (no preemption) answers."""
+
+    def _solve(self, inst: Instance) -> Schedule:
+        from planner.solvers import SolveOptions, solve
+
+        opts = SolveOptions(time_limit=self.budget, seed=0, workers=1)
+        opts.stop.set()
+        sched = solve(inst, self.solver, opts)
+        assert sched.info["preempt"]["found_by"].startswith("greedy")
+        return sched
+
+
+def test_a_plan_whose_engine_starts_were_cut_is_not_trusted() -> None:
+    """Nothing shows such a plan beats the planner's own online rule (rolling.gains), so
+    the rule decides: the realized schedule is the regroup policy's, not the plan's."""
+    inst = arrivals()
+    res = realize(inst, Stopped("auto", budget=0.2, window=0, trust=0.2))
+    base = simulate(inst, KeyedMuri(REGROUP))
+    assert res.segments == base.segments
+    trusting = realize(inst, Stopped("auto", budget=0.2, window=0, trust=0.0))
+    assert trusting.segments != base.segments  # the greedy plans would have run otherwise

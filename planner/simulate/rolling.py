@@ -207,12 +207,16 @@ class RollingHorizon(Policy):
 
 def gains(plan: Instance, sched: Schedule, share: float) -> bool:
     """Whether the plan's first objective is at least `share` below that of the preemptive
-    planner's regroup engine start (its Muri start without interleaving; true when the plan
-    does not say)."""
-    starts = sched.info.get("preempt", {}).get("start_objective", {})
+    planner's regroup engine start (its Muri start without interleaving). True for a plan
+    of another solver, which does not say; false when the preemptive planner has neither
+    start (the time limit cut them), as nothing shows that the plan beats the rule."""
+    preempt = sched.info.get("preempt")
+    if preempt is None:
+        return True
+    starts = preempt.get("start_objective", {})
     start = starts.get("engine muri-s+regroup", starts.get("engine"))
     if start is None:
-        return True
+        return False
     name = plan.objective[0]
     return objective_values(plan, sched, [name])[name] <= (1.0 - share) * start
 
