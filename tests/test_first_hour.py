@@ -92,6 +92,50 @@ def test_deadline_is_named_too() -> None:
     assert reason == "job d: deadline 7 passed (earliest end 15)"
 
 
+def _priority_against_after(tmp_path: Path) -> Path:
+    """c runs after a, but has the higher priority and is released no later: strict R9
+    wants c to start no later than a."""
+    doc = json.loads((HOSTILE / "good.json").read_text())
+    doc["jobs"][2]["priority"] = 1
+    path = tmp_path / "r9-after.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_strict_priority_against_after_is_named_by_every_solver(tmp_path: Path) -> None:
+    from planner.read import instance_from_dict
+    from planner.solvers.plain import plain_infeasibility
+
+    path = _priority_against_after(tmp_path)
+    why = "job c: strict priority (R9) has it start no later than a"
+    doc = json.loads(path.read_text())
+    assert (plain_infeasibility(instance_from_dict(doc, file="x")) or "").startswith(why)
+    for solver in ("greedy", "cpsat", "milp", "auto"):
+        out = tmp_path / f"{solver}.json"
+        args = ["solve", str(path), "--solver", solver, "--time-limit", "2", "-o", str(out)]
+        r = CliRunner().invoke(main, [*args, "--json"])
+        assert r.exit_code == 1, r.output
+        assert why in r.stderr, (solver, r.stderr)
+        assert json.loads(r.stdout)["status"] == "infeasible", solver
+    # released after a, or without strict priority, c may wait for a: no conflict
+    for change in ({"jobs": {"release": 1}}, {"policy": {"priority": "none"}}):
+        other = json.loads(path.read_text())
+        if "jobs" in change:
+            other["jobs"][2].update(change["jobs"])
+        else:
+            other["policy"] = change["policy"]
+        assert plain_infeasibility(instance_from_dict(other, file="x")) is None
+
+
+def test_simulate_names_the_conflict_and_writes_nothing(tmp_path: Path) -> None:
+    path = _priority_against_after(tmp_path)
+    out = tmp_path / "realized.json"
+    r = CliRunner().invoke(main, ["simulate", str(path), "--policy", "fifo", "-o", str(out)])
+    assert r.exit_code == 1, r.output
+    assert "no schedule exists: job c: strict priority (R9)" in r.stderr
+    assert not out.exists()
+
+
 def test_help_has_examples_of_real_commands() -> None:
     from planner.cli import EXAMPLES
 

@@ -84,6 +84,7 @@ def simulate(
         raise InputError(
             instance, [Problem("now", "plan simulate runs from time 0: give a static instance")]
         )
+    _feasible_or_exit(inst)
     doc, res = _run(inst, pol, interval, bool(events), not as_json)
     doc["info"]["instance_file"] = str(Path(instance))
     files = _files(inst, doc, res, output, gantt, events)
@@ -100,6 +101,17 @@ def simulate(
         terminal.print_simulation(doc["info"]["simulation"])
         for path in files:
             terminal.print_note(f"wrote {path}")
+
+
+def _feasible_or_exit(inst: Any) -> None:
+    """Exit 1 naming the jobs when no schedule of the instance exists because strict
+    priority and `after` contradict each other: no policy could run every job."""
+    from planner.solvers.plain import priority_after_conflict
+
+    reason = priority_after_conflict(inst)
+    if reason is not None:
+        terminal.print_error(f"no schedule exists: {reason}; nothing written")
+        sys.exit(EXIT_INFEASIBLE)
 
 
 def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tuple[Any, Any]:

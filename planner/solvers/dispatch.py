@@ -44,10 +44,10 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
     sched = _dispatch(instance, name, rule, options)
     if not sched.jobs:  # name the job and the constraint when the instance plainly says
         reason = plain_infeasibility(instance)
-        if reason is not None:
+        if reason is not None:  # a proof: no schedule exists
             solver_says = sched.info.get("reason")
             full = f"{reason} ({solver_says})" if solver_says else reason
-            sched = sched.with_(info={**sched.info, "reason": full})
+            sched = sched.with_(status="infeasible", info={**sched.info, "reason": full})
     return sched
 
 

@@ -3,7 +3,8 @@
 A job whose earliest possible end (`planner.bounds.earliest_ends`: release, predecessors,
 shortest duration) lies after the horizon or its deadline can never be placed; naming it
 and the constraint answers the operator's first question, as the greedy planner does when
-it fails on such a job.
+it fails on such a job. So can a job that strict priority (R9) makes start no later than
+one of its predecessors (`priority_after_conflict`).
 """
 
 from __future__ import annotations
@@ -11,11 +12,16 @@ from __future__ import annotations
 import math
 
 from planner.bounds import earliest_ends
-from planner.instance import Instance
+from planner.instance import Instance, Job
+from planner.precedence import ancestors
 
 
 def plain_infeasibility(instance: Instance) -> str | None:
-    """The first job that cannot meet the horizon or its deadline, or None."""
+    """The first job that cannot meet the horizon or its deadline, or that strict priority
+    and `after` put in contradiction; None if there is none."""
+    conflict = priority_after_conflict(instance)
+    if conflict is not None:
+        return conflict
     ends = earliest_ends(instance)
     for job in instance.jobs:
         end = math.ceil(ends[job.id] - 1e-9)
@@ -24,3 +30,30 @@ def plain_infeasibility(instance: Instance) -> str | None:
         if job.deadline is not None and end > job.deadline:
             return f"job {job.id}: deadline {job.deadline} passed (earliest end {end})"
     return None
+
+
+def priority_after_conflict(instance: Instance) -> str | None:
+    """A job `a` of higher priority than a predecessor `b` (transitively, contract R4)
+    released no earlier than it: with `policy.priority` strict, R9 wants `a` to start no
+    later than `b`, and `after` wants it to start once `b` has ended, so when `b` takes
+    time no schedule exists. The first such pair in instance order, or None."""
+    if instance.priority_policy != "strict" or not any(j.after for j in instance.jobs):
+        return None
+    if len({j.priority for j in instance.jobs}) < 2:
+        return None
+    before = ancestors(instance)
+    index = {j.id: k for k, j in enumerate(instance.jobs)}
+    for a in instance.jobs:
+        preds = sorted((instance.job_by_id[x] for x in before[a.id]), key=lambda b: index[b.id])
+        for b in preds:
+            if a.priority > b.priority and a.release <= b.release and not _zero_length(b):
+                return (
+                    f"job {a.id}: strict priority (R9) has it start no later than {b.id} "
+                    f"(lower priority, released no earlier), but it must wait for {b.id} "
+                    "to end (after)"
+                )
+    return None
+
+
+def _zero_length(job: Job) -> bool:
+    return job.duration == 0 if job.duration is not None else not job.iterations
