@@ -13,7 +13,7 @@ from typing import Any
 from planner.checker import join, suggest
 from planner.durations import ceil_units, solo_iteration_ms
 from planner.errors import Problem
-from planner.instance import TOL, Instance, Job, Profile
+from planner.instance import TOL, Instance, Job, Profile, Reservation
 from planner.limits import MAX_DURATION
 from planner.state import check_live, ends_before_now
 from planner.structure import Parsed
@@ -66,6 +66,8 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
                         f"{r.amount:g} is more than the pool's capacity {p.pools[r.pool]:g}",
                     )
                 )
+            elif r.pool in p.pools:
+                out += _overbooked(p, path, r)
         admits: Any = raw.get("for") or {}
         for k, jid in enumerate(admits.get("jobs", [])):
             if jid not in job_ids:
@@ -80,6 +82,32 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
                     )
                 )
     return out
+
+
+def _overbooked(p: Parsed, path: str, r: Reservation) -> list[Problem]:
+    """Reservations of one pool that together hold more than its capacity when `r` starts
+    (R8 asks every job's demand to fit in capacity minus what they hold: no schedule
+    could run anything then). Reported at the one that starts last, once."""
+    assert r.pool is not None
+    here = [
+        (q_path, q)
+        for q_path, q in p.reservations
+        if q.pool == r.pool and q.start <= r.start < q.end and r.start < r.end
+    ]
+    if any((q.start, q_path) > (r.start, path) for q_path, q in here):
+        return []  # reported at the later one
+    held = sum(q.amount for _, q in here)
+    cap = p.pools[r.pool]
+    if held <= cap + TOL:
+        return []
+    others = ", ".join(q.id for q_path, q in here if q_path != path)
+    return [
+        Problem(
+            f"{path}.amount",
+            f"with {others} it holds {held:g} of pool '{r.pool}' (capacity {cap:g}) at "
+            f"time {r.start}",
+        )
+    ]
 
 
 def _duplicates(p: Parsed, instance: Instance, out: list[Problem]) -> None:

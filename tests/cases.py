@@ -296,6 +296,18 @@ BAD = [
         "reservations[2].amount",
         "capacity",
     ),
+    (  # with "cap" (10 of 40 from 5 to 9) a second one holds 41 at time 8
+        "res-pool-overbooked",
+        _add_res({"id": "cap2", "start": 8, "end": 20, "pool": "power_kw", "amount": 31}),
+        "reservations[3].amount",
+        "with cap it holds 41 of pool 'power_kw' (capacity 40) at time 8",
+    ),
+    (  # reported where the overlap begins: at "cap", which starts later
+        "res-pool-overbooked-earlier",
+        _add_res({"id": "cap2", "start": 2, "end": 20, "pool": "power_kw", "amount": 31}),
+        "reservations[2].amount",
+        "with cap2 it holds 41 of pool 'power_kw' (capacity 40) at time 5",
+    ),
     (
         "res-pool-no-amount",
         _del(["reservations", 2, "amount"]),
