@@ -69,9 +69,14 @@ class PoolTimeline:
         self.capacity = capacity
         self.reservations = list(reservations)
         self.by_class: dict[frozenset[int], StepProfile] = {}
+        self._classes: dict[str, frozenset[int]] = {}
 
     def job_class(self, job: Job) -> frozenset[int]:
-        return frozenset(i for i, r in enumerate(self.reservations) if r.admits.admits(job))
+        cls = self._classes.get(job.id)
+        if cls is None:
+            cls = frozenset(i for i, r in enumerate(self.reservations) if r.admits.admits(job))
+            self._classes[job.id] = cls
+        return cls
 
     def fits(self, t0: int, t1: int, items: Sequence[tuple[int, frozenset[int], float]]) -> bool:
         """Whether extra demands `items` = (end, class, amount), all starting at t0, fit."""
@@ -95,6 +100,11 @@ class PoolTimeline:
                     points.add(x)
         points.discard(t0)
         return all(self._fits_at(tau, items) for tau in sorted(points))
+
+    def fits_at(self, tau: int, cls: frozenset[int], amount: float) -> bool:
+        """Whether `amount` more of class `cls` fits at the instant `tau` (a run starting
+        there fits nowhere if not here; more of the same class fits no better)."""
+        return self._fits_at(tau, [(tau + 1, cls, amount)])
 
     def _fits_at(self, tau: int, items: Sequence[tuple[int, frozenset[int], float]]) -> bool:
         if not self.reservations:  # the rule below with U empty only
