@@ -89,10 +89,12 @@ def _overbooked(p: Parsed, path: str, r: Reservation) -> list[Problem]:
     (R8 asks every job's demand to fit in capacity minus what they hold: no schedule
     could run anything then). Reported at the one that starts last, once."""
     assert r.pool is not None
+    if r.end <= r.start:
+        return []  # holds nothing
     here = [
         (q_path, q)
         for q_path, q in p.reservations
-        if q.pool == r.pool and q.start <= r.start < q.end and r.start < r.end
+        if q.pool == r.pool and q.start <= r.start < q.end
     ]
     if any((q.start, q_path) > (r.start, path) for q_path, q in here):
         return []  # reported at the later one

@@ -276,7 +276,7 @@ class _Engine:
                 self.pos[i] = p
 
     def _need(self, job: Job, opts: Sequence[_SoloOption]) -> _PoolNeed:
-        if min(o.duration for o in opts) <= 0:
+        if not opts or min(o.duration for o in opts) <= 0:
             return ()
         return tuple(
             sorted(
