@@ -86,5 +86,7 @@ def test_the_pool_floor_changes_no_schedule(doc: dict[str, Any]) -> None:
         assume(False)
     with_floor = plans(doc)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_Engine, "_pools_fit_solo", lambda e, j, t, d: pools_fit(e.pools, (j,), t, (d,)))
+        mp.setattr(
+            _Engine, "_pools_fit_solo", lambda e, i, t, d: pools_fit(e.pools, (e.jobs[i],), t, (d,))
+        )
         assert plans(doc) == with_floor

@@ -375,8 +375,8 @@ class _Engine:
                     return chosen
         return None
 
-    def _pools_fit_solo(self, job: Job, t: int, d: int) -> bool:
-        """`pools_fit` for `job` alone from `t` for `d`. A demand that does not fit at `t`
+    def _pools_fit_solo(self, i: int, t: int, d: int) -> bool:
+        """`pools_fit` for job `i` alone from `t` for `d`. A demand that does not fit at `t`
         itself fails for every duration, and so does any larger one of the same class
         until the next start (`_pool_floor`, cleared then and at every round; buckets
         hold jobs of one demand, so `_bucket_min` passes the rest of the bucket over):
@@ -384,23 +384,25 @@ class _Engine:
         generate --family mixed --jobs 10000 --nodes 64 --seed 1` (power pool of 20 kW)
         greedy:srsf made 4.25 million pool checks, all but 11,231 of them failing, in
         about 60 s."""
-        if d <= 0 or not job.demand:
-            return pools_fit(self.pools, (job,), t, (d,))
-        mine = []
-        for name, amount in job.demand.items():
-            pool = self.pools.get(name)
-            if pool is None or not amount:
-                continue
-            key = (name, pool.job_class(job))
-            if amount >= self._pool_floor.get(key, math.inf):
-                return False
-            mine.append((key, pool, amount))
+        job = self.jobs[i]
+        bucket = self.bucket[i]
+        need = bucket.need if bucket is not None and d > 0 else ()
+        if self._floored(need):
+            return False
         if pools_fit(self.pools, (job,), t, (d,)):
             return True
-        for key, pool, amount in mine:
-            if not pool.fits_at(t, key[1], amount):
+        for name, cls, amount in need:
+            if not self.pools[name].fits_at(t, cls, amount):
+                key = (name, cls)
                 self._pool_floor[key] = min(amount, self._pool_floor.get(key, math.inf))
         return False
+
+    def _floored(self, need: _PoolNeed) -> bool:
+        """Whether a demand of `need` failed, or one no larger of its class did, now."""
+        floor = self._pool_floor
+        return bool(floor) and any(
+            amount >= floor.get((name, cls), math.inf) for name, cls, amount in need
+        )
 
     def _gpu_mem_ok(self, members: Sequence[Job], ng: NodeGroup) -> bool:
         if ng.gpu_mem_gb is None or len(members) == 1:
@@ -421,7 +423,7 @@ class _Engine:
                 late = late or why
                 n_late += 1
                 continue
-            if not self._pools_fit_solo(job, t, d):
+            if not self._pools_fit_solo(i, t, d):
                 continue
             if gi < 0:
                 return _SoloPick(gi, d, []), ""
@@ -587,8 +589,7 @@ class _Engine:
         demand failed now (`_pool_floor`) is passed over whole, not job by job."""
         if not b.count:
             return INF
-        floor = self._pool_floor
-        if floor and any(amount >= floor.get((name, cls), INF) for name, cls, amount in b.need):
+        if self._floored(b.need):
             return INF
         if b.gpus and not any(self.ngs[gi].can_fit(b.gpus) for gi in b.groups):
             return INF
