@@ -222,6 +222,16 @@ def test_a_release_plan_stops_when_told():
     assert verify(inst, run(inst, pol)) == []
 
 
+@pytest.mark.parametrize("seconds", [0.0, -0.5])
+def test_a_release_plan_with_no_time_left_makes_no_moves(seconds):
+    # `auto --time-limit 0` reached the annealing with a budget already spent, and
+    # 1e-3 ** (elapsed / negative seconds) overflowed ("internal error: OverflowError").
+    # No time left: the start (every job alone) is the plan
+    inst = instance_from_dict(generate("dl", 12, 2, 1))
+    s = run(inst, release_plan(inst, 0, seconds))
+    assert verify(inst, s) == [] and not s.groups
+
+
 def test_with_releases_the_estimate_is_the_non_delay_list_schedule():
     # one 1-GPU node: a (10 s) at 0 and b (5 s) released at 2. Smith's order would put b
     # first; no group may start before its release, so a runs 0-10 and b 10-15

@@ -344,3 +344,17 @@ def test_solve_names_the_tightest_bound_next_to_the_gap(tmp_path: Path, solver: 
     word = doc["info"]["bound_by"][next(iter(doc["objective"]))]
     assert word in ("path", "volume", "wspt", "lp", "config", "cpsat")
     assert f" {word}, gap " in stdout
+
+
+@pytest.mark.parametrize("limit", ["0", "0.001"])
+def test_auto_with_no_time_still_writes_a_verified_plan(tmp_path: Path, limit: str) -> None:
+    # a dl batch with releases goes through the release plan's annealing, whose spent
+    # budget was an OverflowError (exit 3) at these limits
+    from planner.generate import generate
+
+    inst = tmp_path / "dl.json"
+    inst.write_text(json.dumps(generate("dl", 12, 2, 1)))
+    out = tmp_path / "s.json"
+    code, _, stderr = run("solve", inst, "--solver", "auto", "--time-limit", limit, "-o", out)
+    assert code == 0, stderr
+    assert verify(read_instance(inst), schedule_from_dict(json.loads(out.read_text()))) == []

@@ -305,7 +305,7 @@ class Batcher:
             start = self.consecutive() if self.release is None else [(s.id,) for s in self.jobs]
         plan = start
         rng = random.Random(seed)
-        if self.size > 1 and len(self.jobs) > 1 and (evals > 0 or seconds):
+        if self.size > 1 and len(self.jobs) > 1 and (evals > 0 or (seconds or 0.0) > 0.0):
             plan = _Search(self, plan, rng, heat).run(evals, seconds, stop)
         if self.release is not None:
             return plan  # `timed` orders it
@@ -357,7 +357,9 @@ class _Search:
                     break
                 self.temp *= cool
             else:
-                spent = (time.perf_counter() - t0) / seconds
+                # A budget already spent (0 or less: the caller's deadline has passed)
+                # makes no move rather than a temperature of 1e-3 ** -inf.
+                spent = (time.perf_counter() - t0) / seconds if seconds > 0 else 1.0
                 if spent >= 1.0:
                     break
                 self.temp = heat * 1e-3**spent
