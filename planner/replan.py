@@ -31,6 +31,7 @@ from planner.read import raw_json
 from planner.schedule import Schedule
 from planner.state import STATE_FIELDS
 from planner.structure import Parsed, _parse_job
+from planner.validate import after_cycles
 
 CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress")
 DOWN = "~down:"  # id prefix of the reservation that takes a failed node out
@@ -75,6 +76,8 @@ def changes_from_dict(d: Any, ck: Checker) -> Changes:
         x = ck.num_value(v, f"progress.{jid}")
         if x is not None:
             progress[jid] = x
+    for p in after_cycles(parsed):  # only among added jobs: the others cannot wait for them
+        ck.add(p.path, p.message)
     added = tuple(j for _, j in parsed.jobs)
     return Changes(added, tuple(cancel), tuple(down), progress, tuple(add))
 
@@ -144,9 +147,13 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
     if segs[0].start >= now:
         return replace(j, live=None)
     if a.end <= now:
-        whole = len(segs) == 1  # a stopped and resumed job keeps no placement (README)
-        pl = tuple((p.node, p.gpus) for p in segs[0].placement) if whole else ()
-        return replace(j, live=Live("done", a.start, a.end, pl, segs[0].group if whole else None))
+        if len(segs) > 1:
+            # A done job is one interval [started, ended) (contract §9): a stopped and
+            # resumed one would hold its GPUs and pools through its gaps, where others
+            # ran. It keeps neither (README, "Replanning"); its use is history before now.
+            return replace(j, demand={}, live=Live("done", a.start, a.end, (), None))
+        pl = tuple((p.node, p.gpus) for p in segs[0].placement)
+        return replace(j, live=Live("done", a.start, a.end, pl, segs[0].group))
     if len(segs) > 1 and segs[1].start <= now or segs[0].end < now:
         msg = f"job {j.id} was stopped before now {now}: replanning a resumed job is not supported"
         raise UsageError(msg)
@@ -217,15 +224,23 @@ def _nodes_down(
     """Take the nodes out from `now`; jobs running on them (and their co-members) wait again."""
     out = []
     far = max([inst.horizon or 0, inst.now + 1, _far(inst)])
+    first: dict[str, int] = {}
+    taken = {r.id for r in inst.reservations}
     for k, (name, until) in enumerate(down):
-        if name not in inst.node_by_name:
+        if name in first:
+            msg = f"node '{name}' is already listed at nodes_down[{first[name]}]"
+            problems.append(Problem(f"nodes_down[{k}]", msg))
+        elif name not in inst.node_by_name:
             msg = f"unknown node '{name}'{suggest(name, inst.node_by_name)}"
             problems.append(Problem(f"nodes_down[{k}]", msg))
         elif until is not None and until <= inst.now:
             msg = f"until {until} is not after now {inst.now}"
             problems.append(Problem(f"nodes_down[{k}].until", msg))
         else:
-            out.append(Reservation(DOWN + name, inst.now, until or far, nodes=(name,)))
+            rid = _free_id(DOWN + name, taken)
+            taken.add(rid)
+            out.append(Reservation(rid, inst.now, until or far, nodes=(name,)))
+        first.setdefault(name, k)
     hit = {name for name, _ in down}
     if inst.preemption.enabled:
         return tuple(out)  # the planners stop them at now and resume them (planner.resume)
@@ -238,6 +253,17 @@ def _nodes_down(
         if j.state == "running" and j.live is not None and (j.live.group or jid) in stopped:
             jobs[jid] = replace(j, live=None)
     return tuple(out)
+
+
+def _free_id(rid: str, taken: set[str]) -> str:
+    """`rid`, or `rid#2`, `rid#3`, ... when the instance already has it (a node taken out
+    by an earlier replan, or a reservation of the user's that happens to bear the name)."""
+    k = 1
+    out = rid
+    while out in taken:
+        k += 1
+        out = f"{rid}#{k}"
+    return out
 
 
 def _far(inst: Instance) -> int:
@@ -321,11 +347,14 @@ def live_document(
         if job is None:
             continue  # cancelled
         out = {k: v for k, v in j.items() if k not in STATE_FIELDS}
+        if not job.demand:
+            out.pop("demand", None)  # a done job that ran in several segments (_state_at)
         if job.live is not None:
             out.update(_state_fields(job.live))
         jobs.append(out)
     doc["jobs"] = jobs
-    down = [r for r in live.reservations if r.id.startswith(DOWN)]
+    own = {r.get("id") for r in raw.get("reservations", []) if isinstance(r, dict)}
+    down = [r for r in live.reservations if r.id.startswith(DOWN) and r.id not in own]
     doc["reservations"] = [*raw.get("reservations", []), *map(_down_doc, down)]
     return doc
 

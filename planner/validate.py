@@ -26,7 +26,7 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
     group_names = {g for _, g in p.group_names}
     for path, job in p.jobs:
         _check_job_refs(p, instance, available, path, job, job_ids, group_names, out)
-    out += _cycles(p)
+    out += after_cycles(p)
     out += check_live(p.jobs, instance)
     if not out and instance.is_live:
         out += ends_before_now(p.jobs, instance)
@@ -228,7 +228,7 @@ def _check_fit(instance: Instance, path: str, job: Job, out: list[Problem]) -> N
         out.append(Problem(path, f"job '{job.id}' fits no node ({why})"))
 
 
-def _cycles(p: Parsed) -> list[Problem]:
+def after_cycles(p: Parsed) -> list[Problem]:
     """One problem per cycle in `after`, naming its jobs in order, each waiting for the next."""
     order = {j.id: i for i, (_, j) in enumerate(p.jobs)}
     path_of = {j.id: path for path, j in p.jobs}

@@ -344,6 +344,11 @@ def test_replan_cancel_and_progress(tmp_path: Path, under_way: tuple[Path, Path,
         ({"add": [{"id": "x", "duration": 1, "gpus": 9}]}, "add[0]", "fits no node"),
         ({"remove": ["a"]}, "remove", "unknown field"),
         ({"cancel": ["a"]}, "cancel[0]", "wait(s) for job 'a'"),
+        ({"add": [{"id": "y", "duration": 1, "gpus": 1, "after": ["z"]},
+                  {"id": "z", "duration": 1, "gpus": 1, "after": ["y"]}]}, "add[0].after",
+         "cycle in after"),
+        ({"nodes_down": ["n-0", {"node": "n-0", "until": 9}]}, "nodes_down[1]",
+         "already listed at nodes_down[0]"),
     ],
 )  # fmt: skip
 def test_bad_changes_exit_2_with_the_path(
@@ -627,3 +632,67 @@ def test_a_preemptive_replan_is_no_worse_than_the_plan_in_force() -> None:
     assert verify(live, s) == []
     value = _objective(live, old, "total_weighted_jct")
     assert _objective(live, s, "total_weighted_jct") <= value
+
+
+def test_now_beyond_the_limit_on_times_is_exit_2(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    inst_path, sched_path, _ = under_way
+    out_path, live_path = tmp_path / "r.json", tmp_path / "l.json"
+    code, out = run("replan", inst_path, sched_path, "--now", 10**12 + 1, "-o", out_path,
+                    "--live", live_path, "--solver", "greedy")  # fmt: skip
+    assert code == 2 and "--now" in out
+    assert not out_path.exists() and not live_path.exists()
+
+
+def test_a_node_taken_out_twice_gets_a_second_reservation(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    # the live file of one replan, replanned again with the same node down: two
+    # reservations, two ids (the live file repeated the first one and had the same id twice)
+    inst_path, sched_path, _ = under_way
+    ch = tmp_path / "down.json"
+    ch.write_text(json.dumps({"nodes_down": [{"node": "n-0", "until": 8}]}))
+    paths = [(inst_path, sched_path)]
+    for k, now in enumerate((4, 6)):
+        out_path, live_path = tmp_path / f"r{k}.json", tmp_path / f"l{k}.json"
+        code, out = run("replan", *paths[-1], "--now", now, "--changes", ch, "-o", out_path,
+                        "--live", live_path, "--solver", "greedy")  # fmt: skip
+        assert code == 0, out
+        assert run("check", live_path, out_path)[0] == 0
+        paths.append((live_path, out_path))
+    ids = [r["id"] for r in json.loads(paths[-1][0].read_text())["reservations"]]
+    assert ids == ["~down:n-0", "~down:n-0#2"]
+
+
+def test_a_resumed_done_job_holds_no_pool_through_its_gap(tmp_path: Path) -> None:
+    # A holds the whole pool, is stopped at 1 for B and resumes at 6. As a done job of the
+    # live state it is one interval [0, 15): with its demand it would overbook the pool
+    # while B ran, and every replan failed the verifier ("R8 job B")
+    inst = {
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}], "pools": {"lic": 2}},
+        "policy": {"preemption": {"enabled": True, "restart": 0}},
+        "jobs": [
+            {"id": "A", "duration": 10, "gpus": 0, "demand": {"lic": 2}},
+            {"id": "B", "duration": 5, "gpus": 0, "demand": {"lic": 1}, "release": 1},
+            {"id": "C", "duration": 3, "gpus": 0, "demand": {"lic": 2}, "release": 2},
+        ],
+    }
+    parts = [{"start": 0, "end": 1, "placement": [], "group": None},
+             {"start": 6, "end": 15, "placement": [], "group": None}]  # fmt: skip
+    jobs = [{"id": "A", "start": 0, "end": 15, "placement": [], "segments": parts},
+            {"id": "B", "start": 1, "end": 6, "placement": []},
+            {"id": "C", "start": 15, "end": 18, "placement": []}]  # fmt: skip
+    inst_path, sched_path = tmp_path / "i.json", tmp_path / "s.json"
+    inst_path.write_text(json.dumps(inst))
+    sched_path.write_text(json.dumps({"format": "planner-schedule/1", "jobs": jobs}))
+    assert run("check", inst_path, sched_path)[0] == 0
+    out_path, live_path = tmp_path / "r.json", tmp_path / "l.json"
+    code, out = run("replan", inst_path, sched_path, "--now", 16, "-o", out_path,
+                    "--live", live_path, "--solver", "greedy")  # fmt: skip
+    assert code == 0, out
+    assert run("check", live_path, out_path)[0] == 0
+    live_a = json.loads(live_path.read_text())["jobs"][0]
+    assert live_a["state"] == "done" and "demand" not in live_a and "placement" not in live_a
+    assert by_id(schedule_from_dict(json.loads(out_path.read_text())))["C"].end == 18

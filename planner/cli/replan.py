@@ -10,12 +10,19 @@ import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
 from planner.cli.solve import SolveArgs, plan_and_write, solve_options
 from planner.errors import InputError, Problem
+from planner.limits import MAX_NUMBER
 
 
 @click.command()
 @click.argument("instance", type=click.Path(dir_okay=False))
 @click.argument("schedule", type=click.Path(dir_okay=False))
-@click.option("--now", "now", type=click.IntRange(min=0), required=True, help="Replan from T.")
+@click.option(
+    "--now",
+    "now",
+    type=click.IntRange(min=0, max=MAX_NUMBER),  # the instance's own limit on times
+    required=True,
+    help="Replan from T.",
+)
 @click.option(
     "--changes",
     type=click.Path(dir_okay=False),
