@@ -349,3 +349,21 @@ def test_pools_hold_jobs_back(policy):
     got = {j: [(s.start, s.end) for s in segs] for j, segs in res.segments.items()}
     assert got == POOL_RUNS[policy]
     assert_valid(inst, res)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf", "priority"])
+@pytest.mark.parametrize("held", ["gpus", "pool"])
+def test_a_blind_list_policy_keeps_clear_of_later_reservations(policy, held):
+    # Blind, a non-preemptive policy cannot know whether a job ends before a reservation
+    # that starts later, nor stop it there: it looked one unit ahead, and the job it
+    # started at 0 ran into the reservation (R10 / R8). It now waits until after it
+    job = Job("j", gpus=1, model="A", iterations=100, demand={"p": 2} if held == "pool" else {})
+    res = (
+        reservation("m", 50, 150, nodes=["n-0"])
+        if held == "gpus"
+        else reservation("m", 50, 150, pool="p", amount=1)
+    )
+    inst = replace(one_gpu(job), reservations=(res,), pools={"p": 2.0})
+    result = simulate(inst, make_policy(policy, blind=True))
+    assert_valid(inst, result)
+    assert spans(result, "j") == [(150, 250)]

@@ -16,17 +16,20 @@ from dataclasses import replace
 from planner.instance import Job
 from planner.simulate.engine import Policy, View
 from planner.simulate.model import Decision, SimJob, Want
-from planner.simulate.packer import Packer, PlacementT, count_of
+from planner.simulate.packer import FOREVER, Packer, PlacementT, count_of
 
 Key = Callable[[SimJob], tuple[float | int | str, ...]]
 
 
-def until(view: View, members: Sequence[SimJob]) -> int:
+def until(view: View, members: Sequence[SimJob], preemptive: bool = True) -> int:
     """How far ahead a run must be clear of reservations: its members' remaining solo times
-    summed (a group's cycle is below the sum of its members' solo times); one unit if blind."""
+    summed (a group's cycle is below the sum of its members' solo times). Blind, a
+    preemptive policy looks one unit ahead (the engine decides again when a reservation
+    starts, and the policy stops what it must); a non-preemptive one cannot stop the run,
+    so it must be clear of every later reservation."""
     rest = [m.remaining_solo for m in members]
     if any(r is None for r in rest):
-        return view.now + 1
+        return view.now + 1 if preemptive else FOREVER
     return view.now + max(1, math.ceil(sum(r or 0.0 for r in rest)))
 
 
@@ -136,7 +139,7 @@ class ListPolicy(Policy):
             wants.append(Want(info.members, info.placement))
         waiting = sorted((s for s in view.jobs if s.run is None), key=self.key)
         for sj in waiting:
-            pl = p.place([sj.job], until(view, [sj]))
+            pl = p.place([sj.job], until(view, [sj], preemptive=False))
             if pl is not None:
                 wants.append(Want((sj.id,), pl))
         return Decision(tuple(wants))
