@@ -79,7 +79,7 @@ def test_plainly_infeasible_instances_name_the_job_with_every_solver() -> None:
             + ["--time-limit", "2"],
         )
         assert r.exit_code == 1, r.output
-        assert "job a: horizon 10 passed" in r.stderr, (solver, r.stderr)
+        assert "no schedule exists: job a: horizon 10 passed" in r.stderr, (solver, r.stderr)
 
 
 def test_deadline_is_named_too() -> None:

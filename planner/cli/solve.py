@@ -270,10 +270,18 @@ def plan_and_write(
         _print_result(doc, inst, sched, written, bool(outs.output), outs.show_jobs)
     if not found:
         reason = sched.info.get("reason", "no feasible schedule found")
-        terminal.print_error(f"{sched.status}: {reason}")
+        terminal.print_error(f"{NOT_FOUND.get(sched.status, sched.status)}: {reason}")
         sys.exit(EXIT_INFEASIBLE)
     if signals.exit_code is not None:
         sys.exit(signals.exit_code)
+
+
+# The status of a run that wrote nothing, in words (a live state's residual is stricter
+# than the instance, so its "infeasible" is reported as unknown: planner/live.py, merge).
+NOT_FOUND = {
+    "infeasible": "no schedule exists",
+    "unknown": "no schedule found (none proved impossible)",
+}
 
 
 def _shown_limit(time_limit: float | None, solver: str) -> float | None:
