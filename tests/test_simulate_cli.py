@@ -207,3 +207,23 @@ def _catches(pid: int, signum: int) -> bool:
         if line.startswith("SigCgt:"):
             return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
     return False
+
+
+@pytest.mark.parametrize("limit", [{"jobs": {"deadline": 25}}, {"horizon": 30}])
+def test_a_missed_deadline_is_the_policys_not_the_engines(tmp_path: Path, limit: Any) -> None:
+    # fifo runs a first, so b ends at 40: exit 1, nothing written, and the message says
+    # the policy missed it (it said "broke the rules", as for an engine bug)
+    d: dict[str, Any] = {
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "jobs": [{"id": "a", "duration": 20, "gpus": 1}, {"id": "b", "duration": 20, "gpus": 1}],
+    }
+    if "jobs" in limit:
+        d["jobs"][1].update(limit["jobs"])
+    else:
+        d.update(limit)
+    inst, out = write(tmp_path, d), tmp_path / "r.json"
+    r = run("simulate", inst, "--policy", "fifo", "-o", out)
+    assert r.exit_code == 1
+    assert "simulation fifo missed the deadline or horizon of 1 job(s)" in r.stderr
+    assert "R2 job b" in r.stderr and not out.exists()
