@@ -286,3 +286,85 @@ def test_shades_alternate_along_a_row_and_groups_share_one(
     assert shade[("b", 0, "n-0")] == 1 - shade[("a", 0, "n-0")]
     # On GPUs 0-1 of n-1: the group, then b
     assert shade[("b", 0, "n-1")] == 1 - shade[("g1", 0, "n-1")]
+
+
+def _facts(page: Path) -> str:
+    """The header table of a `plan show` page."""
+    text = page.read_text(encoding="utf-8")
+    start = text.index('<table class="facts">')
+    return text[start : text.index("</table>", start)]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "path", "problem"),
+    [
+        ("metrics", {"makespan": "x", "avg_jct": 5}, "metrics.makespan", "got string"),
+        ("metrics", {"makespan": None, "avg_jct": 5}, "metrics.makespan", "got null"),
+        ("metrics", {"makespan": {"a": 1}, "avg_jct": 5}, "metrics.makespan", "got object"),
+        ("metrics", {"makespan": True, "avg_jct": 5}, "metrics.makespan", "got boolean"),
+        ("metrics", {"makespan": 10**400, "avg_jct": 5}, "metrics.makespan", "too large"),
+        ("metrics", [1], "metrics", "expected an object, got array"),
+        ("metrics", "x", "metrics", "expected an object, got string"),
+        ("objective", [1, 2], "objective", "expected an object, got array"),
+        ("objective", "x", "objective", "expected an object, got string"),
+        ("objective", {"total_weighted_jct": "x"}, "objective.total_weighted_jct", "string"),
+        ("objective", {"total_weighted_jct": None}, "objective.total_weighted_jct", "null"),
+        ("lower_bound", {"total_weighted_jct": "x"}, "lower_bound.total_weighted_jct", "string"),
+    ],
+)
+def test_a_bad_objective_bound_or_metric_is_left_out_of_the_header(
+    tmp_path: Path, field: str, value: Any, path: str, problem: str
+) -> None:
+    """`plan check` and `plan export` ignore these informational fields, so `plan show`
+    draws the schedule, notes the bad value (file, JSON path, problem) and leaves it out
+    of the header; the good values are still shown."""
+    inst, _ = write_case(tmp_path)
+    doc = {**copy.deepcopy(SCHEDULE), field: value}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    assert not verify(read_instance(inst), schedule_from_dict(doc))  # check accepts it
+    page, png = tmp_path / "g.html", tmp_path / "g.png"
+    code, _, err = run("show", bad, "--instance", inst, "-o", page, "--png", png)
+    assert code == 0, err
+    assert f"{bad}: {path}: expected " in err and problem in err and "left out" in err
+    facts = _facts(page)
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    if field == "metrics":
+        assert "makespan" not in facts
+        assert ("avg_jct" in facts) == isinstance(value, dict)
+        assert "objective total_weighted_jct</td><td>470 (bound 400, gap 14.89%)" in facts
+    elif field == "objective":
+        assert "objective" not in facts and "<td>makespan</td><td>150</td>" in facts
+    else:
+        assert "objective total_weighted_jct</td><td>470</td>" in facts  # no bound, no gap
+
+
+@pytest.mark.parametrize("at_segment", [False, True])
+def test_a_placement_without_gpus_is_drawn_as_no_placement(
+    tmp_path: Path, at_segment: bool
+) -> None:
+    """A placement item with an empty `gpus` list holds no GPU (`plan check` reports R5):
+    it draws nothing, other items of the same placement keep their bars, and a placement
+    of such items only is drawn in the `(no GPU)` lane."""
+    inst, _ = write_case(tmp_path)
+    doc = copy.deepcopy(SCHEDULE)
+    if at_segment:  # a's first segment: no GPUs on n-0 (contract §8)
+        doc["jobs"][0]["segments"][0]["placement"] = [{"node": "n-0", "gpus": []}]
+    else:  # d: no GPUs on n-0, two on n-1
+        doc["jobs"][5]["placement"] = [
+            {"node": "n-0", "gpus": []},
+            {"node": "n-1", "gpus": [2, 3]},
+        ]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    assert "R5" in {v.rule for v in verify(read_instance(inst), schedule_from_dict(doc))}
+    for given in (["--instance", inst], []):  # without the instance too
+        page = tmp_path / "g.html"
+        code, _, err = run("show", bad, *given, "-o", page, "--png", tmp_path / "g.png")
+        assert code == 0, err
+        assert page.exists()
+    data = show_data(doc, None)
+    job, segment = ("a", 0) if at_segment else ("d", 0)
+    bars = {(b.node, b.gpus) for b in data.bars if (b.job, b.segment) == (job, segment)}
+    assert bars == ({(NO_GPU, ())} if at_segment else {("n-1", (2, 3))})
+    assert {lane.node for lane in data.lanes} == {"n-0", "n-1", NO_GPU}

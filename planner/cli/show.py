@@ -41,11 +41,14 @@ def show(
     """Draw SCHEDULE as a Gantt chart: a lane per node, a row per GPU."""
     from planner.outputs import check_outputs, write_all
     from planner.read import read_instance
+    from planner.show.data import header_numbers
     from planner.show.files import instance_path, read_document, show_files
 
     if not output and not png:
         raise UsageError("give -o page.html and/or --png picture.png")
     doc = read_document(schedule)
+    for where, problem in header_numbers(doc)[1]:  # informational: drawn without it
+        terminal.print_note(f"{schedule}: {where}: {problem}; left out of the header")
     path = instance or instance_path(doc, schedule)
     check_outputs([output, png], [schedule, str(path) if path else None])  # before drawing
     inst = read_instance(path) if path else None

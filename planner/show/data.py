@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from planner.checker import kind
 from planner.instance import Instance, Job
 from planner.show.colours import alternate, colour_keys
 from planner.show.segments import Segment, Slot, document_segments
@@ -252,16 +253,47 @@ def _pools(instance: Instance | None, segments: Sequence[Segment]) -> list[Curve
     return out
 
 
+HEADER_MAPS = ("objective", "lower_bound", "metrics")  # name -> number (contract §6)
+
+
+def header_numbers(
+    doc: Mapping[str, Any],
+) -> tuple[dict[str, dict[str, float]], list[tuple[str, str]]]:
+    """The numbers of the schedule's `objective`, `lower_bound` and `metrics`, by field and
+    name, and (JSON path, problem) for every value left out. These fields only inform:
+    `plan check` and `plan export` ignore them, so a bad one is left out of the header
+    instead of refusing the schedule (README, `plan show`)."""
+    values: dict[str, dict[str, float]] = {key: {} for key in HEADER_MAPS}
+    left_out: list[tuple[str, str]] = []
+    for key in HEADER_MAPS:
+        raw = doc.get(key)
+        if raw is None:
+            continue
+        if not isinstance(raw, dict):
+            left_out.append((key, f"expected an object, got {kind(raw)}"))
+            continue
+        for name, v in raw.items():
+            path = f"{key}.{name}"
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                left_out.append((path, f"expected a number, got {kind(v)}"))
+                continue
+            try:
+                values[key][name] = float(v)
+            except OverflowError:  # an integer beyond any float
+                left_out.append((path, "expected a number, got an integer too large to show"))
+    return values, left_out
+
+
 def _header(doc: Mapping[str, Any], instance: Instance | None) -> list[tuple[str, str]]:
     rows = [("solver", str(doc.get("solver", ""))), ("status", str(doc.get("status", "")))]
-    lb = doc.get("lower_bound") or {}
-    for name, value in (doc.get("objective") or {}).items():
-        bound = lb.get(name) if isinstance(lb, dict) else None
+    values, _ = header_numbers(doc)
+    for name, value in values["objective"].items():
+        bound = values["lower_bound"].get(name)
         text = f"{value:,.6g}"
         if bound is not None and value:
             text += f" (bound {bound:,.6g}, gap {100 * (value - bound) / abs(value):.2f}%)"
         rows.append((f"objective {name}", text))
-    for name, value in (doc.get("metrics") or {}).items():
+    for name, value in values["metrics"].items():
         shown = f"{100 * value:.1f}%" if name == "gpu_utilization" else f"{value:,.6g}"
         rows.append((name, shown))
     rows.append(("jobs", str(len(doc.get("jobs") or []))))

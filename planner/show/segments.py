@@ -2,8 +2,10 @@
 
 `plan show` draws what it is given and does not verify it, so it reads the document itself:
 a job entry with `segments` has one segment per item, one without has a single segment made
-of its own `start`, `end`, `placement` and `group`. `job_segments` is the one place that
-knows this; the rest of `planner.show` sees only `Segment` records.
+of its own `start`, `end`, `placement` and `group`. A placement item with an empty `gpus`
+list holds no GPU and is left out, so a segment made only of such items is drawn like one
+without placement (`plan check` reports it as R5, contract §5). `job_segments` is the one
+place that knows this; the rest of `planner.show` sees only `Segment` records.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ def _placement(raw: Any, path: str, problems: list[tuple[str, str]]) -> tuple[Sl
             and isinstance(p.get("gpus"), list)
             and all(_int(g) for g in p["gpus"])
         ):
-            out.append(Slot(p["node"], tuple(p["gpus"])))
+            if p["gpus"]:  # an item with no GPUs holds none: drawn as no placement
+                out.append(Slot(p["node"], tuple(p["gpus"])))
         else:
             problems.append((f"{path}[{k}]", "needs a node name and a list of GPU indices"))
     return tuple(out)
