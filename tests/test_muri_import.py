@@ -123,6 +123,32 @@ def test_bad_rows_and_bad_file(tmp_path: Path) -> None:
         muri_to_instance(f, name="t", nodes=1, gpus_per_node=8)
 
 
+@pytest.mark.parametrize(
+    "row, path, fragment",
+    [
+        ({"iterations": "0"}, "rows[7].iterations", "0 is less than 1"),
+        ({"model_name": "nosuch"}, "rows[7].model_name", "unknown model 'nosuch'"),
+        ({"num_gpu": "3"}, "rows[7].num_gpu", "no profile for 3 GPUs"),
+        ({"job_id": "FIRST"}, "rows[7]", "duplicate job id"),
+    ],
+)
+def test_a_row_the_instance_refuses_is_named_by_its_row(
+    row: dict[str, str], path: str, fragment: str
+) -> None:
+    # the instance's own checks named jobs[k] of an instance the user never sees; the
+    # importer names the trace's row and column (rows are numbered in the whole trace)
+    trace = rows("trace1_head200.csv")[:10]
+    if row.get("job_id") == "FIRST":
+        row = {"job_id": trace[5]["job_id"]}
+    trace[7] = dict(trace[7], **row)
+    with pytest.raises(InputError) as e:
+        muri_to_instance(trace, name="t", nodes=8, gpus_per_node=8, offset=2)
+    [problem] = e.value.problems
+    assert problem.path == path and fragment in problem.message, problem
+    if path == "rows[7]":
+        assert "also at rows[5]" in problem.message
+
+
 def test_committed_testbed_instance_reads() -> None:
     path = ROOT / "instances" / "muri-testbed-100.json"
     inst = read_instance(path, catalogue=CATALOGUE)

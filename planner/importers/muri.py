@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -123,7 +124,7 @@ def muri_to_instance(
     }
     if gpu_mem_gb is not None:
         group["gpu_mem_gb"] = gpu_mem_gb
-    return {
+    doc = {
         "version": 1,
         "name": name,
         "description": f"Imported from {Path(file).name} ({span}), Muri trace (SIGCOMM 2022 "
@@ -135,6 +136,42 @@ def muri_to_instance(
         "objective": ["total_weighted_jct"],
         "jobs": jobs,
     }
+    _check_as_rows(doc, [i for i, _ in parsed], file)
+    return doc
+
+
+# The trace column each job field comes from (`_jobs`).
+COLUMN_OF = {
+    "id": "job_id",
+    "model": "model_name",
+    "gpus": "num_gpu",
+    "iterations": "iterations",
+    "release": "submit_time",
+    "priority": "priority",
+}
+
+
+def _check_as_rows(doc: dict[str, Any], rows: list[int], file: str) -> None:
+    """Validate the instance as `plan import` will, and name a bad job by its trace row
+    and column (`jobs[3].iterations` -> `rows[41].iterations`): the user has the CSV, not
+    the instance."""
+    from planner.read import instance_from_dict
+
+    try:
+        instance_from_dict(doc, file=file)
+    except InputError as e:
+        raise InputError(file, [_row_problem(p, rows) for p in e.problems]) from None
+
+
+def _row_problem(p: Problem, rows: list[int]) -> Problem:
+    m = re.fullmatch(r"jobs\[(\d+)\](?:\.(\w+))?(.*)", p.path)
+    if m is None or int(m.group(1)) >= len(rows):
+        return p
+    path = f"rows[{rows[int(m.group(1))]}]"
+    if m.group(2):
+        path += f".{COLUMN_OF.get(m.group(2), m.group(2))}{m.group(3)}"
+    message = re.sub(r"jobs\[(\d+)\]", lambda x: f"rows[{rows[int(x.group(1))]}]", p.message)
+    return Problem(path, message)
 
 
 def _parse_rows(
