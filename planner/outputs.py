@@ -67,6 +67,18 @@ def _identity(path: Path) -> object:
     return (st.st_dev, st.st_ino)
 
 
+def check_pictures(
+    html: str | None = None, png: str | None = None, html_option: str = "-o"
+) -> None:
+    """The Gantt page goes to an HTML name and the picture to a PNG one: `-o g.png` would
+    get a page under a picture's name (UsageError naming what to use instead)."""
+    if html and Path(html).suffix.lower() == ".png":
+        instead = "--png" if html_option == "-o" else "plan show SCHEDULE --png"
+        raise _refuse(html, f"{html_option} writes the HTML page; for a picture use {instead}")
+    if png and Path(png).suffix.lower() in (".html", ".htm"):
+        raise _refuse(png, "--png writes a PNG picture; for the page use -o")
+
+
 def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = ()) -> None:
     """Every output writable, no two the same file, none an input (UsageError otherwise)."""
     seen: dict[object, str] = {}

@@ -368,3 +368,25 @@ def test_a_placement_without_gpus_is_drawn_as_no_placement(
     bars = {(b.node, b.gpus) for b in data.bars if (b.job, b.segment) == (job, segment)}
     assert bars == ({(NO_GPU, ())} if at_segment else {("n-1", (2, 3))})
     assert {lane.node for lane in data.lanes} == {"n-0", "n-1", NO_GPU}
+
+
+@pytest.mark.parametrize(
+    "command, fragment",
+    [
+        (["show", "{s}", "-o", "{d}/g.png"], "-o writes the HTML page; for a picture use --png"),
+        (["show", "{s}", "--png", "{d}/g.HTML"], "--png writes a PNG picture"),
+        (["solve", "{i}", "--solver", "greedy", "-o", "{d}/s.json", "--show", "{d}/g.png"],
+         "--show writes the HTML page; for a picture use plan show SCHEDULE --png"),
+        (["simulate", "{i}", "--policy", "fifo", "-o", "{d}/s.json", "--show", "{d}/g.png"],
+         "--show writes the HTML page"),
+    ],
+)  # fmt: skip
+def test_a_page_under_a_pictures_name_is_refused(
+    tmp_path: Path, command: list[str], fragment: str
+) -> None:
+    # `-o g.png` wrote an HTML page under a picture's name; now exit 2 and nothing written
+    inst, sched = write_case(tmp_path)
+    args = [a.format(s=sched, i=inst, d=tmp_path) for a in command]
+    code, _, stderr = run(*args)
+    assert code == 2 and fragment in " ".join(stderr.split()), stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [inst.name, sched.name]

@@ -39,13 +39,14 @@ def show(
     colour_by: str,
 ) -> None:
     """Draw SCHEDULE as a Gantt chart: a lane per node, a row per GPU."""
-    from planner.outputs import check_outputs, write_all
+    from planner.outputs import check_outputs, check_pictures, write_all
     from planner.read import read_instance
     from planner.show.data import header_numbers
     from planner.show.files import instance_path, read_document, show_files
 
     if not output and not png:
         raise UsageError("give -o page.html and/or --png picture.png")
+    check_pictures(output, png)
     doc = read_document(schedule)
     for where, problem in header_numbers(doc)[1]:  # informational: drawn without it
         terminal.print_note(f"{schedule}: {where}: {problem}; left out of the header")

@@ -64,7 +64,7 @@ def simulate(
 
     Ctrl-C or SIGTERM stops the run and writes nothing (exit 130 / 143): a schedule of the
     jobs realized so far is not a schedule of the instance."""
-    from planner.outputs import check_outputs
+    from planner.outputs import check_outputs, check_pictures
     from planner.read import read_instance
     from planner.simulate import make_policy
 
@@ -72,6 +72,7 @@ def simulate(
         pol = make_policy(policy, budget=budget, blind=blind)
     except ValueError as e:
         raise UsageError(f"--policy: {e}") from None
+    check_pictures(show, html_option="--show")
     check_outputs([output, gantt, events, show], [instance])
     inst = read_instance(instance)
     if pol.preemptive and not inst.preemption.enabled:

@@ -25,6 +25,7 @@ from planner.cli.params import SECONDS, SEED, THREADS
 from planner.cli.show import show_page
 from planner.errors import UsageError
 from planner.instance import Instance
+from planner.outputs import check_pictures
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
 from planner.solvers.options import DEFAULT_TIME_LIMIT
@@ -139,6 +140,7 @@ class SolveArgs(NamedTuple):
         """The outputs and solver settings; usage errors before any reading."""
         outs = Outputs(self.output, self.gantt, self.show, show_jobs=self.show_jobs)
         outs = replace(outs, as_json=self.as_json).normalised()
+        check_pictures(self.show, html_option="--show")
         parse_spec(self.solver)  # a bad spec is a usage error before any reading
         settings = settings_of(
             self.objective,
