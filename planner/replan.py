@@ -24,11 +24,11 @@ from typing import Any
 
 from planner.catalogue import load_catalogue
 from planner.checker import Checker, join, kind, suggest
-from planner.errors import InputError, Problem, UsageError
+from planner.errors import InputError, Problem
 from planner.instance import Instance, Job, Live, Reservation
 from planner.live import progress_at
 from planner.read import raw_json
-from planner.schedule import Schedule
+from planner.schedule import Assignment, Schedule
 from planner.state import STATE_FIELDS
 from planner.structure import Parsed, _parse_job
 from planner.validate import after_cycles
@@ -107,6 +107,7 @@ def live_instance(
     changes: Changes | None = None,
     source: str = "<changes>",
     instance_source: str = "<instance>",
+    schedule_source: str = "<schedule>",
 ) -> Instance:
     """The live state at `now` of `instance` planned by `schedule`, with `changes` applied.
 
@@ -115,6 +116,9 @@ def live_instance(
     """
     changes = changes or Changes()
     check_now(instance, now, instance_source)
+    resumed = resumed_before(schedule, now)
+    if resumed:
+        raise InputError(schedule_source, resumed)
     by_id = {a.id: a for a in schedule.jobs}
     jobs = [_state_at(j, by_id[j.id], now) for j in instance.jobs]
     at = replace(instance, jobs=tuple(jobs), now=now)
@@ -154,11 +158,26 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
             return replace(j, demand={}, live=Live("done", a.start, a.end, (), None))
         pl = tuple((p.node, p.gpus) for p in segs[0].placement)
         return replace(j, live=Live("done", a.start, a.end, pl, segs[0].group))
-    if len(segs) > 1 and segs[1].start <= now or segs[0].end < now:
-        msg = f"job {j.id} was stopped before now {now}: replanning a resumed job is not supported"
-        raise UsageError(msg)
+    assert not _stopped_before(a, now)  # resumed_before refused it
     pl = tuple((p.node, p.gpus) for p in segs[0].placement)
     return replace(j, live=Live("running", segs[0].start, None, pl, segs[0].group))
+
+
+def resumed_before(schedule: Schedule, now: int) -> list[Problem]:
+    """The jobs the schedule stops before `now` and that have not ended by then: a live
+    state has no place for a stopped job's history (contract §9), so they cannot be
+    replanned yet (README, "Replanning")."""
+    out = []
+    for k, a in enumerate(schedule.jobs):
+        if a.end > now and _stopped_before(a, now):
+            msg = f"job {a.id} is stopped before now {now} and resumed later"
+            out.append(Problem(f"jobs[{k}].segments", f"{msg}: replanning it is not supported"))
+    return out
+
+
+def _stopped_before(a: Assignment, now: int) -> bool:
+    segs = a.pieces()
+    return segs[0].start < now and (len(segs) > 1 and segs[1].start <= now or segs[0].end < now)
 
 
 def _with_progress(j: Job, progress: Mapping[str, float]) -> Job:

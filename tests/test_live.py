@@ -556,6 +556,14 @@ def test_replan_with_preemption_resumes_the_stopped_job(
     first, rest = b.segments
     assert (first.start, first.end) == (by_id(before)["b"].start, 4)
     assert rest.end - rest.start == 2 + 20 - (4 - first.start)
+    # that plan replanned while b is stopped or resumed: exit 2 naming the schedule's job
+    k = [a.id for a in schedule_from_dict(json.loads(out_path.read_text())).jobs].index("b")
+    for now in (5, rest.start + 1):
+        again = tmp_path / f"again-{now}.json"
+        code, out = run("replan", live_path, out_path, "--now", now, "-o", again)
+        flat = " ".join(out.split())
+        assert code == 2 and f"{out_path.name}: jobs[{k}].segments: job b is stopped" in flat
+        assert not again.exists()
 
 
 @pytest.fixture(scope="module")
