@@ -25,10 +25,10 @@ from typing import Any
 from planner.catalogue import load_catalogue
 from planner.checker import Checker, join, kind, suggest
 from planner.errors import InputError, Problem
+from planner.history import work_done
 from planner.instance import Instance, Job, Live, Reservation
-from planner.live import progress_at
 from planner.read import raw_json
-from planner.schedule import Assignment, Schedule
+from planner.schedule import Schedule
 from planner.state import STATE_FIELDS
 from planner.structure import Parsed, _parse_job
 from planner.validate import after_cycles
@@ -116,16 +116,18 @@ def live_instance(
     """
     changes = changes or Changes()
     check_now(instance, now, instance_source)
-    resumed = resumed_before(schedule, now)
-    if resumed:
-        raise InputError(schedule_source, resumed)
+    stopped = stopped_at(schedule, now)
+    if stopped:
+        raise InputError(schedule_source, stopped)
     by_id = {a.id: a for a in schedule.jobs}
     jobs = [_state_at(j, by_id[j.id], now) for j in instance.jobs]
-    at = replace(instance, jobs=tuple(jobs), now=now)
-    progress = progress_at(at, now)
-    jobs = [_with_progress(j, progress) for j in jobs]
+    # every running job's progress from the whole schedule (a resumed job's does not
+    # follow from its current segment alone; a running job of a live instance counts
+    # from that instance's `progress`)
+    done = work_done(instance, schedule, now)
+    jobs = [_with_progress(j, done) for j in jobs]
     problems: list[Problem] = []
-    out = _apply(replace(at, jobs=tuple(jobs)), changes, problems)
+    out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, problems)
     if problems:
         raise InputError(source, problems)
     return out
@@ -158,26 +160,24 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
             return replace(j, demand={}, live=Live("done", a.start, a.end, (), None))
         pl = tuple((p.node, p.gpus) for p in segs[0].placement)
         return replace(j, live=Live("done", a.start, a.end, pl, segs[0].group))
-    assert not _stopped_before(a, now)  # resumed_before refused it
-    pl = tuple((p.node, p.gpus) for p in segs[0].placement)
-    return replace(j, live=Live("running", segs[0].start, None, pl, segs[0].group))
+    # running in its current segment (a resumed job: from that segment's start, with its
+    # progress from the whole schedule; README, "Replanning")
+    seg = [p for p in segs if p.start <= now][-1]
+    pl = tuple((p.node, p.gpus) for p in seg.placement)
+    return replace(j, live=Live("running", seg.start, None, pl, seg.group))
 
 
-def resumed_before(schedule: Schedule, now: int) -> list[Problem]:
-    """The jobs the schedule stops before `now` and that have not ended by then: a live
-    state has no place for a stopped job's history (contract §9), so they cannot be
-    replanned yet (README, "Replanning")."""
+def stopped_at(schedule: Schedule, now: int) -> list[Problem]:
+    """The jobs the schedule has stopped at `now`, to resume later: a live state has no
+    waiting job with progress (contract §9), so they cannot be replanned yet (README,
+    "Replanning")."""
     out = []
     for k, a in enumerate(schedule.jobs):
-        if a.end > now and _stopped_before(a, now):
-            msg = f"job {a.id} is stopped before now {now} and resumed later"
+        segs = a.pieces()
+        if segs[0].start < now < a.end and [p for p in segs if p.start <= now][-1].end < now:
+            msg = f"job {a.id} is stopped at now {now} and resumed later"
             out.append(Problem(f"jobs[{k}].segments", f"{msg}: replanning it is not supported"))
     return out
-
-
-def _stopped_before(a: Assignment, now: int) -> bool:
-    segs = a.pieces()
-    return segs[0].start < now and (len(segs) > 1 and segs[1].start <= now or segs[0].end < now)
 
 
 def _with_progress(j: Job, progress: Mapping[str, float]) -> Job:

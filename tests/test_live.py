@@ -556,14 +556,27 @@ def test_replan_with_preemption_resumes_the_stopped_job(
     first, rest = b.segments
     assert (first.start, first.end) == (by_id(before)["b"].start, 4)
     assert rest.end - rest.start == 2 + 20 - (4 - first.start)
-    # that plan replanned while b is stopped or resumed: exit 2 naming the schedule's job
+    # that plan replanned while b is stopped: exit 2 naming the schedule's job (a live
+    # state has no waiting job with progress)
     k = [a.id for a in schedule_from_dict(json.loads(out_path.read_text())).jobs].index("b")
-    for now in (5, rest.start + 1):
-        again = tmp_path / f"again-{now}.json"
-        code, out = run("replan", live_path, out_path, "--now", now, "-o", again)
-        flat = " ".join(out.split())
-        assert code == 2 and f"{out_path.name}: jobs[{k}].segments: job b is stopped" in flat
-        assert not again.exists()
+    again = tmp_path / "again.json"
+    code, out = run("replan", live_path, out_path, "--now", 5, "-o", again)
+    flat = " ".join(out.split())
+    assert code == 2 and f"{out_path.name}: jobs[{k}].segments: job b is stopped" in flat
+    assert not again.exists()
+    # and once b runs again (5 units into its second segment, past its restart of 2): it
+    # is running from that segment's start, with the work of both segments as progress,
+    # and with nothing changed it ends where the plan ends it
+    now = rest.start + 5
+    again_live = tmp_path / "again-live.json"
+    code, out = run("replan", live_path, out_path, "--now", now, "-o", again,
+                    "--live", again_live, "--solver", "greedy")  # fmt: skip
+    assert code == 0, out
+    assert run("check", again_live, again)[0] == 0
+    live_b = {j["id"]: j for j in json.loads(again_live.read_text())["jobs"]}["b"]
+    assert live_b["state"] == "running" and live_b["started"] == rest.start
+    assert live_b["progress"] == pytest.approx((4 - first.start) + (5 - 2))
+    assert by_id(schedule_from_dict(json.loads(again.read_text())))["b"].end == rest.end
 
 
 @pytest.fixture(scope="module")
@@ -704,3 +717,64 @@ def test_a_resumed_done_job_holds_no_pool_through_its_gap(tmp_path: Path) -> Non
     live_a = json.loads(live_path.read_text())["jobs"][0]
     assert live_a["state"] == "done" and "demand" not in live_a and "placement" not in live_a
     assert by_id(schedule_from_dict(json.loads(out_path.read_text())))["C"].end == 18
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_replanning_muris_plan_mid_way_keeps_every_job_s_work(seed: int) -> None:
+    # Muri's engine stops and regroups jobs all the time: most replans of its plans find
+    # jobs resumed before now. Each such job is running from its current segment with the
+    # work of its whole history as progress (planner.history), and the replan verifies
+    from planner.history import work_done
+    from planner.replan import stopped_at
+    from planner.simulate import make_policy, result_to_schedule_dict, simulate
+
+    inst = instance_from_dict(generate("dl", 16, 2, seed, preemption=True))
+    plan = schedule_from_dict(result_to_schedule_dict(inst, simulate(inst, make_policy("muri-s"))))
+    assert verify(inst, plan) == []
+    work = {j.id: float(j.iterations or 0) for j in inst.jobs}
+    for a in plan.jobs:  # the history's arithmetic is §8's: done at its end, not before
+        assert work_done(inst, plan, a.end)[a.id] == pytest.approx(work[a.id])
+        assert work_done(inst, plan, a.end - 1)[a.id] < work[a.id]
+    makespan = max(a.end for a in plan.jobs)
+    resumed = 0
+    for now in range(makespan // 8, makespan, makespan // 8):
+        if stopped_at(plan, now):
+            continue
+        live = live_instance(inst, plan, now)
+        for j in live.jobs:
+            if j.state == "running":
+                assert j.live is not None and j.live.progress is not None
+                a = by_id(plan)[j.id]
+                resumed += j.live.started > a.start
+                assert j.live.progress == pytest.approx(work_done(inst, plan, now)[j.id])
+        assert verify(live, solve(live, "greedy")) == []
+    assert resumed > 0
+
+
+def test_replanning_a_live_plan_counts_from_the_given_progress(tmp_path: Path) -> None:
+    # a running job of a live instance with `progress` given: replanned later, its progress
+    # is the given one plus what it did since now (it was counted again from `started`, so
+    # a job that had done 2 of 20 units by 10 counted 15 done at 15 instead of 7)
+    doc = {
+        "version": 1,
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "jobs": [
+            {"id": "a", "duration": 20, "gpus": 1, "state": "running", "started": 0,
+             "placement": [{"node": "n-0", "gpus": [0]}], "progress": 2},
+            {"id": "b", "duration": 5, "gpus": 2},
+        ],
+    }  # fmt: skip
+    inst_path, sched_path = tmp_path / "live.json", tmp_path / "plan.json"
+    inst_path.write_text(json.dumps(doc))
+    assert run("solve", inst_path, "--solver", "greedy", "-o", sched_path)[0] == 0
+    plan = by_id(schedule_from_dict(json.loads(sched_path.read_text())))
+    assert plan["a"].end == 10 + 18
+    out, live = tmp_path / "r.json", tmp_path / "l.json"
+    code, text = run("replan", inst_path, sched_path, "--now", 15, "-o", out, "--live", live,
+                     "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    assert run("check", live, out)[0] == 0
+    live_a = json.loads(live.read_text())["jobs"][0]
+    assert live_a["progress"] == pytest.approx(2 + 5)
+    assert by_id(schedule_from_dict(json.loads(out.read_text())))["a"].end == 28
