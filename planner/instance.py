@@ -154,6 +154,14 @@ class Job:
         """The job run at `gpus` GPUs (its allowed counts unchanged)."""
         return self if gpus == self.gpus else replace(self, gpus=gpus)
 
+    def as_placed(self) -> Job:
+        """A running or done job at its given placement's GPU count (contract §12: a
+        segment runs at the size of its placement, any of the job's counts); any other
+        job as it is."""
+        if self.live is None or not self.live.placement:
+            return self
+        return self.at_count(sum(len(set(gpus)) for _, gpus in self.live.placement))
+
     def fixed_at(self, gpus: int) -> Job:
         """The job with `gpus` as its only count: what a planner that does not choose
         sees once the count is chosen."""

@@ -33,6 +33,7 @@ from itertools import groupby
 from typing import Any
 
 from planner.durations import ceil_units, solo_iteration_ms, stage_tuple
+from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation
 from planner.progress import Leave, Runner, run_together
 from planner.resume import must_stop, resume_job
@@ -110,6 +111,21 @@ class Residual:
                     state = self.live.job_by_id[jid].state
                     return f"{state} job {jid} ends at {a.end}, after its {what} {t}"
         return None
+
+    def clash(self) -> str | None:
+        """A rule of §5 that the fixed jobs break among themselves as the planners keep
+        them (`planner.holds`; what they held for certain is checked on reading), or None.
+        Without preemption no plan mends it; with it, a plan might stop a running job at
+        `now`, which the planners do only for a reservation (`planner.resume`)."""
+        holds = [
+            Hold(self.live.job_by_id[jid].as_placed(), a.start, a.end, _place(a), a.group)
+            for jid, a in self.fixed.items()
+        ]
+        found = clashes(self.live, holds)
+        if not found:
+            return None
+        state = self.live.job_by_id[found[0].job].state
+        return f"{state} job {found[0].job} cannot keep its segment: {found[0].message}"
 
     def shift(self, lb: Mapping[str, float]) -> dict[str, float]:
         """Residual lower bounds as bounds of the live instance: add what the fixed jobs
@@ -261,7 +277,7 @@ def _runner(inst: Instance, j: Job, origin: int, ended: int | None, stop: int | 
     if not j.profiled:
         return Runner(work, (0.0, 0.0, 0.0), inst.unit_ms, 0.0, stop_ms)
     node = inst.node_by_name[j.live.placement[0][0]]
-    gp = inst.gpu_profile(j)
+    gp = inst.gpu_profile(j.as_placed())  # at the count it runs at (contract §12)
     return Runner(
         work, stage_tuple(gp, node.speed), solo_iteration_ms(gp, node.speed), 0.0, stop_ms
     )
@@ -318,6 +334,10 @@ def _tightened(inst: Instance) -> bool:
             return True
         low = min(low, *prios)
     return False
+
+
+def _place(a: Assignment) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    return tuple((p.node, tuple(p.gpus)) for p in a.placement)
 
 
 def _fresh_labels(labels: set[str], taken: set[str]) -> dict[str, str]:

@@ -54,18 +54,24 @@ def _blocks(r: Reservation, j: Job, a: Assignment, now: int) -> bool:
 
 
 def resume_job(inst: Instance, j: Job, done: float) -> tuple[Job, Profile | None]:
-    """The rest of `j` after `done` work, as a waiting job (and its own profile)."""
-    restart = restart_units(inst, j)
+    """The rest of `j` after `done` work, as a waiting job (and its own profile). An
+    elastic job may resume at any of its counts (contract §12: the restart cost and the
+    iteration time are the profile's at the new count), so its profile has each of them."""
     base = replace(j, live=None, release=inst.now, after=())
     if not j.profiled:
         left = max(0, math.ceil((j.duration or 0) - done - 1e-9))
-        return replace(base, duration=restart + left), None
+        return replace(base, duration=restart_units(inst, j) + left), None
     left_it = max(0.0, (j.iterations or 0) - done)
     prof = inst.profiles[j.model or ""]
-    gp = prof.by_gpus[j.gpus]
-    total = restart * inst.unit_ms + left_it * gp.iteration_ms
-    gpu = left_it * gp.stages.gpu
-    own = GpuProfile(total, Stages(total - gpu, gpu, 0.0))
+    own = {c: _rest(inst, j.at_count(c), left_it) for c in j.gpu_counts}
     name = RESUME + j.id
-    profile = Profile(name, {j.gpus: own}, prof.gpu_mem_gb, prof.batch_size)
+    profile = Profile(name, own, prof.gpu_mem_gb, prof.batch_size)
     return replace(base, model=name, iterations=1), profile
+
+
+def _rest(inst: Instance, j: Job, left_it: float) -> GpuProfile:
+    """The rest of profiled `j` at its count `j.gpus` as one "iteration" (module docstring)."""
+    gp = inst.gpu_profile(j)
+    total = restart_units(inst, j) * inst.unit_ms + left_it * gp.iteration_ms
+    gpu = left_it * gp.stages.gpu
+    return GpuProfile(total, Stages(total - gpu, gpu, 0.0))

@@ -6,6 +6,12 @@
 a placement, predecessors, group labels). Choices where the contract is silent (README):
 a done job may carry `group` with its `placement` (so members of a finished interleaving
 group may share GPUs); the running members of one group give `progress` all or none.
+
+No plan moves a running or done job (§9), so whatever rule of §5 the fixed data alone
+break is bad input, not a planner's failure: R1 (a done job that is not zero-length
+ends after it started), R3 (a group must be admissible), R5 (the placement's shape and
+node group), R7 (the job fits its node) and, over the intervals the jobs certainly held
+their resources, R6, R7, R8 and R10 (`planner.holds`).
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ from collections import defaultdict
 from typing import Any
 
 from planner.checker import Checker, join, kind, suggest
+from planner.durations import inadmissible_reason
 from planner.errors import Problem
+from planner.holds import Hold, clashes
 from planner.instance import Instance, Job, Live
 
 STATE_FIELDS = ("state", "started", "ended", "placement", "group", "progress")
@@ -72,14 +80,19 @@ def _placement(v: Any, path: str, ck: Checker) -> tuple[tuple[str, tuple[int, ..
 
 
 def check_live(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]:
-    """Cross-checks of the live state: times, placements, predecessors, groups."""
+    """Cross-checks of the live state: times, placements, predecessors, groups, and the
+    rules the fixed jobs break among themselves."""
     out: list[Problem] = []
     state = {j.id: j for _, j in jobs}
+    sound: set[str] = set()  # fixed jobs whose times and placement are in order
     for path, j in jobs:
         if j.live is None:
             continue
+        n0 = len(out)
         _times(path, j, instance.now, out)
         _place(path, j, instance, out)
+        if len(out) == n0:
+            sound.add(j.id)
         for k, dep in enumerate(j.after):
             pred = state.get(dep)
             if pred is None:
@@ -90,7 +103,8 @@ def check_live(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]
             elif pred.live.ended > j.live.started:
                 msg = f"job '{dep}' ended at {pred.live.ended}, after this job started"
                 out.append(Problem(f"{path}.after[{k}]", msg))
-    _groups(jobs, instance, out)
+    _groups(jobs, instance, sound, out)
+    out += _clashes(jobs, instance, sound)
     return out
 
 
@@ -105,6 +119,9 @@ def _times(path: str, j: Job, now: int, out: list[Problem]) -> None:
     if live.ended is not None and live.ended > now:
         out.append(Problem(f"{path}.ended", f"ended {live.ended} is after now {now}"))
     work = j.duration if j.duration is not None else j.iterations or 0
+    if live.ended is not None and live.ended == live.started and work:
+        msg = f"R1: ended {live.ended} equals started, but the job is not zero-length"
+        out.append(Problem(f"{path}.ended", msg))
     if live.progress is not None and live.progress >= work:
         msg = f"progress {live.progress:g} reaches the job's work {work}: mark it done"
         out.append(Problem(f"{path}.progress", msg))
@@ -114,6 +131,7 @@ def _place(path: str, j: Job, inst: Instance, out: list[Problem]) -> None:
     live = j.live
     assert live is not None
     p = f"{path}.placement"
+    n0 = len(out)
     if not live.placement:
         if j.gpus and live.state == "running":
             out.append(Problem(p, f"a running job needs its placement ({j.gpus} GPUs)"))
@@ -140,13 +158,44 @@ def _place(path: str, j: Job, inst: Instance, out: list[Problem]) -> None:
         count += len(set(gpus))
     if len({name for name, _ in live.placement}) != len(live.placement):
         out.append(Problem(p, "a node is listed twice"))
-    if count != j.gpus:
-        out.append(Problem(p, f"places {count} GPUs, the job has {j.gpus}"))
+    if count not in j.gpu_counts:  # an elastic job runs at any of its counts (§12)
+        has = f"may run at {', '.join(map(str, j.gpu_counts))}" if j.elastic else f"has {j.gpus}"
+        out.append(Problem(p, f"places {count} GPUs, the job {has}"))
+    if len(out) == n0:
+        _shape(p, j.as_placed(), inst, out)
 
 
-def _groups(jobs: list[tuple[str, Job]], inst: Instance, out: list[Problem]) -> None:
+def _shape(p: str, j: Job, inst: Instance, out: list[Problem]) -> None:
+    """R5: the placement's nodes are of one node group that `node_types` allows; a job
+    that fits one node uses one, a larger one whole nodes; then R7: the job fits that
+    group's nodes (CPUs, memory, GPU memory)."""
+    assert j.live is not None
+    nodes = [inst.node_by_name[name] for name, _ in j.live.placement]
+    names = sorted({n.group.name for n in nodes})
+    if len(names) > 1:
+        out.append(Problem(p, f"R5: nodes of different node groups ({', '.join(names)})"))
+        return
+    g = nodes[0].group
+    n0 = len(out)
+    if j.node_types is not None and g.name not in j.node_types:
+        msg = f"R5: node group {g.name} is not in the job's node_types ({', '.join(j.node_types)})"
+        out.append(Problem(p, msg))
+    if j.gpus <= g.gpus and len(nodes) > 1:
+        msg = f"R5: {j.gpus} GPUs fit one {g.gpus}-GPU node, the placement uses {len(nodes)}"
+        out.append(Problem(p, msg))
+    elif j.gpus > g.gpus and any(len(set(gpus)) != g.gpus for _, gpus in j.live.placement):
+        out.append(Problem(p, f"R5: a job of {j.gpus} GPUs uses whole {g.gpus}-GPU nodes"))
+    if len(out) == n0 and (j.model is None or j.model in inst.profiles):
+        why = inst.misfit(j, g)
+        if why is not None:
+            out.append(Problem(p, f"R7: on node group {g.name}, the job {why}"))
+
+
+def _groups(
+    jobs: list[tuple[str, Job]], inst: Instance, sound: set[str], out: list[Problem]
+) -> None:
     """Members of a running group label share `started` and placement; 2..max_group of
-    them; progress all or none."""
+    them; progress all or none; then the group is admissible (`_admissible`)."""
     members: dict[str, list[tuple[str, Job]]] = defaultdict(list)
     for path, j in jobs:
         if j.live is not None and j.live.group is not None:
@@ -154,6 +203,7 @@ def _groups(jobs: list[tuple[str, Job]], inst: Instance, out: list[Problem]) -> 
     for label, ms in members.items():
         path0, j0 = ms[0]
         assert j0.live is not None
+        n0 = len(out)
         where = f"{path0}.group"
         if not inst.interleaving.enabled:
             out.append(Problem(where, f"group '{label}': interleaving is disabled"))
@@ -182,6 +232,49 @@ def _groups(jobs: list[tuple[str, Job]], inst: Instance, out: list[Problem]) -> 
             out.append(
                 Problem(where, f"group '{label}': give progress for all running members or none")
             )
+        if len(out) == n0 and j0.live.placement and all(j.id in sound for _, j in ms):
+            _admissible(where, label, [j for _, j in ms], inst, out)
+
+
+def _admissible(where: str, label: str, ms: list[Job], inst: Instance, out: list[Problem]) -> None:
+    """R3: the members may interleave at their count on their node (contract §4; its GPU
+    memory part, which the verifier reports under R7, is said here too)."""
+    if any(j.model is not None and j.model not in inst.profiles for j in ms):
+        return  # an unknown model: reported by the reference check
+    live = ms[0].live
+    assert live is not None
+    node = inst.node_by_name[live.placement[0][0]]
+    jobs = [j.as_placed() for j in ms]
+    why = inadmissible_reason(inst, jobs, node.speed, node.group.gpu_mem_gb)
+    if why is not None:
+        out.append(Problem(where, f"R3: group '{label}' is not admissible: {why}"))
+
+
+def _clashes(jobs: list[tuple[str, Job]], inst: Instance, sound: set[str]) -> list[Problem]:
+    """R6, R7, R8 and R10 among the fixed jobs, over what they certainly held (a job id
+    given twice is reported as such, and left out here)."""
+    path: dict[str, str] = {}
+    for p, j in jobs:
+        path[j.id] = p if j.id not in path else ""
+    holds = [_certain(j, inst.now) for _, j in jobs if j.id in sound and path[j.id]]
+    return [Problem(f"{path[c.job]}.{c.field}", c.message) for c in clashes(inst, holds)]
+
+
+def _certain(j: Job, now: int) -> Hold:
+    """What a fixed job held, whatever is planned: a done job over [started, ended); a
+    running job over [started, now), since with preemption a plan may end its segment at
+    `now` (§9), and over its first time unit when it started at `now` (a segment has
+    `start < end`, R1 and R11, unless the job is zero-length)."""
+    live = j.live
+    assert live is not None
+    if live.ended is not None:
+        end = live.ended
+    elif live.started < now:
+        end = now
+    else:
+        zero = (j.duration if j.duration is not None else j.iterations or 0) == 0
+        end = live.started + (0 if zero else 1)
+    return Hold(j.as_placed(), live.started, end, live.placement, live.group)
 
 
 def ends_before_now(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]:

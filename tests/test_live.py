@@ -100,6 +100,81 @@ def test_a_live_instance_reads() -> None:
     assert inst.job_by_id["ga"].live.placement == (("n-0", (0,)),)
 
 
+def _gpu_memory(gb: float) -> Any:
+    """The pair's profiles need `gb` GB each on GPUs of 10 GB."""
+
+    def f(d: dict[str, Any]) -> dict[str, Any]:
+        d["cluster"]["nodes"][0]["gpu_mem_gb"] = 10
+        for prof in d["profiles"].values():
+            prof["gpu_mem_gb"] = gb
+        return d
+
+    return f
+
+
+def _node_group_m(node_types: list[str]) -> Any:
+    """A second node group `m`; r1 (on n-0) may run on `node_types`."""
+
+    def f(d: dict[str, Any]) -> dict[str, Any]:
+        d["cluster"]["nodes"].append({"name": "m", "gpus": 2})
+        return set_job(d, "r1", node_types=node_types)
+
+    return f
+
+
+def _started_at(t: int) -> Any:
+    """r2 running on the pair's GPU (n-0 GPU 0) since `t`."""
+
+    def f(d: dict[str, Any]) -> dict[str, Any]:
+        d["jobs"].append({"id": "r2", "duration": 4, "gpus": 1, "state": "running",
+                          "started": t, "placement": [{"node": "n-0", "gpus": [0]}]})  # fmt: skip
+        return d
+
+    return f
+
+
+def _elastic_profile() -> dict[str, Any]:
+    """100, 60 and 40 ms per iteration at 1, 2 and 4 GPUs; restarts of 2, 3 and 3 s."""
+    return {"by_gpus": {
+        str(c): {"iteration_ms": it, "stages_ms": {"data": 5, "gpu": it - 10, "net": 5},
+                 "restart_ms": restart}
+        for c, it, restart in ((1, 100, 2000), (2, 60, 3000), (4, 40, 3000))}}  # fmt: skip
+
+
+def _elastic(counts: list[int], placement: list[dict[str, Any]]) -> Any:
+    """r1 as an elastic job of 100 iterations that may run at `counts` (contract §12),
+    running on `placement` since 5."""
+
+    def f(d: dict[str, Any]) -> dict[str, Any]:
+        d["profiles"]["el"] = _elastic_profile()
+        return set_job(d, "r1", duration=None, model="el", iterations=100, gpus=counts,
+                       placement=placement)  # fmt: skip
+
+    return f
+
+
+def _done_pair(fields: dict[str, Any]) -> Any:
+    """d2 and d3 ran as group h over [0, 3), with `fields`."""
+
+    def f(d: dict[str, Any]) -> dict[str, Any]:
+        pair = {"gpus": 1, "iterations": 20, "state": "done", "started": 0, "ended": 3,
+                "group": "h", **fields}  # fmt: skip
+        d["jobs"] += [{**pair, "id": "d2", "model": "data"}, {**pair, "id": "d3", "model": "gpu"}]
+        return d
+
+    return f
+
+
+def _reserve(what: dict[str, Any], admits: Any = None, start: int = 0, end: int = 10) -> Any:
+    """A reservation `hold` of `what` over [start, end) for `admits`."""
+
+    def f(d: dict[str, Any]) -> dict[str, Any]:
+        d["reservations"] = [{"id": "hold", "start": start, "end": end, "for": admits, **what}]
+        return d
+
+    return f
+
+
 @pytest.mark.parametrize(
     "mutate, path, fragment",
     [
@@ -128,6 +203,34 @@ def test_a_live_instance_reads() -> None:
         (lambda d: set_job(d, "r1", release=6), "jobs[2].started", "before the release"),
         (lambda d: {**d, "now": -1}, "now", "negative"),
         (lambda d: {**d, "now": 16}, "jobs[2].state", "done at 15, before now 16"),
+        # fixed jobs that break a rule of §5 whatever is planned (planner/state.py)
+        (lambda d: set_job(d, "d1", ended=0), "jobs[3].ended", "R1: ended 0 equals started"),
+        (lambda d: set_job(d, "ga", model="gpu"), "jobs[0].group",
+         "R3: group 'g' is not admissible: its cycle"),
+        (_gpu_memory(6), "jobs[0].group", "R3: group 'g' is not admissible: the members need"),
+        (_node_group_m(["m"]), "jobs[2].placement", "R5: node group n is not in"),
+        (lambda d: set_job(d, "d1", gpus=2, placement=[{"node": "n-0", "gpus": [1]},
+                                                       {"node": "n-1", "gpus": [0]}]),
+         "jobs[3].placement", "R5: 2 GPUs fit one 2-GPU node"),
+        (lambda d: set_job(d, "r1", placement=[{"node": "n-0", "gpus": [0]}]),
+         "jobs[2].placement", "R6: job r1 holds GPU(s) 0 of n-0 over [5, 8), as does group g"),
+        (lambda d: set_job(d, "d1", ended=6, placement=[{"node": "n-0", "gpus": [1]}]),
+         "jobs[2].placement", "R6: job r1 holds GPU(s) 1 of n-0 over [5, 8), as does job d1"),
+        (_started_at(7), "jobs[7].placement", "R6: job r2 holds GPU(s) 0 of n-0 over [7, 8)"),
+        (lambda d: set_job(d, "ga", cpus_per_gpu=5), "jobs[2].placement",
+         "R7: 9 CPUs of n-0 in use at 5 (ga, gb, r1), the node has 8"),
+        (lambda d: set_job(d, "ga", demand={"kw": 2}), "jobs[2].demand",
+         "R8: at 5, pool kw: demand 5 (ga, r1) > capacity 4"),
+        (_reserve({"pool": "kw", "amount": 2}), "jobs[2].demand",
+         "R8: at 5, pool kw: demand 3 (r1) > capacity 4 minus 2 held by hold"),
+        (_reserve({"nodes": ["n-0"], "gpus": [1]}), "jobs[2].placement",
+         "R10: holds GPU(s) 1 of n-0 over [5, 8), which reservation hold [0, 10)"),
+        (_done_pair({}), "jobs[7].group", "a group needs the job's placement"),
+        # an elastic job runs at any of its listed counts (§12), no other
+        (_elastic([4, 2], [{"node": "n-0", "gpus": [1]}]), "jobs[2].placement",
+         "places 1 GPUs, the job may run at 4, 2"),
+        (_elastic([2, 1], [{"node": "n-0", "gpus": [1]}, {"node": "n-1", "gpus": [1]}]),
+         "jobs[2].placement", "R5: 2 GPUs fit one 2-GPU node"),
     ],
 )  # fmt: skip
 def test_bad_live_state_names_the_path(mutate: Any, path: str, fragment: str) -> None:
@@ -778,3 +881,140 @@ def test_replanning_a_live_plan_counts_from_the_given_progress(tmp_path: Path) -
     live_a = json.loads(live.read_text())["jobs"][0]
     assert live_a["progress"] == pytest.approx(2 + 5)
     assert by_id(schedule_from_dict(json.loads(out.read_text())))["a"].end == 28
+
+
+# --- fixed jobs that break the rules (contract §5, §9) ---------------------------------
+
+
+def test_fixed_jobs_may_share_what_they_did_not_hold_at_once(
+    solve_verified: SolveVerified,
+) -> None:
+    # d1 ran on r1's GPU over [0, 4), before r1 started at 5; d2 and d3 ran on one GPU as
+    # one group (a done job may carry its group, README); a reservation for nobody held
+    # r1's GPU over [4, 5), and one that admits r1 holds it now (intervals are half-open)
+    d = _done_pair({"placement": [{"node": "n-1", "gpus": [1]}]})(live_doc())
+    set_job(d, "d1", placement=[{"node": "n-0", "gpus": [1]}])
+    d["reservations"] = [
+        {"id": "past", "start": 4, "end": 5, "nodes": ["n-0"], "gpus": [1]},
+        {"id": "r1s", "start": 5, "end": 20, "nodes": ["n-0"], "gpus": [1],
+         "for": {"jobs": ["r1"]}},
+    ]  # fmt: skip
+    inst = instance_from_dict(d)
+    s = solve_verified(inst, "greedy:fifo")
+    assert s.status in ("optimal", "feasible")
+    assert (by_id(s)["d2"].group, by_id(s)["d3"].group) == ("h", "h")
+
+
+def test_a_running_job_that_meets_a_reservation_later_is_infeasible_not_a_solver_fault(
+    solve_verified: SolveVerified,
+) -> None:
+    # r1 runs on n-0 GPU 1 until 15 by §8; from 10 a reservation holds that GPU for
+    # nobody. Reading cannot refuse it (a preemptive plan stops r1 at now), but without
+    # preemption no plan keeps r1 to its end
+    d = _reserve({"nodes": ["n-0"], "gpus": [1]}, start=10, end=20)(live_doc())
+    inst = instance_from_dict(d)
+    s = solve_verified(inst, "greedy")
+    assert s.status == "infeasible" and not s.jobs
+    assert s.info["reason"] == (
+        "running job r1 cannot keep its segment: R10: holds GPU(s) 1 of n-0 over [5, 15), "
+        "which reservation hold [10, 20) keeps from it"
+    )
+    d["policy"] = {"preemption": {"enabled": True, "restart": 2}}
+    set_job(d, "w1", after=None)  # r1 resumes later; w1 waits for it no more
+    s = solve_verified(instance_from_dict(d), "greedy")
+    assert s.status == "feasible" and len(by_id(s)["r1"].segments) == 2
+
+
+def test_running_jobs_that_meet_after_now_are_infeasible_without_preemption(
+    solve_verified: SolveVerified,
+) -> None:
+    # r2 starts on the pair's GPU at now: nothing certain overlaps yet (a preemptive plan
+    # may stop the pair at now), but the pair keeps it until 132
+    d = _started_at(8)(live_doc())
+    s = solve_verified(instance_from_dict(d), "greedy")
+    assert s.status == "infeasible"
+    assert s.info["reason"].startswith("running job r2 cannot keep its segment: R6: job r2")
+    d["policy"] = {"preemption": {"enabled": True}}
+    s = solve_verified(instance_from_dict(d), "greedy")
+    assert s.status == "unknown" and "R6" in s.info["reason"]
+
+
+def test_plan_validate_and_solve_refuse_fixed_jobs_that_break_a_rule(tmp_path: Path) -> None:
+    inst_path, out_path = tmp_path / "overlap.json", tmp_path / "s.json"
+    inst_path.write_text(json.dumps(set_job(live_doc(), "r1", placement=[
+        {"node": "n-0", "gpus": [0]}])))  # fmt: skip
+    for command in (["validate", inst_path], ["solve", inst_path, "-o", out_path]):
+        code, out = run(*command)
+        flat = " ".join(out.split())
+        assert code == 2, out
+        assert f"{inst_path.name}: jobs[2].placement: R6: job r1 holds GPU(s) 0" in flat, out
+        assert "invalid schedule" not in out and not out_path.exists()
+    later = _reserve({"nodes": ["n-0"], "gpus": [1]}, start=10, end=20)(live_doc())
+    inst_path.write_text(json.dumps(later))
+    assert run("validate", inst_path)[0] == 0
+    code, out = run("solve", inst_path, "--solver", "greedy", "-o", out_path)
+    assert code == 1 and "no schedule exists: running job r1 cannot keep its segment: R10" in out, out
+    assert "invalid schedule" not in out and not out_path.exists()
+
+
+# --- elastic jobs in a live state (contract §12) ---------------------------------------
+
+
+@pytest.mark.parametrize("solver", ["greedy:fifo", "cpsat", "milp:highs"])
+def test_a_running_elastic_job_keeps_the_count_it_runs_at(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # r1 may run at 2 or 1 GPUs and runs at 1 since 5: 100 iterations at 100 ms end at 15
+    # (at 2 GPUs, 60 ms, it would end at 11)
+    d = _elastic([2, 1], [{"node": "n-0", "gpus": [1]}])(live_doc())
+    inst = instance_from_dict(d)
+    s = solve_verified(inst, solver)
+    r1 = by_id(s)["r1"]
+    assert (r1.start, r1.end, r1.placement[0].gpus) == (5, 15, (1,))
+    assert by_id(s)["w1"].start >= 15
+
+
+def test_a_stopped_elastic_job_resumes_at_any_of_its_counts(
+    solve_verified: SolveVerified,
+) -> None:
+    # n-0 fails at now = 8: r1, at 1 GPU since 5, has done 30 iterations. The 70 left
+    # take a 2 s restart and 7 s at 1 GPU, or a 3 s restart and 4.2 s at 2 GPUs.
+    d = _elastic([2, 1], [{"node": "n-0", "gpus": [1]}])(live_doc())
+    d["policy"] = {"preemption": {"enabled": True, "restart": 0}}
+    d["reservations"] = [{"id": "down", "start": 8, "end": 1000, "nodes": ["n-0"]}]
+    d["jobs"] = [j for j in d["jobs"] if j["id"] in ("r1", "d1")]
+    inst = instance_from_dict(d)
+    for solver in ("greedy", "cpsat"):
+        s = solve_verified(inst, solver)
+        first, rest = by_id(s)["r1"].segments
+        assert (first.start, first.end) == (5, 8)
+        assert rest.end - rest.start == (9 if len(rest.placement[0].gpus) == 1 else 8)
+
+
+def test_replan_keeps_an_elastic_job_at_the_count_it_runs_at(tmp_path: Path) -> None:
+    # the plan runs el at 1 of its counts [2, 1]: the live state at 4 says so, with the
+    # progress of 1 GPU (40 iterations at 100 ms), and plan check and plan solve take it
+    doc = {"name": "el", "cluster": {"nodes": [{"name": "n", "gpus": 4}]},
+           "profiles": {"el": _elastic_profile()},
+           "jobs": [{"id": "el", "model": "el", "gpus": [2, 1], "iterations": 100},
+                    {"id": "w", "duration": 3, "gpus": 4}]}  # fmt: skip
+    plan = {"format": "planner-schedule/1", "instance": "el", "solver": "hand",
+            "status": "feasible", "groups": [],
+            "jobs": [{"id": "el", "start": 0, "end": 10, "gpus": 1,
+                      "placement": [{"node": "n-0", "gpus": [0]}]},
+                     {"id": "w", "start": 10, "end": 13,
+                      "placement": [{"node": "n-0", "gpus": [0, 1, 2, 3]}]}]}  # fmt: skip
+    inst_path, plan_path = tmp_path / "el.json", tmp_path / "plan.json"
+    inst_path.write_text(json.dumps(doc))
+    plan_path.write_text(json.dumps(plan))
+    out, live_path, again = tmp_path / "new.json", tmp_path / "live.json", tmp_path / "again.json"
+    code, text = run("replan", inst_path, plan_path, "--now", 4, "--solver", "greedy",
+                     "-o", out, "--live", live_path)  # fmt: skip
+    assert code == 0, text
+    assert run("check", live_path, out) == (0, f"ok {out}: 2 jobs, no violations\n")
+    el = json.loads(live_path.read_text())["jobs"][0]
+    assert el["state"] == "running" and el["progress"] == pytest.approx(40)
+    code, text = run("solve", live_path, "--solver", "greedy", "-o", again)
+    assert code == 0, text
+    assert run("check", live_path, again)[0] == 0
+    assert by_id(schedule_from_dict(json.loads(again.read_text())))["el"].end == 10

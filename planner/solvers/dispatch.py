@@ -91,6 +91,11 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     late = res.late()
     if late is not None:
         return Schedule(instance.name, spec, "infeasible", info={"reason": late})
+    clash = res.clash()
+    if clash is not None:  # proved, unless a plan may stop a running job (Residual.clash)
+        if instance.preemption.enabled:
+            return Schedule(instance.name, spec, "unknown", info={"reason": clash})
+        return Schedule(instance.name, spec, "infeasible", info={"reason": clash})
     if not res.instance.jobs:  # nothing left to decide
         empty = Schedule(instance.name, spec, "optimal")
         return res.merge(empty, {}).with_(lower_bound=None)
