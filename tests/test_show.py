@@ -205,8 +205,9 @@ def test_plan_show_checks_its_outputs_before_drawing(tmp_path: Path) -> None:
     blocker.write_text("x", encoding="utf-8")
     code, _, err = run("show", sched, "-o", page, "--png", blocker / "g.png")
     assert code == 2 and str(blocker / "g.png") in err and not page.exists()
-    code, _, err = run("show", sched, "-o", page, "--png", page)
-    assert code == 2 and "same file" in err and not page.exists()
+    both = tmp_path / "g"  # a name neither a page's nor a picture's (check_pictures)
+    code, _, err = run("show", sched, "-o", both, "--png", both)
+    assert code == 2 and "same file" in err and not both.exists()
     code, _, err = run("show", sched, "-o", sched)
     assert code == 2 and "input file" in err and sched.read_bytes() == before
 
