@@ -953,7 +953,8 @@ def test_plan_validate_and_solve_refuse_fixed_jobs_that_break_a_rule(tmp_path: P
     inst_path.write_text(json.dumps(later))
     assert run("validate", inst_path)[0] == 0
     code, out = run("solve", inst_path, "--solver", "greedy", "-o", out_path)
-    assert code == 1 and "no schedule exists: running job r1 cannot keep its segment: R10" in out, out
+    why = "no schedule exists: running job r1 cannot keep its segment: R10"
+    assert code == 1 and why in out, out
     assert "invalid schedule" not in out and not out_path.exists()
 
 
