@@ -372,3 +372,34 @@ def test_generate_with_preemption_plans_and_verifies(tmp_path: Path, family: str
     code = CliRunner().invoke(main, ["solve", str(inst_path), "--solver", "greedy", "-o", str(out)])
     assert code.exit_code == 0
     assert verify(inst, schedule_from_dict(json.loads(out.read_text()))) == []
+
+
+@pytest.mark.parametrize("solver", ["cpsat", "milp"])
+def test_the_exact_models_prove_nothing_when_preemption_is_allowed(solver):
+    # One GPU: L (100 units) from 0, S (5 units, weight 10) released at 10. Stopping L for
+    # S gives 10 x 5 + 107 = 157; the models have no preemption, and their best (165, L
+    # waiting for S) was called optimal with a bound of 165
+    from planner.metrics import objective_values
+    from planner.solvers.dispatch import solve
+    from planner.solvers.options import SolveOptions
+
+    doc = {
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "policy": {"preemption": {"enabled": True, "restart": 2}},
+        "jobs": [
+            {"id": "L", "duration": 100, "gpus": 1},
+            {"id": "S", "duration": 5, "gpus": 1, "release": 10, "weight": 10},
+        ],
+    }
+    inst = instance_from_dict(doc)
+    gpu = (place("n-0", 0),)
+    parts = (Segment(0, 10, gpu, None), Segment(15, 107, gpu, None))
+    jobs = [Assignment("L", 0, 107, gpu, None, parts), Assignment("S", 10, 15, gpu)]
+    stopped = make_schedule(jobs)
+    assert verify(inst, stopped) == []
+    best = objective_values(inst, stopped, ["total_weighted_jct"])["total_weighted_jct"]
+    assert best == 157
+    s = solve(inst, solver, SolveOptions(time_limit=5))
+    assert verify(inst, s) == [] and s.status == "feasible"
+    assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= best

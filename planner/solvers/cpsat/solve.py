@@ -309,13 +309,15 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
         instance.elastic and instance.interleaving.enabled
     )
     exact_objectives = all(o.exact for o in objs) and "energy_cost" not in names
+    # The model has no preemption (contract §8): its optimum, bound and infeasibility
+    # speak of schedules without segments only, so with preemption none is a proof.
+    proof = cm.exact and complete and exact_objectives and not instance.preemption.enabled
     floor = _shown_floor(instance, names[0], options) if options.progress is not None else None
     out = _run_stages(
         cm, objs, options, t0, options.limit, hinted=hinted > 0, floor=floor,
-        proof=cm.exact and complete and exact_objectives,
+        proof=proof,
     )  # fmt: skip
 
-    proof = cm.exact and complete and exact_objectives
     info: SolveInfo = {
         "options": sum(len(jv.options) for jv in cm.jobs.values()),
         "candidate_groups": len(groups),

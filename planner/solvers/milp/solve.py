@@ -170,6 +170,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         and hz.exact
         and not built.notes.get("pool_conservative")
         and not built.notes.get("energy_idle_relaxed")
+        # no preemption in the model (contract §8): no proof over schedules with segments
+        and not instance.preemption.enabled
     )
     r.info["exact_grid"] = exact_grid
     warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
@@ -532,7 +534,7 @@ def _lower_bound(
     if exact_grid:
         for n, b in bounds.items():
             out[n] = max(out.get(n, -math.inf), b)
-    elif first == "makespan" and first in bounds:
+    elif first == "makespan" and first in bounds and not instance.preemption.enabled:
         no_windows = not instance.reservations and all(j.deadline is None for j in instance.jobs)
         if no_windows:
             upper = min(bounds[first], grid.horizon)
