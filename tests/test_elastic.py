@@ -259,3 +259,21 @@ def test_generate_elastic_is_valid_and_keeps_each_jobs_count_first(family: str) 
     for before, job in zip(plain["jobs"], inst.jobs, strict=True):
         assert job.gpus == before["gpus"]
         assert all(before["gpus"] <= 2 * c <= 4 * before["gpus"] for c in job.gpu_counts)
+
+
+def test_cpsat_reports_no_bound_it_does_not_have(solve_verified: Any) -> None:
+    # with a negative price, planner.bounds gives no energy_cost bound: CP-SAT wrote
+    # "relaxation_bound_error: KeyError('energy_cost')" into the schedule's info
+    from planner.read import instance_from_dict
+
+    inst = instance_from_dict({
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1, "gpu_idle_w": 100,
+                               "gpu_busy_w": 1000}],
+                    "power_price": [{"start": 0, "end": 10, "price": 10},
+                                    {"start": 10, "end": 100, "price": -1}]},
+        "objective": ["energy_cost"],
+        "jobs": [{"id": "a", "duration": 5, "gpus": 1}],
+    })  # fmt: skip
+    s = solve_verified(inst, "cpsat", time_limit=5, objective=("energy_cost",))
+    assert "relaxation_bound_error" not in s.info

@@ -377,11 +377,14 @@ def _lower_bound(
     complete) or planner.bounds' relaxation bound (always valid)."""
     vals = [] if model_bound is None else [(model_bound, "cpsat")]
     try:
-        static, word = named_lower_bounds(instance, [name], iterations)[name]
-        info["relaxation_bound"] = {name: static}
-        vals.append((static, word))
+        found = named_lower_bounds(instance, [name], iterations)
     except Exception as e:  # a bound is optional: report the failure, never fail
         info["relaxation_bound_error"] = repr(e)
+        found = {}
+    if name in found:  # planner.bounds has none for some objectives (energy_cost)
+        static, word = found[name]
+        info["relaxation_bound"] = {name: static}
+        vals.append((static, word))
     if not vals:
         return None
     best, word = max(vals, key=lambda v: v[0])  # ties: the model's bound, listed first
