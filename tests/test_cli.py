@@ -358,3 +358,24 @@ def test_auto_with_no_time_still_writes_a_verified_plan(tmp_path: Path, limit: s
     code, _, stderr = run("solve", inst, "--solver", "auto", "--time-limit", limit, "-o", out)
     assert code == 0, stderr
     assert verify(read_instance(inst), schedule_from_dict(json.loads(out.read_text()))) == []
+
+
+@pytest.mark.parametrize("as_json", [True, False])
+def test_a_reader_that_stops_early_is_exit_141_not_a_crash(tmp_path: Path, as_json: bool) -> None:
+    # `plan solve ... | head`: the pipe closes before the tables (or JSON) are printed;
+    # that was "internal error: BrokenPipeError" (exit 3) or rich's silent exit 1 ("no
+    # feasible schedule"), after the schedule was written whole
+    import subprocess
+    import sys
+
+    out = tmp_path / "s.json"
+    args = [sys.executable, "-m", "planner", "solve", str(small_instance(tmp_path))]
+    args += ["--solver", "greedy", "-o", str(out)] + (["--json"] if as_json else [])
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader goes away before anything is printed
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, stderr
+    assert "internal error" not in stderr
+    doc = json.loads(out.read_text())
+    assert verify(read_instance(small_instance(tmp_path)), schedule_from_dict(doc)) == []

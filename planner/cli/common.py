@@ -16,6 +16,7 @@ from planner.errors import InputError, UsageError
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_PIPE = 141  # 128 + SIGPIPE: the reader of standard output went away (README)
 
 # Where the global `--debug` flag is kept: click shares `meta` across all contexts of one run.
 DEBUG_KEY = "planner.debug"
@@ -28,8 +29,9 @@ def _debug() -> bool:
 
 def handle_errors(fn: F) -> F:
     """Bad input and usage errors exit 2 with a message and no traceback; Ctrl-C exits 130;
-    any other exception is a bug of ours: one line and exit 3 (the traceback with `--debug`),
-    so that a crash never looks like exit 1, "no feasible schedule"."""
+    standard output closed by its reader exits 141, silently; any other exception is a bug
+    of ours: one line and exit 3 (the traceback with `--debug`), so that a crash never
+    looks like exit 1, "no feasible schedule"."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -45,6 +47,9 @@ def handle_errors(fn: F) -> F:
         except KeyboardInterrupt:
             terminal.print_error("interrupted")
             sys.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # `plan ... | head`: not a bug, and nothing more to say
+            terminal.silence_stdout()
+            sys.exit(EXIT_PIPE)
         except click.ClickException:
             raise
         except Exception as e:

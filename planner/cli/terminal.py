@@ -6,6 +6,7 @@ Commands hand values to these functions; nothing else in the package prints.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,8 +21,23 @@ from planner.errors import InputError
 from planner.jsonio import dumps
 from planner.solvers import Progress
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """rich exits 1 ("no feasible schedule" here): raise instead, for the command's
+        error handler (`planner.cli.common.handle_errors`: exit 141)."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def silence_stdout() -> None:
+    """Point standard output at /dev/null, so that flushing it at exit fails no more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+out = _Console(highlight=False, soft_wrap=True)
+err = _Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:
