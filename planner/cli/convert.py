@@ -171,7 +171,12 @@ BUSY_FROM_JOBS = 10_000  # from here generating takes seconds: show a spinner
     required=True,
     help="Number of jobs (at most 200,000).",
 )
-@click.option("--nodes", type=click.IntRange(min=1), required=True, help="Number of nodes.")
+@click.option(
+    "--nodes",
+    type=click.IntRange(min=1),
+    required=True,
+    help="Number of nodes (mixed: half a100, half v100, at least one of each).",
+)
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Same seed, same instance.")
 @OUTPUT_OPTION
 @click.option("--preemption", is_flag=True, help="Allow preemption (contract §8).")
