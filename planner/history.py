@@ -25,7 +25,9 @@ Piece = tuple[str, int, Segment]  # job id, segment index, segment
 
 def work_done(inst: Instance, s: Schedule, t: int) -> dict[str, float]:
     """Iterations (time units for explicit-duration jobs) each job has done by time `t`."""
-    left = {j.id: _work(j) for j in inst.jobs}
+    # a running job of a live instance with `progress` has done that much by `now`, even
+    # when its segment starts at `now` (and so is not run below when `t` is `now`)
+    left = {j.id: _work(j) - _given(j) for j in inst.jobs}
     for origin, unit in _units(inst, s, t):
         runners = []
         for jid, k, p in unit:
@@ -33,8 +35,6 @@ def work_done(inst: Instance, s: Schedule, t: int) -> dict[str, float]:
             if j.live is not None and j.state == "done":  # runs along until it ended
                 runners.append(_runner(inst, jid, p, origin, min(p.end, t), math.inf, k))
                 continue
-            if origin == inst.now and k == 0 and j.live is not None:
-                left[jid] = max(0.0, _work(j) - (j.live.progress or 0.0))
             runners.append(_runner(inst, jid, p, origin, min(p.end, t), left[jid], k))
         leaves = run_together(runners, inst.interleaving.overhead)
         for (jid, _, _), leave in zip(unit, leaves, strict=True):
@@ -82,6 +82,13 @@ def _runner(
 def _at_count(j: Job, count: int) -> Job:
     """The job as it runs at `count` GPUs (contract §12), when that is one of its counts."""
     return j.at_count(count) if j.elastic and count in j.gpu_counts else j
+
+
+def _given(j: Job) -> float:
+    """The `progress` a running job of a live instance gives, else 0."""
+    if j.live is not None and j.state == "running" and j.live.progress is not None:
+        return max(0.0, min(j.live.progress, _work(j)))
+    return 0.0
 
 
 def _work(j: Job) -> float:

@@ -29,7 +29,7 @@ from planner.history import work_done
 from planner.instance import Instance, Job, Live, Reservation
 from planner.read import raw_json
 from planner.schedule import Schedule
-from planner.state import STATE_FIELDS
+from planner.state import STATE_FIELDS, check_live
 from planner.structure import Parsed, _parse_job
 from planner.validate import after_cycles
 
@@ -130,6 +130,12 @@ def live_instance(
     out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, problems)
     if problems:
         raise InputError(source, problems)
+    # What §9 cannot hold, such as a group whose members left it before now (stopped,
+    # resumed elsewhere, cancelled), leaving a set that is no admissible group: the
+    # reader's own checks of a live state, on the one built here (paths as in --live).
+    wrong = check_live([(f"jobs[{i}]", j) for i, j in enumerate(out.jobs)], out)
+    if wrong:
+        raise InputError(f"the live state at {now}", wrong)
     return out
 
 
@@ -150,7 +156,7 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
     if j.state == "done":
         return j
     segs = a.pieces()
-    if segs[0].start >= now:
+    if segs[0].start >= now and j.state != "running":  # a running job started by now
         return replace(j, live=None)
     if a.end <= now:
         if len(segs) > 1:
@@ -170,12 +176,27 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
 def stopped_at(schedule: Schedule, now: int) -> list[Problem]:
     """The jobs the schedule has stopped at `now`, to resume later: a live state has no
     waiting job with progress (contract §9), so they cannot be replanned yet (README,
-    "Replanning")."""
+    "Replanning"). One whose segment ends just at `now` is a running job that a plan may
+    stop there, unless another job starts on its GPUs at `now`: it is stopped then."""
+    starting = {
+        (q.node, g): a.id
+        for a in schedule.jobs
+        for p in a.pieces()
+        if p.start == now
+        for q in p.placement
+        for g in q.gpus
+    }
     out = []
     for k, a in enumerate(schedule.jobs):
         segs = a.pieces()
-        if segs[0].start < now < a.end and [p for p in segs if p.start <= now][-1].end < now:
-            msg = f"job {a.id} is stopped at now {now} and resumed later"
+        if not segs[0].start < now < a.end:
+            continue
+        seg = [p for p in segs if p.start <= now][-1]
+        keys = [(q.node, g) for q in seg.placement for g in q.gpus]
+        taken = sorted({starting[key] for key in keys if key in starting} - {a.id})
+        if seg.end < now or seg.end == now and taken:
+            why = f", where job {taken[0]} starts on its GPUs," if seg.end == now else ""
+            msg = f"job {a.id} is stopped at now {now}{why} and resumed later"
             out.append(Problem(f"jobs[{k}].segments", f"{msg}: replanning it is not supported"))
     return out
 

@@ -1019,3 +1019,108 @@ def test_replan_keeps_an_elastic_job_at_the_count_it_runs_at(tmp_path: Path) -> 
     assert code == 0, text
     assert run("check", live_path, again)[0] == 0
     assert by_id(schedule_from_dict(json.loads(again.read_text())))["el"].end == 10
+
+
+def _write_pair(
+    tmp_path: Path, inst: dict[str, Any], jobs: list[dict[str, Any]], **groups: list[str]
+) -> tuple[Path, Path]:
+    inst_path, sched_path = tmp_path / "i.json", tmp_path / "s.json"
+    inst_path.write_text(json.dumps(inst))
+    doc = {"format": "planner-schedule/1", "jobs": jobs,
+           "groups": [{"id": g, "jobs": m} for g, m in groups.items()]}  # fmt: skip
+    sched_path.write_text(json.dumps(doc))
+    code, text = run("check", inst_path, sched_path)
+    assert code == 0, text
+    return inst_path, sched_path
+
+
+def _on(gpu: int) -> list[dict[str, Any]]:
+    return [{"node": "n-0", "gpus": [gpu]}]
+
+
+def _two_gpus(*jobs: dict[str, Any], restart: int = 0) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "policy": {"priority": "none", "preemption": {"enabled": True, "restart": restart}},
+        "jobs": list(jobs),
+    }
+
+
+def test_a_live_file_replanned_at_its_own_now_keeps_its_progress(tmp_path: Path) -> None:
+    # Z resumes at 35 (restart 7) after 5 units of work; the live file of a replan at 35
+    # says running, started 35, progress > 0. Replanned again at 35 it became waiting and
+    # started over (its first segment starts at now), ending at 53 instead of 48
+    inst = _two_gpus({"id": "X", "duration": 30, "gpus": 1}, {"id": "Z", "duration": 20,
+                      "gpus": 1}, restart=7)  # fmt: skip
+    parts = [{"start": 30, "end": 35, "placement": _on(0), "group": None},
+             {"start": 35, "end": 57, "placement": _on(0), "group": None}]  # fmt: skip
+    jobs = [{"id": "X", "start": 0, "end": 30, "placement": _on(0)},
+            {"id": "Z", "start": 30, "end": 57, "placement": _on(0),
+             "segments": parts}]  # fmt: skip
+    inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
+    paths = [(inst_path, sched_path)]
+    for k in range(2):
+        out, live = tmp_path / f"r{k}.json", tmp_path / f"l{k}.json"
+        code, text = run("replan", *paths[-1], "--now", 35, "-o", out, "--live", live,
+                         "--solver", "greedy")  # fmt: skip
+        assert code == 0, text
+        assert run("check", live, out)[0] == 0
+        z = {j["id"]: j for j in json.loads(live.read_text())["jobs"]}["Z"]
+        assert (z["state"], z["started"], z["progress"]) == ("running", 35, 5)
+        # the rest of its restart under way is not charged again (README, Replanning)
+        assert by_id(schedule_from_dict(json.loads(out.read_text())))["Z"].end == 35 + 15
+        paths.append((live, out))
+
+
+def test_a_job_stopped_where_another_resumes_is_refused_not_a_clash(tmp_path: Path) -> None:
+    # at 10 X stops on GPU 0 (to resume at 20 on GPU 1) and Y resumes on GPU 0: X, kept
+    # running, clashed with Y ("no schedule found", exit 1); §9 cannot hold X stopped at
+    # now, so it is refused like a job stopped before now. A unit before, and once X runs
+    # again, the replans verify
+    x_parts = [{"start": 0, "end": 10, "placement": _on(0), "group": None},
+               {"start": 20, "end": 40, "placement": _on(1), "group": None}]  # fmt: skip
+    y_parts = [{"start": 0, "end": 10, "placement": _on(1), "group": None},
+               {"start": 10, "end": 30, "placement": _on(0), "group": None}]  # fmt: skip
+    jobs = [{"id": "X", "start": 0, "end": 40, "placement": _on(0), "segments": x_parts},
+            {"id": "Y", "start": 0, "end": 30, "placement": _on(1),
+             "segments": y_parts}]  # fmt: skip
+    inst = _two_gpus({"id": "X", "duration": 30, "gpus": 1}, {"id": "Y", "duration": 30, "gpus": 1})
+    inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
+    out, live = tmp_path / "r.json", tmp_path / "l.json"
+    code, text = run("replan", inst_path, sched_path, "--now", 10, "-o", out)
+    flat = " ".join(text.split())
+    assert code == 2 and "s.json: jobs[0].segments: job X is stopped at now 10, where job Y" in flat
+    assert not out.exists()
+    for now in (9, 20, 21):
+        code, text = run("replan", inst_path, sched_path, "--now", now, "-o", out, "--live", live,
+                         "--solver", "greedy")  # fmt: skip
+        assert code == 0, text
+        assert run("check", live, out)[0] == 0
+
+
+@pytest.mark.parametrize("how", ["resumed elsewhere", "cancelled"])
+def test_a_group_left_inadmissible_by_a_member_is_bad_input(tmp_path: Path, how: str) -> None:
+    # G = {A, B, C}: two bert and an a2c on GPU 0. C leaves (resumed on GPU 1 at 5, or
+    # cancelled at 3); the live state holds G as its running members, the pair A, B, which
+    # is no admissible group. The replan failed the verifier ("solver produced an invalid
+    # schedule", exit 1); now exit 2 naming the rule, nothing written
+    inst = _two_gpus(*({"id": i, "model": m, "gpus": 1, "iterations": n}
+                       for i, m, n in (("A", "bert", 2000), ("B", "bert", 2000),
+                                       ("C", "a2c", 300))))  # fmt: skip
+    inst["interleaving"] = {"enabled": True, "max_group": 4}
+    c_parts = [{"start": 0, "end": 5, "placement": _on(0), "group": "G"},
+               {"start": 5, "end": 195, "placement": _on(1), "group": None}]  # fmt: skip
+    jobs = [{"id": "A", "start": 0, "end": 841, "placement": _on(0), "group": "G"},
+            {"id": "B", "start": 0, "end": 841, "placement": _on(0), "group": "G"},
+            {"id": "C", "start": 0, "end": 195, "placement": _on(0), "group": "G",
+             "segments": c_parts}]  # fmt: skip
+    inst_path, sched_path = _write_pair(tmp_path, inst, jobs, G=["A", "B", "C"])
+    ch = tmp_path / "c.json"
+    ch.write_text(json.dumps({"cancel": ["C"]}))
+    args = ["--now", 10] if how == "resumed elsewhere" else ["--now", 3, "--changes", ch]
+    out = tmp_path / "r.json"
+    code, text = run("replan", inst_path, sched_path, *args, "-o", out, "--solver", "greedy")
+    flat = " ".join(text.split())
+    assert code == 2 and "jobs[0].group: R3: group 'G' is not admissible" in flat, text
+    assert "invalid schedule" not in flat and not out.exists()
