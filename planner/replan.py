@@ -217,7 +217,8 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
     for jid, value in ch.progress.items():
         j = jobs.get(jid)
         if j is None or j.live is None or j.state != "running":
-            state = "unknown" if j is None else f"{j.state} at now {inst.now}"
+            gone = "cancelled" if jid in ch.cancel else "unknown"
+            state = gone if j is None else f"{j.state} at now {inst.now}"
             problems.append(Problem(f"progress.{jid}", f"job '{jid}' is {state}, not running"))
             continue
         work = j.duration if j.duration is not None else j.iterations or 0
