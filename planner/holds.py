@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 
 from planner.instance import TOL, Instance, Job, Reservation
+from planner.pools import PoolTimeline
 
 Place = tuple[tuple[str, tuple[int, ...]], ...]  # (node, GPU indices), as in `Live`
 
@@ -168,43 +168,29 @@ def _sweep(
 
 
 def pool_clashes(inst: Instance, holds: Sequence[Hold]) -> list[Clash]:
-    """R8: at some instant, for some set U of the pool's active reservations, the demand
-    of the holds that none of U admits exceeds the capacity minus U's amounts (README,
-    Hall's condition). Checked when a hold or a reservation starts; one report per
-    episode."""
+    """R8 by the subset rule of `planner.pools.PoolTimeline` (README, Hall's condition),
+    checked when a hold or a reservation starts; one report per episode."""
     out = []
     for pool, cap in sorted(inst.pools.items()):
         users = [h for h in holds if h.job.demand.get(pool, 0.0) > 0]
         res = [r for r in inst.reservations if r.pool == pool and r.end > r.start]
+        timeline = PoolTimeline(cap, res)
+        for h in users:
+            timeline.book(h.start, h.end, timeline.job_class(h.job), h.job.demand[pool])
         over = False
         for t, running, starter in _sweep(users, (r.start for r in res)):
-            active = [r for r in res if r.start <= t < r.end]
-            short = _short(pool, cap, running, active)
-            if short is not None and not over:
+            found = timeline.overbooked_at(t) if running else None
+            if found is not None and not over:
+                u, load = found
+                kept = [h.job.id for h in running if not any(r.admits.admits(h.job) for r in u)]
+                held = f" minus {sum(r.amount for r in u):g} held by {_names(u)}" if u else ""
+                short = f"pool {pool}: demand {load:g} ({', '.join(sorted(kept))})"
                 blamed = starter or max(running, key=lambda h: h.start)
-                out.append(Clash(blamed.job.id, "demand", f"R8: at {t}, {short}"))
-            over = short is not None
+                out.append(
+                    Clash(blamed.job.id, "demand", f"R8: at {t}, {short} > capacity {cap:g}{held}")
+                )
+            over = found is not None
     return out
-
-
-def _short(pool: str, cap: float, running: list[Hold], active: list[Reservation]) -> str | None:
-    """Why the running holds' demand does not fit the pool at one instant, or None. A
-    reservation that admits none of them only lowers the room, so it is always in U."""
-    if not running:
-        return None
-    admitting = [r for r in active if any(r.admits.admits(h.job) for h in running)]
-    always = [r for r in active if r not in admitting]
-    for size in range(len(admitting) + 1):
-        for extra in combinations(admitting, size):
-            u = always + list(extra)
-            kept = [h for h in running if not any(r.admits.admits(h.job) for r in u)]
-            demand = sum(h.job.demand[pool] for h in kept)
-            room = cap - sum(r.amount for r in u)
-            if demand > room + TOL:
-                ids = ", ".join(sorted(h.job.id for h in kept))
-                held = f" minus {cap - room:g} held by {_names(u)}" if u else ""
-                return f"pool {pool}: demand {demand:g} ({ids}) > capacity {cap:g}{held}"
-    return None
 
 
 def reserved_clashes(inst: Instance, holds: Iterable[Hold]) -> list[Clash]:

@@ -119,14 +119,29 @@ class PoolTimeline:
         return self._ok(usage, active)
 
     def _ok(self, usage: dict[frozenset[int], float], active: list[int]) -> bool:
+        return self._broken(usage, active) is None
+
+    def _broken(
+        self, usage: dict[frozenset[int], float], active: list[int]
+    ) -> tuple[tuple[int, ...], float] | None:
+        """The first subset U of `active` (smallest first) whose rule fails, with the load
+        of the classes it admits none of; None when every subset holds."""
         for k in range(len(active) + 1):
             for sub in combinations(active, k):
                 u = set(sub)
                 held = sum(self.reservations[i].amount for i in sub)
                 load = sum(v for c, v in usage.items() if not (c & u))
                 if load > self.capacity - held + TOL:
-                    return False
-        return True
+                    return sub, load
+        return None
+
+    def overbooked_at(self, tau: int) -> tuple[list[Reservation], float] | None:
+        """Where the booked usage breaks the rule at the instant `tau`: the reservations U
+        and the load of the classes they admit none of; None when it holds."""
+        usage = {c: p.at(tau) for c, p in self.by_class.items()}
+        active = [i for i, r in enumerate(self.reservations) if r.start <= tau < r.end]
+        found = self._broken(usage, active)
+        return None if found is None else ([self.reservations[i] for i in found[0]], found[1])
 
     def book(self, t0: int, t1: int, cls: frozenset[int], amount: float) -> None:
         prof = self.by_class.get(cls)

@@ -28,7 +28,7 @@ from planner.errors import InputError, Problem
 from planner.history import work_done
 from planner.instance import Instance, Job, Live, Reservation
 from planner.read import raw_json
-from planner.schedule import Schedule
+from planner.schedule import Schedule, Segment
 from planner.state import STATE_FIELDS, check_live
 from planner.structure import Parsed, _parse_job
 from planner.validate import after_cycles
@@ -168,7 +168,7 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
         return replace(j, live=Live("done", a.start, a.end, pl, segs[0].group))
     # running in its current segment (a resumed job: from that segment's start, with its
     # progress from the whole schedule; README, "Replanning")
-    seg = [p for p in segs if p.start <= now][-1]
+    seg = _current(segs, now)
     pl = tuple((p.node, p.gpus) for p in seg.placement)
     return replace(j, live=Live("running", seg.start, None, pl, seg.group))
 
@@ -191,7 +191,7 @@ def stopped_at(schedule: Schedule, now: int) -> list[Problem]:
         segs = a.pieces()
         if not segs[0].start < now < a.end:
             continue
-        seg = [p for p in segs if p.start <= now][-1]
+        seg = _current(segs, now)
         keys = [(q.node, g) for q in seg.placement for g in q.gpus]
         taken = sorted({starting[key] for key in keys if key in starting} - {a.id})
         if seg.end < now or seg.end == now and taken:
@@ -199,6 +199,11 @@ def stopped_at(schedule: Schedule, now: int) -> list[Problem]:
             msg = f"job {a.id} is stopped at now {now}{why} and resumed later"
             out.append(Problem(f"jobs[{k}].segments", f"{msg}: replanning it is not supported"))
     return out
+
+
+def _current(segs: tuple[Segment, ...], now: int) -> Segment:
+    """The last segment started by `now` (the first starts by then)."""
+    return [p for p in segs if p.start <= now][-1]
 
 
 def _with_progress(j: Job, progress: Mapping[str, float]) -> Job:
