@@ -27,7 +27,7 @@ def work_done(inst: Instance, s: Schedule, t: int) -> dict[str, float]:
     """Iterations (time units for explicit-duration jobs) each job has done by time `t`."""
     # a running job of a live instance with `progress` has done that much by `now`, even
     # when its segment starts at `now` (and so is not run below when `t` is `now`)
-    left = {j.id: _work(j) - _given(j) for j in inst.jobs}
+    left = {j.id: j.work - _given(j) for j in inst.jobs}
     for origin, unit in _units(inst, s, t):
         runners = []
         for jid, k, p in unit:
@@ -40,7 +40,7 @@ def work_done(inst: Instance, s: Schedule, t: int) -> dict[str, float]:
         for (jid, _, _), leave in zip(unit, leaves, strict=True):
             if inst.job_by_id[jid].state != "done":
                 left[jid] = max(0.0, left[jid] - leave.done)
-    return {j.id: _work(j) - left[j.id] for j in inst.jobs}
+    return {j.id: j.work - left[j.id] for j in inst.jobs}
 
 
 def _units(inst: Instance, s: Schedule, t: int) -> Iterable[tuple[int, list[Piece]]]:
@@ -87,9 +87,5 @@ def _at_count(j: Job, count: int) -> Job:
 def _given(j: Job) -> float:
     """The `progress` a running job of a live instance gives, else 0."""
     if j.live is not None and j.state == "running" and j.live.progress is not None:
-        return max(0.0, min(j.live.progress, _work(j)))
+        return max(0.0, min(j.live.progress, j.work))
     return 0.0
-
-
-def _work(j: Job) -> float:
-    return float(j.duration if j.duration is not None else j.iterations or 0)

@@ -154,6 +154,12 @@ class Job:
         """The job run at `gpus` GPUs (its allowed counts unchanged)."""
         return self if gpus == self.gpus else replace(self, gpus=gpus)
 
+    @property
+    def work(self) -> float:
+        """What progress counts to (contract §8): iterations, or time units for a job with
+        an explicit duration."""
+        return float(self.duration if self.duration is not None else self.iterations or 0)
+
     def as_placed(self) -> Job:
         """A running or done job at its given placement's GPU count (contract §12: a
         segment runs at the size of its placement, any of the job's counts); any other

@@ -270,7 +270,7 @@ def _run_units(inst: Instance, stop: int | None) -> Iterable[tuple[list[Job], in
 def _runner(inst: Instance, j: Job, origin: int, ended: int | None, stop: int | None) -> Runner:
     """`ended`: a done co-runner's end (only its presence matters); `stop`: stop there."""
     assert j.live is not None
-    work = float(j.duration if j.duration is not None else j.iterations or 0)
+    work = j.work
     work = math.inf if ended is not None else work - (j.live.progress or 0.0)
     until = min(x for x in (ended, stop, math.inf) if x is not None)
     stop_ms = None if until == math.inf else (until - origin) * inst.unit_ms

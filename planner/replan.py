@@ -209,7 +209,7 @@ def _current(segs: tuple[Segment, ...], now: int) -> Segment:
 def _with_progress(j: Job, progress: Mapping[str, float]) -> Job:
     if j.live is None or j.state != "running":
         return j
-    work = float(j.duration if j.duration is not None else j.iterations or 0)
+    work = j.work
     # The schedule may end a job up to one unit after its work is done (contract §4).
     p = min(progress[j.id], work * (1 - 1e-9))
     return replace(j, live=replace(j.live, progress=p))
@@ -226,9 +226,9 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
             state = gone if j is None else f"{j.state} at now {inst.now}"
             problems.append(Problem(f"progress.{jid}", f"job '{jid}' is {state}, not running"))
             continue
-        work = j.duration if j.duration is not None else j.iterations or 0
+        work = j.work
         if not 0 <= value < work:
-            problems.append(Problem(f"progress.{jid}", f"{value:g} is not in [0, {work})"))
+            problems.append(Problem(f"progress.{jid}", f"{value:g} is not in [0, {work:.13g})"))
             continue
         jobs[jid] = replace(j, live=replace(j.live, progress=value))
     profiles = dict(inst.profiles)

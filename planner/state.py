@@ -118,12 +118,12 @@ def _times(path: str, j: Job, now: int, out: list[Problem]) -> None:
         out.append(Problem(f"{path}.started", msg))
     if live.ended is not None and live.ended > now:
         out.append(Problem(f"{path}.ended", f"ended {live.ended} is after now {now}"))
-    work = j.duration if j.duration is not None else j.iterations or 0
+    work = j.work
     if live.ended is not None and live.ended == live.started and work:
         msg = f"R1: ended {live.ended} equals started, but the job is not zero-length"
         out.append(Problem(f"{path}.ended", msg))
     if live.progress is not None and live.progress >= work:
-        msg = f"progress {live.progress:g} reaches the job's work {work}: mark it done"
+        msg = f"progress {live.progress:g} reaches the job's work {work:.13g}: mark it done"
         out.append(Problem(f"{path}.progress", msg))
 
 
@@ -272,7 +272,7 @@ def _certain(j: Job, now: int) -> Hold:
     elif live.started < now:
         end = now
     else:
-        zero = (j.duration if j.duration is not None else j.iterations or 0) == 0
+        zero = j.work == 0
         end = live.started + (0 if zero else 1)
     return Hold(j.as_placed(), live.started, end, live.placement, live.group)
 
