@@ -92,3 +92,25 @@ def raw_json(path: str | Path) -> Any:
     (`planner.jsonio.read_json`: regular files only, size and nesting capped, strict UTF-8,
     no NaN or Infinity)."""
     return read_json(path)
+
+
+def recorded_instance(info: Any, schedule_path: str | Path) -> str | None:
+    """The instance file a schedule records (`info.instance_file`), looked for as written
+    and beside the schedule; None when it is not there."""
+    recorded = info.get("instance_file") if isinstance(info, dict) else None
+    if not isinstance(recorded, str):
+        return None
+    for candidate in (Path(recorded), Path(schedule_path).parent / Path(recorded).name):
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
+
+def foreign_jobs(ids: list[Any], inst: Instance, path: str | Path) -> list[Problem]:
+    """The jobs a schedule names that an instance does not hold."""
+    known = inst.job_by_id
+    return [
+        Problem(f"jobs[{i}].id", f"job {j} is not in the instance {path}")
+        for i, j in enumerate(ids)
+        if isinstance(j, str) and j not in known
+    ]

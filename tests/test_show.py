@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from show_cases import SCHEDULE, rows, write_case
+from show_cases import INSTANCE, SCHEDULE, rows, write_case
 
 from planner.cli import main
 from planner.instance import Instance
@@ -391,3 +391,49 @@ def test_a_page_under_a_pictures_name_is_refused(
     code, _, stderr = run(*args)
     assert code == 2 and fragment in " ".join(stderr.split()), stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [inst.name, sched.name]
+
+
+def _other_instance(tmp_path: Path, rename: str) -> Path:
+    """The show case's instance with job `a` renamed to `rename` and another name."""
+    doc = copy.deepcopy(INSTANCE)
+    doc["name"] = "another"
+    doc["jobs"][0]["id"] = rename
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_an_instance_without_the_schedules_jobs_is_refused(tmp_path: Path, command: str) -> None:
+    """Drawn or exported with an instance that lacks its jobs, a schedule would get another
+    instance's models and tenants: exit 2 naming the job, nothing written."""
+    _, sched = write_case(tmp_path)
+    other = _other_instance(tmp_path, "zz")
+    out = tmp_path / ("g.html" if command == "show" else "g.csv")
+    code, _, err = run(command, sched, "--instance", other, "-o", out)
+    assert code == 2 and "jobs[0].id: job a is not in the instance" in err and str(other) in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_a_recorded_instance_without_the_jobs_is_left_out(tmp_path: Path, command: str) -> None:
+    """The instance file the schedule records was overwritten by another: drawn or exported
+    without it, with a note."""
+    inst, sched = write_case(tmp_path)
+    inst.write_text(_other_instance(tmp_path, "zz").read_text(encoding="utf-8"))
+    out = tmp_path / ("g.html" if command == "show" else "g.csv")
+    code, _, err = run(command, sched, "-o", out)
+    assert code == 0 and "job a is not in the instance" in err and "left out" in err
+    if command == "export":
+        assert {r.split(",")[8] for r in out.read_text().splitlines()[1:]} == {""}  # no model
+
+
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_an_instance_of_another_name_is_used_with_a_note(tmp_path: Path, command: str) -> None:
+    _, sched = write_case(tmp_path)
+    other = _other_instance(tmp_path, "a")  # same jobs, another name
+    out = tmp_path / ("g.html" if command == "show" else "g.csv")
+    code, _, err = run(command, sched, "--instance", other, "-o", out)
+    assert code == 0 and "plans instance 'show-case'" in err and "'another'" in err
+    if command == "export":
+        assert "vgg16" in out.read_text()

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import EXIT_INFEASIBLE, handle_errors
+from planner.cli.common import EXIT_INFEASIBLE, handle_errors, schedule_instance
 from planner.errors import InputError, Problem
 from planner.schedule import Schedule, ScheduleFormatError, schedule_from_dict
 
@@ -112,18 +111,12 @@ def export(schedule: str, gantt: str, instance: str | None, as_json: bool) -> No
     """Write the Gantt CSV of a schedule."""
     from planner.export import gantt_csv, gantt_rows, write_gantt
     from planner.outputs import STDOUT, check_outputs
-    from planner.read import read_instance
+    from planner.read import recorded_instance
 
-    check_outputs([gantt], [schedule, instance])
     sched = read_schedule(schedule)
-    recorded = sched.info.get("instance_file")
-    inst = None
-    if instance:  # named on the command line: it must be readable (exit 2 otherwise)
-        inst = read_instance(instance)
-    elif isinstance(recorded, str) and Path(recorded).is_file():
-        inst = read_instance(recorded)
-    else:
-        terminal.print_note("instance file not found: priority, tenant and model left empty")
+    check_outputs([gantt], [schedule, instance or recorded_instance(sched.info, schedule)])
+    ids = [a.id for a in sched.jobs]
+    inst = schedule_instance(schedule, ids, sched.instance, instance, sched.info)
     if gantt == STDOUT:
         terminal.print_raw(gantt_csv(gantt_rows(sched, inst)))
         return

@@ -74,3 +74,29 @@ def parse_objective(text: str | None) -> tuple[str, ...] | None:
             f"use a comma-separated list of {', '.join(OBJECTIVES)}"
         )
     return names
+
+
+def schedule_instance(
+    schedule: str, ids: list[Any], name: Any, given: str | None, info: Any
+) -> Any:
+    """The instance a schedule is drawn or exported with (an `Instance`, or None): the one
+    given, whose jobs must include the schedule's (exit 2 otherwise), else the one the
+    schedule records when it is found and includes them (a note otherwise: the picture or
+    CSV then goes without models, priorities and tenants). An instance of another name than
+    the schedule's `instance` is used with a note."""
+    from planner.read import foreign_jobs, read_instance, recorded_instance
+
+    path = given or recorded_instance(info, schedule)
+    if path is None:
+        terminal.print_note("no instance file: models, priorities, tenants, reservations left out")
+        return None
+    inst = read_instance(path)
+    foreign = foreign_jobs(ids, inst, path)
+    if foreign and given:
+        raise InputError(schedule, foreign)
+    if foreign:
+        terminal.print_note(f"{schedule}: {foreign[0]}: instance left out")
+        return None
+    if isinstance(name, str) and name != inst.name:
+        terminal.print_note(f"{schedule} plans instance {name!r}; {path} is {inst.name!r}")
+    return inst

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import handle_errors
+from planner.cli.common import handle_errors, schedule_instance
 from planner.errors import UsageError
 from planner.instance import Instance
 from planner.show.colours import COLOUR_BY
@@ -40,9 +40,9 @@ def show(
 ) -> None:
     """Draw SCHEDULE as a Gantt chart: a lane per node, a row per GPU."""
     from planner.outputs import check_outputs, check_pictures, write_all
-    from planner.read import read_instance
+    from planner.read import recorded_instance
     from planner.show.data import header_numbers
-    from planner.show.files import instance_path, read_document, show_files
+    from planner.show.files import read_document, show_files
 
     if not output and not png:
         raise UsageError("give -o page.html and/or --png picture.png")
@@ -50,11 +50,11 @@ def show(
     doc = read_document(schedule)
     for where, problem in header_numbers(doc)[1]:  # informational: drawn without it
         terminal.print_note(f"{schedule}: {where}: {problem}; left out of the header")
-    path = instance or instance_path(doc, schedule)
-    check_outputs([output, png], [schedule, str(path) if path else None])  # before drawing
-    inst = read_instance(path) if path else None
-    if inst is None:
-        terminal.print_note("no instance file: models, priorities and reservations not shown")
+    recorded = recorded_instance(doc.get("info"), schedule)
+    check_outputs([output, png], [schedule, instance or recorded])  # before drawing
+    jobs = doc.get("jobs")
+    ids = [a.get("id") for a in jobs if isinstance(a, dict)] if isinstance(jobs, list) else []
+    inst = schedule_instance(schedule, ids, doc.get("instance"), instance, doc.get("info"))
     files = show_files(doc, inst, output, png, colour_by)
     write_all(files)
     for written in files:

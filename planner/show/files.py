@@ -40,19 +40,6 @@ def read_document(path: str | Path) -> dict[str, Any]:
     return dict(doc)
 
 
-def instance_path(doc: Mapping[str, Any], schedule_path: str | Path) -> Path | None:
-    """The instance file the schedule records (`info.instance_file`), looked for as written
-    and beside the schedule; None when it is not there."""
-    info = doc.get("info")
-    recorded = info.get("instance_file") if isinstance(info, dict) else None
-    if not isinstance(recorded, str):
-        return None
-    for candidate in (Path(recorded), Path(schedule_path).parent / Path(recorded).name):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def show_files(
     doc: Mapping[str, Any],
     instance: Instance | None,
