@@ -2,7 +2,8 @@
 
 `live_instance(instance, schedule, now, changes)` gives the instance at `now`: a job whose
 first segment started before `now` is done if the schedule ends it by `now`, else running
-on its segment with the progress §8 gives at `now`; the others wait. Then the changes:
+on its segment with the progress §8 gives at `now`, or, when the schedule has stopped it at
+`now`, waiting with the work it has left as its work; the others wait. Then the changes:
 - `cancel`: the job leaves the instance (a waiting or running one; not a done one, nor
   one another job still waits for);
 - `nodes_down`: each node (a name, or `{"node", "until"}` for a repair time) is reserved
@@ -18,6 +19,7 @@ do the problems `live_instance` finds (with `source` as the file).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -117,15 +119,13 @@ def live_instance(
     changes = changes or Changes()
     check_now(instance, now, instance_source)
     stopped = stopped_at(schedule, now)
-    if stopped:
-        raise InputError(schedule_source, stopped)
     by_id = {a.id: a for a in schedule.jobs}
     jobs = [_state_at(j, by_id[j.id], now) for j in instance.jobs]
     # every running job's progress from the whole schedule (a resumed job's does not
     # follow from its current segment alone; a running job of a live instance counts
-    # from that instance's `progress`)
+    # from that instance's `progress`); a stopped one waits again with the work it has left
     done = work_done(instance, schedule, now)
-    jobs = [_with_progress(j, done) for j in jobs]
+    jobs = [_left(j, done[j.id]) if j.id in stopped else _with_progress(j, done) for j in jobs]
     problems: list[Problem] = []
     out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, problems)
     if problems:
@@ -173,11 +173,10 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
     return replace(j, live=Live("running", seg.start, None, pl, seg.group))
 
 
-def stopped_at(schedule: Schedule, now: int) -> list[Problem]:
-    """The jobs the schedule has stopped at `now`, to resume later: a live state has no
-    waiting job with progress (contract §9), so they cannot be replanned yet (README,
-    "Replanning"). One whose segment ends just at `now` is a running job that a plan may
-    stop there, unless another job starts on its GPUs at `now`: it is stopped then."""
+def stopped_at(schedule: Schedule, now: int) -> set[str]:
+    """The jobs the schedule has stopped at `now`, to resume later. One whose segment ends
+    just at `now` is a running job that a plan may stop there, unless another job starts
+    on its GPUs at `now`: it is stopped then."""
     starting = {
         (q.node, g): a.id
         for a in schedule.jobs
@@ -186,19 +185,27 @@ def stopped_at(schedule: Schedule, now: int) -> list[Problem]:
         for q in p.placement
         for g in q.gpus
     }
-    out = []
-    for k, a in enumerate(schedule.jobs):
+    out = set()
+    for a in schedule.jobs:
         segs = a.pieces()
         if not segs[0].start < now < a.end:
             continue
         seg = _current(segs, now)
         keys = [(q.node, g) for q in seg.placement for g in q.gpus]
-        taken = sorted({starting[key] for key in keys if key in starting} - {a.id})
+        taken = {starting[key] for key in keys if key in starting} - {a.id}
         if seg.end < now or seg.end == now and taken:
-            why = f", where job {taken[0]} starts on its GPUs," if seg.end == now else ""
-            msg = f"job {a.id} is stopped at now {now}{why} and resumed later"
-            out.append(Problem(f"jobs[{k}].segments", f"{msg}: replanning it is not supported"))
+            out.add(a.id)
     return out
+
+
+def _left(j: Job, done: float) -> Job:
+    """A job stopped by `now` with `done` work, as a waiting job of the work it has left
+    (contract §9 has no waiting job with progress): its iterations, or its duration,
+    become what is left, rounded up (README, "Replanning": its restart is not charged)."""
+    left = max(1, math.ceil(round(j.work - done, 6)))
+    if j.duration is not None:
+        return replace(j, live=None, duration=left)
+    return replace(j, live=None, iterations=left)
 
 
 def _current(segs: tuple[Segment, ...], now: int) -> Segment:
@@ -289,7 +296,13 @@ def _nodes_down(
         first.setdefault(name, k)
     hit = {name for name, _ in down}
     if inst.preemption.enabled:
-        return tuple(out)  # the planners stop them at now and resume them (planner.resume)
+        # the planners stop them at now and resume them (planner.resume); one that would
+        # start (or resume) there just at now has not run there: it waits again
+        for jid, j in list(jobs.items()):
+            live = j.live
+            if j.state == "running" and live is not None and _starts_on(live, inst.now, hit):
+                jobs[jid] = _left(j, live.progress or 0.0)
+        return tuple(out)
     stopped = {
         j.live.group or j.id
         for j in jobs.values()
@@ -299,6 +312,10 @@ def _nodes_down(
         if j.state == "running" and j.live is not None and (j.live.group or jid) in stopped:
             jobs[jid] = replace(j, live=None)
     return tuple(out)
+
+
+def _starts_on(live: Live, now: int, nodes: set[str]) -> bool:
+    return live.started == now and any(n in nodes for n, _ in live.placement)
 
 
 def _free_id(rid: str, taken: set[str]) -> str:
@@ -397,6 +414,9 @@ def live_document(
             out.pop("demand", None)  # a done job that ran in several segments (_state_at)
         if job.live is not None:
             out.update(_state_fields(job.live))
+        for name, left in (("iterations", job.iterations), ("duration", job.duration)):
+            if left is not None and name in out and out[name] != left:
+                out[name] = left  # a stopped job's work left (_left)
         jobs.append(out)
     doc["jobs"] = jobs
     own = {r.get("id") for r in raw.get("reservations", []) if isinstance(r, dict)}

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -660,14 +662,17 @@ def test_replan_with_preemption_resumes_the_stopped_job(
     first, rest = b.segments
     assert (first.start, first.end) == (by_id(before)["b"].start, 4)
     assert rest.end - rest.start == 2 + 20 - (4 - first.start)
-    # that plan replanned while b is stopped: exit 2 naming the schedule's job (a live
-    # state has no waiting job with progress)
-    k = [a.id for a in schedule_from_dict(json.loads(out_path.read_text())).jobs].index("b")
-    again = tmp_path / "again.json"
-    code, out = run("replan", live_path, out_path, "--now", 5, "-o", again)
-    flat = " ".join(out.split())
-    assert code == 2 and f"{out_path.name}: jobs[{k}].segments: job b is stopped" in flat
-    assert not again.exists()
+    # that plan replanned while b is stopped: b waits again with the work it has left (a
+    # live state has no waiting job with progress), its restart not charged
+    again, stopped_live = tmp_path / "again.json", tmp_path / "stopped-live.json"
+    code, out = run("replan", live_path, out_path, "--now", 5, "-o", again,
+                    "--live", stopped_live, "--solver", "greedy")  # fmt: skip
+    assert code == 0, out
+    assert run("check", stopped_live, again)[0] == 0
+    waiting_b = {j["id"]: j for j in json.loads(stopped_live.read_text())["jobs"]}["b"]
+    assert "state" not in waiting_b and waiting_b["duration"] == 20 - (4 - first.start)
+    b_again = by_id(schedule_from_dict(json.loads(again.read_text())))["b"]
+    assert b_again.start >= 5 and b_again.end - b_again.start == 20 - (4 - first.start)
     # and once b runs again (5 units into its second segment, past its restart of 2): it
     # is running from that segment's start, with the work of both segments as progress,
     # and with nothing changed it ends where the plan ends it
@@ -840,19 +845,23 @@ def test_replanning_muris_plan_mid_way_keeps_every_job_s_work(seed: int) -> None
         assert work_done(inst, plan, a.end)[a.id] == pytest.approx(work[a.id])
         assert work_done(inst, plan, a.end - 1)[a.id] < work[a.id]
     makespan = max(a.end for a in plan.jobs)
-    resumed = 0
-    for now in range(makespan // 8, makespan, makespan // 8):
-        if stopped_at(plan, now):
-            continue
+    resumed = stopped = 0
+    pairs = [(p, q) for a in plan.jobs for p, q in itertools.pairwise(a.pieces())]
+    gaps = [(p.end + q.start) // 2 for p, q in pairs if q.start - p.end >= 2]
+    for now in [*range(makespan // 8, makespan, makespan // 8), *gaps[:2]]:
         live = live_instance(inst, plan, now)
         for j in live.jobs:
+            if j.id in stopped_at(plan, now):  # waits again with the work it has left
+                left = work[j.id] - work_done(inst, plan, now)[j.id]
+                assert j.state == "waiting" and j.iterations == math.ceil(left - 1e-6)
+                stopped += 1
             if j.state == "running":
                 assert j.live is not None and j.live.progress is not None
                 a = by_id(plan)[j.id]
                 resumed += j.live.started > a.start
                 assert j.live.progress == pytest.approx(work_done(inst, plan, now)[j.id])
         assert verify(live, solve(live, "greedy")) == []
-    assert resumed > 0
+    assert resumed > 0 and stopped > 0
 
 
 def test_replanning_a_live_plan_counts_from_the_given_progress(tmp_path: Path) -> None:
@@ -1074,11 +1083,12 @@ def test_a_live_file_replanned_at_its_own_now_keeps_its_progress(tmp_path: Path)
         paths.append((live, out))
 
 
-def test_a_job_stopped_where_another_resumes_is_refused_not_a_clash(tmp_path: Path) -> None:
+def test_a_job_stopped_where_another_resumes_waits_again_not_a_clash(tmp_path: Path) -> None:
     # at 10 X stops on GPU 0 (to resume at 20 on GPU 1) and Y resumes on GPU 0: X, kept
     # running, clashed with Y ("no schedule found", exit 1); §9 cannot hold X stopped at
-    # now, so it is refused like a job stopped before now. A unit before, and once X runs
-    # again, the replans verify
+    # now with its progress, so it waits again with the 20 units it has left (it was
+    # refused, exit 2). So does it at 15, between its segments. A unit before, and once X
+    # runs again, the replans verify
     x_parts = [{"start": 0, "end": 10, "placement": _on(0), "group": None},
                {"start": 20, "end": 40, "placement": _on(1), "group": None}]  # fmt: skip
     y_parts = [{"start": 0, "end": 10, "placement": _on(1), "group": None},
@@ -1089,10 +1099,14 @@ def test_a_job_stopped_where_another_resumes_is_refused_not_a_clash(tmp_path: Pa
     inst = _two_gpus({"id": "X", "duration": 30, "gpus": 1}, {"id": "Y", "duration": 30, "gpus": 1})
     inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
     out, live = tmp_path / "r.json", tmp_path / "l.json"
-    code, text = run("replan", inst_path, sched_path, "--now", 10, "-o", out)
-    flat = " ".join(text.split())
-    assert code == 2 and "s.json: jobs[0].segments: job X is stopped at now 10, where job Y" in flat
-    assert not out.exists()
+    for now in (10, 15):
+        code, text = run("replan", inst_path, sched_path, "--now", now, "-o", out, "--live", live,
+                         "--solver", "greedy")  # fmt: skip
+        assert code == 0, text
+        assert run("check", live, out)[0] == 0
+        x = json.loads(live.read_text())["jobs"][0]
+        assert "state" not in x and x["duration"] == 20
+        assert "1 stopped" in text
     for now in (9, 20, 21):
         code, text = run("replan", inst_path, sched_path, "--now", now, "-o", out, "--live", live,
                          "--solver", "greedy")  # fmt: skip
@@ -1125,3 +1139,32 @@ def test_a_group_left_inadmissible_by_a_member_is_bad_input(tmp_path: Path, how:
     flat = " ".join(text.split())
     assert code == 2 and "jobs[0].group: R3: group 'G' is not admissible" in flat, text
     assert "invalid schedule" not in flat and not out.exists()
+
+
+def test_a_job_resuming_at_now_on_a_node_going_down_waits_again(tmp_path: Path) -> None:
+    # X runs on n-0 over [0, 10) and is to resume there at 20; n-0 goes down at 20. X had
+    # not run there yet: it waits again with its 20 units left and runs on n-1 (it was
+    # running from 20 on the down node: exit 1, "running job X cannot keep its segment")
+    inst = {
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 1}]},
+        "policy": {"priority": "none", "preemption": {"enabled": True, "restart": 3}},
+        "jobs": [{"id": "X", "duration": 30, "gpus": 1},
+                 {"id": "Y", "duration": 5, "gpus": 1, "release": 10}],
+    }  # fmt: skip
+    on = [{"node": "n-0", "gpus": [0]}]
+    parts = [{"start": 0, "end": 10, "placement": on, "group": None},
+             {"start": 20, "end": 43, "placement": on, "group": None}]  # fmt: skip
+    jobs = [{"id": "X", "start": 0, "end": 43, "placement": on, "segments": parts},
+            {"id": "Y", "start": 10, "end": 15, "placement": on}]  # fmt: skip
+    inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
+    ch, out, live = tmp_path / "c.json", tmp_path / "r.json", tmp_path / "l.json"
+    ch.write_text(json.dumps({"nodes_down": ["n-0"]}))
+    code, text = run("replan", inst_path, sched_path, "--now", 20, "--changes", ch, "-o", out,
+                     "--live", live, "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    assert run("check", live, out)[0] == 0
+    x = json.loads(live.read_text())["jobs"][0]
+    assert "state" not in x and x["duration"] == 20
+    a = by_id(schedule_from_dict(json.loads(out.read_text())))["X"]
+    assert (a.start, a.end, a.placement[0].node) == (20, 40, "n-1")

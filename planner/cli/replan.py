@@ -77,7 +77,10 @@ def replan(
     if not outs.as_json:
         states = [j.state for j in live.jobs]
         counts = ", ".join(f"{states.count(s)} {s}" for s in ("done", "running", "waiting"))
-        terminal.print_note(f"at {now}: {counts}")
+        work = {j.id: j.work for j in inst.jobs}
+        stopped = sum(j.state == "waiting" and j.work != work.get(j.id, j.work) for j in live.jobs)
+        left = f" ({stopped} stopped, with the work left)" if stopped else ""
+        terminal.print_note(f"at {now}: {counts}{left}")
     extra = (
         ((live_out, json_text(live_document(raw_json(instance), live, ch))),) if live_out else ()
     )
