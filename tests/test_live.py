@@ -1168,3 +1168,26 @@ def test_a_job_resuming_at_now_on_a_node_going_down_waits_again(tmp_path: Path) 
     assert "state" not in x and x["duration"] == 20
     a = by_id(schedule_from_dict(json.loads(out.read_text())))["X"]
     assert (a.start, a.end, a.placement[0].node) == (20, 40, "n-1")
+
+
+def test_a_waiting_job_in_a_running_jobs_group_is_r5_not_a_crash() -> None:
+    # r runs since now with progress, w waits; a schedule that puts both in one group G
+    # from now made the verifier fail an assertion (`plan check` exit 3)
+    on = [{"node": "n-0", "gpus": [0, 1]}]
+    inst = instance_from_dict({
+        "version": 1, "now": 5, "time_unit": "s",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 4, "gpu_mem_gb": 32}]},
+        "interleaving": {"enabled": True},
+        "jobs": [{"id": "r", "model": "dqn", "gpus": 2, "iterations": 175, "state": "running",
+                  "started": 5, "placement": on, "progress": 0},
+                 {"id": "w", "model": "vgg16", "gpus": 2, "iterations": 94}],
+    })  # fmt: skip
+    sched = schedule_from_dict({
+        "format": "planner-schedule/1",
+        "jobs": [{"id": "r", "start": 5, "end": 105, "group": "G", "placement": on},
+                 {"id": "w", "start": 5, "end": 65, "group": "G", "placement": on}],
+        "groups": [{"id": "G", "jobs": ["r", "w"]}],
+    })  # fmt: skip
+    found = verify(inst, sched)
+    assert [(v.rule, v.job) for v in found] == [("R5", "r")]
+    assert "group G differs from the given None" in found[0].message
