@@ -14,11 +14,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 
-from planner.durations import restart_units, solo_iteration_ms, stage_tuple
+from planner.durations import ceil_units, restart_units, solo_iteration_ms, stage_tuple
 from planner.instance import Instance, Job
 from planner.progress import Runner, run_together
-from planner.schedule import Schedule, Segment
+from planner.schedule import Group, Schedule, Segment
 
 Piece = tuple[str, int, Segment]  # job id, segment index, segment
 
@@ -64,13 +65,54 @@ def _units(inst: Instance, s: Schedule, t: int) -> Iterable[tuple[int, list[Piec
             yield unit[0][2].start, unit
 
 
+def retimed(inst: Instance, s: Schedule) -> Schedule:
+    """`s` with its segments' ends recomputed by §8 from their starts, placements and
+    groups, for jobs that may have less work left than `s` planned for: a job's last
+    segment ends when its work is done (rounded up to a time unit), and one whose work is
+    done sooner ends there and loses its later segments (a group label left on one of them
+    is dropped). A live state's running jobs count from their `progress` at `now`; its done
+    jobs stay as they are. `plan replan` carries the plan in force on with it when a job
+    waits again with the work it has left (`planner.live.Residual.in_force`)."""
+    left = {j.id: j.work - _given(j) for j in inst.jobs}
+    last = {a.id: len(a.pieces()) - 1 for a in s.jobs}
+    done = {j.id for j in inst.jobs if j.live is not None and j.state == "done"}
+    kept = {a.id: list(a.pieces()) if a.id in done else [] for a in s.jobs}
+    for origin, unit in _units(inst, s, max((a.end for a in s.jobs), default=0) + 1):
+        if any(jid in done for jid, _, _ in unit):  # counted from its start: as given
+            for jid, _, p in unit:
+                kept[jid].extend([] if jid in done else [p])
+            continue
+        unit = [q for q in unit if left[q[0]] > 0]
+        stops = [None if k == last[jid] else p.end for jid, k, p in unit]
+        runners = [
+            _runner(inst, jid, p, origin, stop, left[jid], k)
+            for (jid, k, p), stop in zip(unit, stops, strict=True)
+        ]
+        leaves = run_together(runners, inst.interleaving.overhead)
+        for (jid, _, p), leave in zip(unit, leaves, strict=True):
+            end = origin + ceil_units(leave.at_ms, inst.unit_ms) if leave.finished else p.end
+            left[jid] = 0.0 if leave.finished else left[jid] - leave.done
+            kept[jid].append(Segment(p.start, end, p.placement, p.group))
+    labels: dict[str, list[str]] = defaultdict(list)
+    for jid, segs in kept.items():
+        for label in sorted({p.group for p in segs if p.group is not None}):
+            labels[label].append(jid)
+    alone = {g for g, ids in labels.items() if len(ids) < 2}
+    for jid, segs in kept.items():
+        kept[jid] = [replace(p, group=None) if p.group in alone else p for p in segs]
+    jobs = tuple(a.with_pieces(kept[a.id]) for a in s.jobs)
+    groups = tuple(Group(g, tuple(ids)) for g, ids in labels.items() if g not in alone)
+    return s.with_(jobs=jobs, groups=groups)
+
+
 def _runner(
-    inst: Instance, jid: str, p: Segment, origin: int, stop: int, left: float, k: int
+    inst: Instance, jid: str, p: Segment, origin: int, stop: int | None, left: float, k: int
 ) -> Runner:
-    """Segment `k` of job `jid` with `left` work, run from `origin` until `stop`."""
+    """Segment `k` of job `jid` with `left` work, run from `origin` until `stop` (None: until
+    its work is done)."""
     j = _at_count(inst.job_by_id[jid], sum(len(x.gpus) for x in p.placement))
     restart = restart_units(inst, j) * inst.unit_ms if k and origin == p.start else 0.0
-    stop_ms = (stop - origin) * inst.unit_ms
+    stop_ms = None if stop is None else (stop - origin) * inst.unit_ms
     if not j.profiled:  # one "iteration" per time unit
         return Runner(left, (0.0, 0.0, 0.0), inst.unit_ms, restart, stop_ms)
     node = inst.node_by_name.get(p.placement[0].node) if p.placement else None

@@ -33,6 +33,7 @@ from itertools import groupby
 from typing import Any
 
 from planner.durations import ceil_units, solo_iteration_ms, stage_tuple
+from planner.history import retimed
 from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation
 from planner.progress import Leave, Runner, run_together
@@ -92,13 +93,43 @@ class Residual:
         stopped co-member changes its group's durations, and then it is ignored."""
         ids = {j.id for j in self.instance.jobs}
         groups = [replace(g, jobs=tuple(i for i in g.jobs if i in ids)) for g in s.groups]
-        return s.with_(
+        jobs = tuple(a for a in s.jobs if a.id in ids)
+        cut = tuple(_from(a, self.live.now) for a in jobs)
+        out = s.with_(
             instance=self.instance.name,
             solver="plan-in-force",
-            jobs=tuple(a for a in s.jobs if a.id in ids),
+            jobs=cut,
             groups=tuple(g for g in groups if len(g.jobs) > 1),
             lower_bound=None,
             info={},
+        )
+        # a job stopped by now waits again with the work it has left (`planner.replan`):
+        # its segments from now on, the first without its restart, end sooner
+        return retimed(self.instance, out) if cut != jobs else out
+
+    def in_force(self, s: Schedule) -> Schedule | None:
+        """The plan in force `s` carried on as a plan of the live instance: each job's
+        segments from its current one (running) or from `now` (waiting; all of them but
+        for a job stopped before `now`), done jobs as fixed, the ends by §8
+        (`history.retimed`: a job waiting again with the work it has left starts without
+        its restart and ends sooner). The plans of preemptive instances stop running jobs
+        after `now`, which the residual cannot (it keeps them to their §8 ends), so
+        `start_of` does not hold them. None when a job has no part in `s` (added)."""
+        by_id = {a.id: a for a in s.jobs}
+        jobs = []
+        for j in self.live.jobs:
+            a = by_id.get(j.id)
+            if j.live is not None and j.state == "done":
+                jobs.append(self.fixed[j.id])
+                continue
+            since = j.live.started if j.live is not None else self.live.now
+            segs = [p for p in a.pieces() if p.start >= since] if a is not None else []
+            if a is None or not segs:
+                return None
+            jobs.append(a.with_pieces(segs))
+        kept = retimed(self.live, s.with_(jobs=tuple(jobs)))
+        return kept.with_(
+            instance=self.live.name, solver="plan-in-force", lower_bound=None, info={}
         )
 
     def late(self) -> str | None:
@@ -360,6 +391,15 @@ def _relabel(a: Assignment, rename: Mapping[str, str]) -> Assignment:
     )
     group = rename.get(a.group, a.group) if a.group else None
     return replace(a, group=group, segments=segs)
+
+
+def _from(a: Assignment, now: int) -> Assignment:
+    """A waiting job's part of the plan in force from `now` on: all of it, unless the plan
+    stopped the job before `now` (its segments that start by then are history)."""
+    segs = [p for p in a.pieces() if p.start >= now]
+    if len(segs) == len(a.pieces()) or not segs:
+        return a
+    return a.with_pieces(segs)
 
 
 def _resumed(first: Assignment, rest: Assignment) -> Assignment:

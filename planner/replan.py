@@ -174,9 +174,10 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
 
 
 def stopped_at(schedule: Schedule, now: int) -> set[str]:
-    """The jobs the schedule has stopped at `now`, to resume later. One whose segment ends
-    just at `now` is a running job that a plan may stop there, unless another job starts
-    on its GPUs at `now`: it is stopped then."""
+    """The jobs the schedule has stopped by `now`, to resume at `now` or later (one that
+    resumes just at `now` has not run since: like a job that starts at `now`, it waits).
+    One whose segment ends just at `now` is a running job that a plan may stop there,
+    unless another job starts on its GPUs at `now`: it is stopped then."""
     starting = {
         (q.node, g): a.id
         for a in schedule.jobs
@@ -193,7 +194,7 @@ def stopped_at(schedule: Schedule, now: int) -> set[str]:
         seg = _current(segs, now)
         keys = [(q.node, g) for q in seg.placement for g in q.gpus]
         taken = {starting[key] for key in keys if key in starting} - {a.id}
-        if seg.end < now or seg.end == now and taken:
+        if seg.start == now or seg.end < now or seg.end == now and taken:
             out.add(a.id)
     return out
 

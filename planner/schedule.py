@@ -6,7 +6,7 @@ schedule when it is written or shown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, get_args
 
@@ -121,6 +121,16 @@ class Assignment:
         if self.segments:
             return self.segments
         return (Segment(self.start, self.end, self.placement, self.group),)
+
+    def with_pieces(self, segs: Sequence[Segment]) -> Assignment:
+        """The job run in `segs` (in order, at least one) instead: start, end, placement and
+        group follow from them, and `gpus`, when written, is the first one's count."""
+        first = segs[0]
+        gpus = sum(len(q.gpus) for q in first.placement) if self.gpus is not None else None
+        more = tuple(segs) if len(segs) > 1 else ()
+        return Assignment(
+            self.id, first.start, segs[-1].end, first.placement, first.group, more, gpus
+        )
 
     def labels(self) -> set[str]:
         """Every group label the job carries, on any segment."""

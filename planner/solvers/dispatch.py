@@ -8,6 +8,7 @@ takes about half a second to load).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from planner.errors import UsageError
 from planner.instance import Instance
@@ -17,6 +18,9 @@ from planner.solvers.greedy import solve_greedy
 from planner.solvers.greedy.order import default_rule
 from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.plain import plain_infeasibility
+
+if TYPE_CHECKING:
+    from planner.live import Residual
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -82,12 +86,21 @@ def _dispatch(instance: Instance, name: str, rule: str | None, options: SolveOpt
 
 def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
     """A live state (contract §9): plan the waiting jobs around the fixed ones
-    (`planner.live`), with the solver named by `spec`."""
-    from planner.bounds import lower_bounds
+    (`planner.live`), with the solver named by `spec`; with preemption, never worse than
+    the plan in force (`options.start`, `plan replan`) carried on."""
     from planner.live import residual
-    from planner.verify import verify
 
     res = residual(instance)
+    merged = _plan_residual(instance, res, spec, options)
+    if options.start is not None and instance.preemption.enabled:
+        return _no_worse_than_in_force(instance, res, merged, options)
+    return merged
+
+
+def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
+    from planner.bounds import lower_bounds
+    from planner.verify import verify
+
     late = res.late()
     if late is not None:
         return Schedule(instance.name, spec, "infeasible", info={"reason": late})
@@ -110,3 +123,24 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
         # formed with it is not one of §8; plan again without groups
         merged = res.merge(solve(res.instance, "greedy:srsf", options), bounds)
     return merged
+
+
+def _no_worse_than_in_force(
+    instance: Instance, res: Residual, merged: Schedule, options: SolveOptions
+) -> Schedule:
+    """`merged`, or the plan in force carried on (`Residual.in_force`) when it is valid and
+    better. The residual keeps running jobs to their §8 ends, which the plans of preemptive
+    instances need not do, so its proofs (optimal, infeasible) and bounds hold only for
+    plans that keep them; when the plan in force beats them they are dropped."""
+    from planner.solvers.preempt.kept import better_of
+    from planner.verify import verify
+
+    assert options.start is not None
+    kept = res.in_force(options.start)
+    if kept is None or verify(instance, kept):
+        return merged
+    unproved = merged.with_(status="feasible" if merged.jobs else "unknown")
+    out = better_of(instance, unproved, kept, options)
+    if out.info.get("kept", {}).get("returned"):
+        return out.with_(lower_bound=None)
+    return merged.with_(info=out.info)
