@@ -36,6 +36,7 @@ from planner.durations import ceil_units, solo_iteration_ms, stage_tuple
 from planner.history import retimed
 from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation
+from planner.precedence import effective_priorities
 from planner.progress import Leave, Runner, run_together
 from planner.resume import must_stop, resume_job
 from planner.schedule import Assignment, Group, Placement, Schedule, Segment
@@ -215,16 +216,34 @@ def residual(inst: Instance) -> Residual:
         reservations=inst.reservations + tuple(extra),
         now=0,
     )
+    static, raised = _resumed_priorities(static, stopped)
     conservative = any(r.id.startswith(WHOLE_NODE) for r in extra)
     return Residual(
         static,
         inst,
         fixed,
         frozenset(stand_ins),
-        _tightened(inst),
+        _tightened(inst) or raised,
         conservative,
         frozenset(stopped),
     )
+
+
+def _resumed_priorities(static: Instance, stopped: set[str]) -> tuple[Instance, bool]:
+    """Strict priority (R9) does not bind a running job, whose start is history (contract
+    §9), but a stopped one resumes in the residual as a waiting job, which R9 binds: a
+    waiting successor of higher priority would have to start before it, and its `after`
+    says after it (every planner proved "no schedule exists"). Such a job gets the highest
+    priority among its successors (`effective_priorities`), which leaves no R9 pair along
+    `after`; the residual is then stricter than the live state (True: no proofs)."""
+    if static.priority_policy != "strict" or not stopped:
+        return static, False
+    eff = effective_priorities(static)
+    raised = {jid for jid in stopped if eff[jid] > static.job_by_id[jid].priority}
+    if not raised:
+        return static, False
+    jobs = tuple(replace(j, priority=eff[j.id]) if j.id in raised else j for j in static.jobs)
+    return replace(static, jobs=jobs), True
 
 
 def _after(

@@ -1255,3 +1255,28 @@ def test_a_replan_with_nothing_changed_is_no_worse_than_the_plan(seed: int) -> N
         s = solve(live, "greedy", SolveOptions(start=plan))
         assert verify(live, s) == []
         assert objective_values(live, s, names)["total_weighted_jct"] <= before
+
+
+def test_a_stopped_job_with_a_higher_priority_successor_is_planned(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # f runs on n-0 since 2 (progress 3 of 10); n-0 goes down over [5, 9), so f stops at 5
+    # and resumes. n1 (priority 1) waits for f. R9 does not bind f (running: its start is
+    # history), but resumed in the residual as a waiting job of priority 0 it made n1
+    # start before it, while `after` puts n1 after it: every solver proved "no schedule
+    # exists". f resumes at 9 (restart 1: [9, 17)) and n1 runs [17, 21)
+    on = [{"node": "n-0", "gpus": [0]}]
+    inst = instance_from_dict({
+        "version": 1, "now": 5,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "policy": {"priority": "strict", "preemption": {"enabled": True, "restart": 1}},
+        "jobs": [{"id": "f", "duration": 10, "gpus": 1, "state": "running", "started": 2,
+                  "placement": on, "progress": 3},
+                 {"id": "n1", "duration": 4, "gpus": 1, "priority": 1, "after": ["f"]}],
+        "reservations": [{"id": "down", "start": 5, "end": 9, "nodes": ["n-0"]}],
+    })  # fmt: skip
+    s = solve_verified(inst, solver)
+    assert s.status == "feasible", (s.status, s.info.get("reason"))
+    a = by_id(s)
+    assert [(p.start, p.end) for p in a["f"].pieces()] == [(2, 5), (9, 17)]
+    assert (a["n1"].start, a["n1"].end) == (17, 21)
