@@ -181,7 +181,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp, count_types, multiset_cycles
-from planner.bounds_lp import LP_ITERATIONS, grid, weighted_completion_lp
+from planner.bounds_lp import LP_ITERATIONS, grid, lp_stopped, weighted_completion_lp
 from planner.durations import (
     StageTuple,
     gpu_mem_fits,
@@ -262,8 +262,9 @@ def named_lower_bounds(
         else:
             v = b.weighted_tardiness()
             out[name] = (v, "wspt" if v > b.path_tardiness() else "path")
-    _RECENT.insert(0, (instance, (names, iterations), dict(out)))
-    del _RECENT[4:]
+    if not lp_stopped():  # a stopped LP gave no bound: not the bound of these iterations
+        _RECENT.insert(0, (instance, (names, iterations), dict(out)))
+        del _RECENT[4:]
     return out
 
 

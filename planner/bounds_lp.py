@@ -32,7 +32,10 @@ planes, a few rounds: `CUT_ROUNDS`; each round's optimum is a valid bound).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -120,6 +123,27 @@ def slot_cuts(
         return w / 2 * (1.0 - squares), starts.astype(np.int32), index, value
 
     return rows
+
+
+# The event that stops the bound LPs of the solve under way (`stoppable`): Ctrl-C sets the
+# solve's `SolveOptions.stop`, and an LP of many seconds must not hold the exit up.
+_STOP: ContextVar[threading.Event | None] = ContextVar("bound_lp_stop", default=None)
+
+
+@contextmanager
+def stoppable(stop: threading.Event) -> Iterator[None]:
+    """Within it, `solve_lp` gives up (no bound) as soon as `stop` is set."""
+    token = _STOP.set(stop)
+    try:
+        yield
+    finally:
+        _STOP.reset(token)
+
+
+def lp_stopped() -> bool:
+    """Whether the bound LPs of the solve under way have been told to stop."""
+    stop = _STOP.get()
+    return stop is not None and stop.is_set()
 
 
 def quiet_highs() -> Any:
@@ -236,10 +260,15 @@ def solve_lp(
     lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(len(cost) + 1)).astype(np.int32)
     lp.a_matrix_.index_ = rows[order].astype(np.int32)
     lp.a_matrix_.value_ = vals[order]
+    stop = _STOP.get()
+    if stop is not None and stop.is_set():
+        return None
     h = quiet_highs()
     h.setOptionValue("solver", "simplex")  # so that the iteration limit applies
     h.setOptionValue("simplex_iteration_limit", iterations)
     h.setOptionValue("time_limit", LP_GUARD_SECONDS)
+    if stop is not None:  # interrupted: not optimal, so no bound
+        h.cbSimplexInterrupt += lambda e: e.interrupt() if stop.is_set() else None
     h.passModel(lp)
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:

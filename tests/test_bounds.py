@@ -753,3 +753,29 @@ def test_multiset_cycles_match_the_shared_formula_and_respect_the_counts() -> No
     assert len(sets) == len(set(sets))
     for ms, c in zip(sets, cycles, strict=True):
         assert c == pytest.approx(group_cycle([stages[m] for m in ms], ov))
+
+
+def test_a_stop_ends_the_bound_lps_and_the_bound_stays_valid() -> None:
+    """Ctrl-C sets the solve's stop event (`SolveOptions.stop`); within `stoppable` the
+    bound LPs give up when it is set, before or during their simplex (the testbed's
+    configuration LP runs for seconds, and a Ctrl-C waited for it), and the bound falls
+    back to a cheaper ingredient."""
+    import threading
+
+    from planner.bounds import named_lower_bounds
+    from planner.bounds_lp import stoppable
+
+    inst = _testbed()
+    full, word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
+    assert word == "config"
+    for delay in (0.0, 0.3):
+        stop = threading.Event()
+        timer = threading.Timer(delay, stop.set)
+        timer.start()
+        fresh = dataclasses.replace(inst)  # not the instance of the bound kept above
+        with stoppable(stop):
+            value, got = named_lower_bounds(fresh, ["total_weighted_jct"])["total_weighted_jct"]
+        timer.join()
+        assert got != "config" and 0 < value < full
+    # the bounds of a stopped solve are not kept for the next one
+    assert named_lower_bounds(fresh, ["total_weighted_jct"])["total_weighted_jct"][1] == "config"

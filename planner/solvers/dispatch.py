@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from planner.bounds_lp import stoppable
 from planner.errors import UsageError
 from planner.instance import Instance
 from planner.schedule import Schedule
@@ -40,6 +41,11 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
 def solve(instance: Instance, spec: str, options: SolveOptions | None = None) -> Schedule:
     """Plan `instance` with the solver named by `spec`; the result is not yet verified."""
     options = (options or SolveOptions()).pinned()
+    with stoppable(options.stop):  # Ctrl-C stops the bound LPs too
+        return _solve(instance, spec, options)
+
+
+def _solve(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
     if instance.is_live:
         return _solve_live(instance, spec, options)
     name, rule = parse_spec(spec)
