@@ -18,6 +18,7 @@ from planner.instance import Instance, Interleaving, Job, NodeGroup, PriceInterv
 from planner.metrics import metrics
 from planner.read import instance_from_dict
 from planner.schedule import Schedule, schedule_from_dict
+from planner.solvers import SolveOptions, solve
 from planner.verify import rules, verify
 
 # m: 100 ms per iteration at 2 GPUs, 60 ms at 4 (no data/net stage: the GPU stage is all)
@@ -277,3 +278,22 @@ def test_cpsat_reports_no_bound_it_does_not_have(solve_verified: Any) -> None:
     })  # fmt: skip
     s = solve_verified(inst, "cpsat", time_limit=5, objective=("energy_cost",))
     assert "relaxation_bound_error" not in s.info
+
+
+def test_auto_plans_an_energy_objective_with_preemption_by_price() -> None:
+    # Power costs 1.0 over [0, 100) and nothing after; a 1-GPU job of 20 time units on an
+    # 8-GPU node at 300 W busy, 0 W idle. With preemption enabled `auto` ran Muri's
+    # engine, whose orders know no prices: the job at 0, energy cost 20 * 300 W > 0.
+    # The plans without the engine start it at 100, at no cost (CP-SAT proves it)
+    doc = _doc(gpus=1)
+    doc["cluster"]["nodes"][0]["gpu_idle_w"] = 0
+    doc["cluster"]["power_price"] = [{"start": 0, "end": 100, "price": 1.0}]
+    doc["jobs"] = [{"id": "a", "duration": 20, "gpus": 1}]
+    doc["objective"] = ["energy_cost"]
+    doc["policy"] = {"preemption": {"enabled": True, "restart": 0}}
+    inst = instance_from_dict(doc)
+    engine = solve(inst, "greedy", SolveOptions(time_limit=5))
+    assert verify(inst, engine) == [] and metrics(inst, engine)["energy_cost"] > 0
+    s = solve(inst, "auto", SolveOptions(time_limit=5))
+    assert verify(inst, s) == [] and metrics(inst, s)["energy_cost"] == 0.0
+    assert s.info["auto"]["chose"] != "preempt"

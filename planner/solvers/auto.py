@@ -39,7 +39,7 @@ from typing import Any
 
 from planner.bounds import with_bounds
 from planner.groups import candidate_groups
-from planner.instance import Instance
+from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.schedule import Schedule
 from planner.solvers.exact import given_start
 from planner.solvers.greedy import solve_greedy
@@ -134,8 +134,15 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
             kept = the_better(instance, options, kept, other)
         options = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
     t1 = time.perf_counter()  # options.limit counts from here
-    if instance.preemption.enabled and len(instance.jobs) <= SRSF_MAX_JOBS:
-        # above SRSF_MAX_JOBS the engine is not run: greedy + improvement plans instead
+    if (
+        instance.preemption.enabled
+        and len(instance.jobs) <= SRSF_MAX_JOBS
+        and not any(n in ENERGY_OBJECTIVES for n in names)
+    ):
+        # above SRSF_MAX_JOBS the engine is not run: greedy + improvement plans instead;
+        # the engine's orders know no prices or power, so an energy objective (first or
+        # tie-breaker) goes to the plans below (one segment per job is a plan of a
+        # preemptive instance too)
         name, why = "preempt", "preemption is enabled: Muri's engine as the start, then search"
         sched = solve_preempt(instance, options)
     elif name == "cpsat":
