@@ -73,6 +73,8 @@ def check_pictures(
     """The Gantt page goes to an HTML name and the picture to a PNG one: `-o g.png` would
     get a page under a picture's name (UsageError naming what to use instead)."""
     if html and Path(html).suffix.lower() == ".png":
+        if html_option == "--report":  # plan bench: an HTML report, no picture of its own
+            raise _refuse(html, "--report writes an HTML page; give it an .html name")
         instead = "--png" if html_option == "-o" else "plan show SCHEDULE --png"
         raise _refuse(html, f"{html_option} writes the HTML page; for a picture use {instead}")
     if png and Path(png).suffix.lower() in (".html", ".htm"):

@@ -250,14 +250,16 @@ def test_cli_bench_json_and_table(tmp_path: Path) -> None:
     "extra",
     [
         ["--solvers", "greedy:nope"],
-        ["--solvers", "greedy:sjf"],  # the default baseline greedy:fifo is not run
+        ["--solvers", "greedy:sjf", "--baseline", "greedy:fifo"],  # a baseline not run
+        ["--report", "{tmp}/r.png"],  # an HTML report under a picture's name
         ["--address", "localhost:6379"],  # without --executor ray
     ],
 )
 def test_cli_usage_errors(tmp_path: Path, extra: list[str]) -> None:
+    extra = [x.format(tmp=tmp_path) for x in extra]
     res = CliRunner().invoke(main, ["bench", str(DATA), "-o", str(tmp_path / "r.csv"), *extra])
     assert res.exit_code == 2
-    assert not (tmp_path / "r.csv").exists()
+    assert not list(tmp_path.iterdir())  # nothing written
 
 
 def test_cli_missing_path_and_empty_folder(tmp_path: Path) -> None:
@@ -287,3 +289,16 @@ def test_cli_ray_missing_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.Mo
     assert res.exit_code == 2
     assert "pip install" in res.output
     assert not (tmp_path / "r.csv").exists()  # refused before the results file is made
+
+
+def test_the_default_baseline_is_the_first_solver_without_fifo(tmp_path: Path) -> None:
+    # `plan --help`'s own example, `--solvers greedy,cpsat`, was exit 2: "--baseline
+    # greedy:fifo is not among --solvers"
+    out = tmp_path / "r.csv"
+    args = ["bench", str(DATA), "--solvers", "greedy:sjf,greedy:srsf", "--time-limit", "5"]
+    res = CliRunner().invoke(main, [*args, "--workers", "1", "-o", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert summary["baseline"] == "greedy:sjf"
+    sjf = next(s for s in summary["solvers"] if s["solver"] == "greedy:sjf")
+    assert sjf["avg_jct_ratio_baseline"] == pytest.approx(1.0)

@@ -16,6 +16,7 @@ from planner.cli.params import SECONDS, SEED, THREADS
 from planner.errors import UsageError
 
 DEFAULT_SOLVERS = "greedy:fifo,greedy:srsf,greedy:interleave,cpsat,milp"
+DEFAULT_BASELINE = "greedy:fifo"
 
 
 def parse_solvers(text: str) -> list[str]:
@@ -83,9 +84,8 @@ def parse_solvers(text: str) -> list[str]:
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(
     "--baseline",
-    default="greedy:fifo",
-    show_default=True,
-    help="Solver the ratios are relative to.",
+    help="Solver the ratios are relative to [default: greedy:fifo when among --solvers, "
+    "else the first of them].",
 )
 @click.option(
     "--margin",
@@ -112,7 +112,7 @@ def bench(
     solver_threads: int,
     repeat: int,
     seed: int,
-    baseline: str,
+    baseline: str | None,
     margin: float | None,
     executor: str,
     address: str | None,
@@ -135,11 +135,14 @@ def bench(
     from planner.batch.executors import check_executor
     from planner.batch.suite import collect_instances, make_tasks, run_bench
     from planner.batch.summary import summarize
-    from planner.outputs import check_outputs
+    from planner.outputs import check_outputs, check_pictures
 
     specs = parse_solvers(solvers)
-    if baseline and baseline not in specs:
+    if baseline is None:
+        baseline = DEFAULT_BASELINE if DEFAULT_BASELINE in specs else specs[0]
+    elif baseline and baseline not in specs:
         raise UsageError(f"--baseline {baseline} is not among --solvers")
+    check_pictures(report, None, "--report")
     check_executor(executor, address)
     files = collect_instances(instances)
     check_outputs([output, report], files)
