@@ -256,7 +256,12 @@ def _cancel(
     gone = set(cancel)
     for k, jid in enumerate(cancel):
         j = jobs.get(jid)
-        if j is None:
+        if jid in cancel[:k]:
+            first = cancel.index(jid)
+            problems.append(
+                Problem(f"cancel[{k}]", f"job '{jid}' is already listed at cancel[{first}]")
+            )
+        elif j is None:
             problems.append(Problem(f"cancel[{k}]", f"unknown job '{jid}'{suggest(jid, jobs)}"))
         elif j.state == "done":
             problems.append(Problem(f"cancel[{k}]", f"job '{jid}' is done by now {now}"))

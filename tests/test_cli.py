@@ -379,3 +379,15 @@ def test_a_reader_that_stops_early_is_exit_141_not_a_crash(tmp_path: Path, as_js
     assert "internal error" not in stderr
     doc = json.loads(out.read_text())
     assert verify(read_instance(small_instance(tmp_path)), schedule_from_dict(doc)) == []
+
+
+def test_objective_option_names_every_objective_and_refuses_repeats(tmp_path: Path) -> None:
+    from planner.instance import OBJECTIVES
+
+    code, text, _ = run("solve", "--help")
+    flat = " ".join(text.split())
+    assert code == 0 and all(name in flat for name in OBJECTIVES)
+    out = tmp_path / "s.json"
+    code, _, err = run("solve", DEMO, "--solver", "greedy", "--objective", "makespan,makespan",
+                       "-o", out)  # fmt: skip
+    assert code == 2 and "makespan listed twice" in err and not out.exists()

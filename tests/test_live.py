@@ -455,6 +455,7 @@ def test_replan_cancel_and_progress(tmp_path: Path, under_way: tuple[Path, Path,
          "cycle in after"),
         ({"nodes_down": ["n-0", {"node": "n-0", "until": 9}]}, "nodes_down[1]",
          "already listed at nodes_down[0]"),
+        ({"cancel": ["d", "d"]}, "cancel[1]", "already listed at cancel[0]"),
     ],
 )  # fmt: skip
 def test_bad_changes_exit_2_with_the_path(

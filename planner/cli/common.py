@@ -73,6 +73,9 @@ def parse_objective(text: str | None) -> tuple[str, ...] | None:
             f"--objective: unknown {', '.join(bad) or 'empty'}; "
             f"use a comma-separated list of {', '.join(OBJECTIVES)}"
         )
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # as an instance's objective list (exit 2 there too)
+        raise UsageError(f"--objective: {', '.join(twice)} listed twice")
     return names
 
 
