@@ -164,6 +164,12 @@ def test_bench_takes_simulate_policies(tmp_path: Path) -> None:
     assert set(got) == {"simulate:fifo", "simulate:plan:greedy", "greedy"}
     assert all(row["verified"] == "true" for row in got.values())
     assert run("bench", inst, "--solvers", "simulate:nope", "-o", out).exit_code == 2
+    # a preemptive policy on an instance without preemption: a row saying why, in plan
+    # simulate's words (it said "solver failed: ValueError: ...")
+    (tmp_path / "plain").mkdir()
+    plain = write(tmp_path / "plain", doc(preemption=False))
+    row = execute(Task(str(plain), "simulate:srtf", time_limit=10.0))
+    assert row["error"].startswith("not applicable: policy srtf preempts jobs"), row
 
 
 def test_stop_event_ends_the_run_with_nothing_realized() -> None:

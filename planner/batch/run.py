@@ -219,6 +219,10 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
         sched = _plan(instance, task.solver, options)
     except Exception as e:
         wall = round(time.perf_counter() - t0, 3)
+        if isinstance(e, ValueError) and task.solver.startswith("simulate:"):
+            # the policy does not apply to the instance (a preemptive policy without
+            # policy.preemption): the reason plan simulate gives, not a failure of ours
+            return {**row, "error": one_line(f"not applicable: {e}"), "wall_s": wall}
         return {**row, "error": one_line(f"solver failed: {type(e).__name__}: {e}"), "wall_s": wall}
     finally:
         if timer is not None:
