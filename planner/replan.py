@@ -174,28 +174,18 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
 
 
 def stopped_at(schedule: Schedule, now: int) -> set[str]:
-    """The jobs the schedule has stopped by `now`, to resume at `now` or later (one that
-    resumes just at `now` has not run since: like a job that starts at `now`, it waits).
-    One whose segment ends just at `now` is a running job that a plan may stop there,
-    unless another job starts on its GPUs at `now`: it is stopped then."""
-    starting = {
-        (q.node, g): a.id
-        for a in schedule.jobs
-        for p in a.pieces()
-        if p.start == now
-        for q in p.placement
-        for g in q.gpus
-    }
+    """The jobs the schedule has stopped by `now`, to resume at `now` or later: the segment
+    they were last in ends by `now` (one that ends just at `now` is stopped there: counted
+    as running, a group it leaves at `now` could be held as no admissible group), or it
+    resumes just at `now` (it has not run since: like a job that starts at `now`, it
+    waits)."""
     out = set()
     for a in schedule.jobs:
         segs = a.pieces()
-        if not segs[0].start < now < a.end:
-            continue
-        seg = _current(segs, now)
-        keys = [(q.node, g) for q in seg.placement for g in q.gpus]
-        taken = {starting[key] for key in keys if key in starting} - {a.id}
-        if seg.start == now or seg.end < now or seg.end == now and taken:
-            out.add(a.id)
+        if segs[0].start < now < a.end:
+            seg = _current(segs, now)
+            if seg.start == now or seg.end <= now:
+                out.add(a.id)
     return out
 
 

@@ -1281,3 +1281,46 @@ def test_a_stopped_job_with_a_higher_priority_successor_is_planned(
     a = by_id(s)
     assert [(p.start, p.end) for p in a["f"].pieces()] == [(2, 5), (9, 17)]
     assert (a["n1"].start, a["n1"].end) == (17, 21)
+
+
+def test_a_segment_ending_at_now_is_stopped_so_its_group_is_not_left_inadmissible(
+    tmp_path: Path,
+) -> None:
+    # G = {A, B, C}: two bert and an a2c on GPU 0. At T, C's work is done and B's segment
+    # ends (B resumes on GPU 1 a unit later). B counted as running (its segment ends just
+    # at T) and its group as held by it; on a fuzzed chain of replans such a group was no
+    # admissible group (exit 2 on a plan `plan check` accepts). B is stopped at T now and
+    # waits again; A runs on alone
+    from planner.history import retimed
+
+    inst = _two_gpus(*({"id": i, "model": m, "gpus": 1, "iterations": n}
+                       for i, m, n in (("A", "bert", 2000), ("B", "bert", 2000),
+                                       ("C", "a2c", 300))))  # fmt: skip
+    inst["interleaving"] = {"enabled": True, "max_group": 4}
+    first = retimed(instance_from_dict(inst), schedule_from_dict({
+        "format": "planner-schedule/1",
+        "jobs": [{"id": j, "start": 0, "end": 1, "placement": _on(0), "group": "G"}
+                 for j in ("A", "B", "C")],
+        "groups": [{"id": "G", "jobs": ["A", "B", "C"]}]}))  # fmt: skip
+    t = by_id(first)["C"].end  # C's exact end in the group
+    b_parts = [{"start": 0, "end": t, "placement": _on(0), "group": "G"},
+               {"start": t + 1, "end": t + 2, "placement": _on(1), "group": None}]  # fmt: skip
+    jobs = [{"id": "A", "start": 0, "end": 1, "placement": _on(0), "group": "G"},
+            {"id": "B", "start": 0, "end": t + 2, "placement": _on(0), "group": "G",
+             "segments": b_parts},
+            {"id": "C", "start": 0, "end": t, "placement": _on(0), "group": "G"}]  # fmt: skip
+    doc = {"format": "planner-schedule/1", "jobs": jobs,
+           "groups": [{"id": "G", "jobs": ["A", "B", "C"]}]}  # fmt: skip
+    exact = retimed(instance_from_dict(inst), schedule_from_dict(doc))
+    inst_path, sched_path = tmp_path / "i.json", tmp_path / "s.json"
+    inst_path.write_text(json.dumps(inst))
+    plan = schedule_document(instance_from_dict(inst), exact, ["total_weighted_jct"])
+    sched_path.write_text(json.dumps(plan))
+    assert run("check", inst_path, sched_path)[0] == 0
+    out, live = tmp_path / "r.json", tmp_path / "l.json"
+    code, text = run("replan", inst_path, sched_path, "--now", t, "-o", out, "--live", live,
+                     "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    assert run("check", live, out)[0] == 0
+    states = {j["id"]: j.get("state", "waiting") for j in json.loads(live.read_text())["jobs"]}
+    assert states == {"A": "running", "B": "waiting", "C": "done"}
