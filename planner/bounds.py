@@ -712,7 +712,7 @@ class _Bounds:
             return out
         for idx, amount, vol, cap, events in self.lp_resources:
             keep = (vol > 0) & (amount > 0) & np.isfinite(vol)
-            if cap <= 0 or not keep.any():
+            if cap <= 0 or not keep.any() or lp_stopped():
                 continue
             i, v = idx[keep], vol[keep]
             solo_t, group_t = self._mode_times[0][i], self._mode_times[1][i]
@@ -742,7 +742,7 @@ class _Bounds:
         fams = self._families()
         done: set[int] = set()
         for f, (idx, _, _, cap, events) in self._gpu_list:
-            if f in done or cap <= 0:
+            if f in done or cap <= 0 or lp_stopped():  # Ctrl-C: its types take seconds too
                 continue
             done.add(f)
             lp = self._config_family(idx, fams[f], cap, events)
