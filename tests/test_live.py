@@ -1235,6 +1235,15 @@ def test_the_plan_in_force_is_carried_on_past_a_stopped_job(tmp_path: Path) -> N
     assert [(p.start, p.end) for p in a["Y"].pieces()] == [(10, 20), (43, 66)]
     assert (a["X"].start, a["X"].end) == (20, 40)
     assert doc["info"]["kept"] == {"solver": "plan-in-force", "objective": 556, "returned": True}
+    # with a job added the plan in force is no plan of the live state: info says why
+    ch = tmp_path / "c.json"
+    ch.write_text(json.dumps({"add": [{"id": "Z", "duration": 5, "gpus": 1}]}))
+    code, text = run("replan", inst_path, sched_path, "--now", 15, "--changes", ch, "-o", out,
+                     "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    kept = json.loads(out.read_text())["info"]["kept"]
+    assert kept == {"solver": "plan-in-force", "returned": False,
+                    "reason": "a job has no part in it (added)"}  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -143,8 +143,11 @@ def _no_worse_than_in_force(
 
     assert options.start is not None
     kept = res.in_force(options.start)
-    if kept is None or verify(instance, kept):
-        return merged
+    wrong = verify(instance, kept) if kept is not None else []
+    if kept is None or wrong:  # say why it was not kept (`plan replan`'s info)
+        why = f"breaks {wrong[0]}" if wrong else "a job has no part in it (added)"
+        note = {"solver": "plan-in-force", "returned": False, "reason": why}
+        return merged.with_(info={**merged.info, "kept": note})
     unproved = merged.with_(status="feasible" if merged.jobs else "unknown")
     out = better_of(instance, unproved, kept, options)
     if out.info.get("kept", {}).get("returned"):
