@@ -884,11 +884,7 @@ def test_replanning_a_live_plan_counts_from_the_given_progress(tmp_path: Path) -
     assert run("solve", inst_path, "--solver", "greedy", "-o", sched_path)[0] == 0
     plan = by_id(schedule_from_dict(json.loads(sched_path.read_text())))
     assert plan["a"].end == 10 + 18
-    out, live = tmp_path / "r.json", tmp_path / "l.json"
-    code, text = run("replan", inst_path, sched_path, "--now", 15, "-o", out, "--live", live,
-                     "--solver", "greedy")  # fmt: skip
-    assert code == 0, text
-    assert run("check", live, out)[0] == 0
+    text, out, live = _replanned(inst_path, sched_path, 15)
     live_a = json.loads(live.read_text())["jobs"][0]
     assert live_a["progress"] == pytest.approx(2 + 5)
     assert by_id(schedule_from_dict(json.loads(out.read_text())))["a"].end == 28
@@ -1049,6 +1045,25 @@ def _on(gpu: int) -> list[dict[str, Any]]:
     return [{"node": "n-0", "gpus": [gpu]}]
 
 
+def _replanned(inst_path: Path, sched_path: Path, now: int, *extra: Any) -> tuple[str, Path, Path]:
+    """`plan replan` (greedy) at `now` into r.json and l.json beside the instance, checked:
+    exit 0 and `plan check` of the written live state and schedule; the printed text."""
+    out, live = inst_path.parent / "r.json", inst_path.parent / "l.json"
+    code, text = run("replan", inst_path, sched_path, "--now", now, "-o", out, "--live", live,
+                     "--solver", "greedy", *extra)  # fmt: skip
+    assert code == 0, text
+    assert run("check", live, out)[0] == 0
+    return text, out, live
+
+
+def _segmented(jid: str, *spans: tuple[int, int, int]) -> dict[str, Any]:
+    """A schedule entry of job `jid` run solo in segments (start, end, GPU of n-0)."""
+    parts = [{"start": a, "end": b, "placement": _on(g), "group": None} for a, b, g in spans]
+    first, last = parts[0], parts[-1]
+    return {"id": jid, "start": first["start"], "end": last["end"],
+            "placement": first["placement"], "segments": parts}  # fmt: skip
+
+
 def _two_gpus(*jobs: dict[str, Any], restart: int = 0) -> dict[str, Any]:
     return {
         "version": 1,
@@ -1065,17 +1080,10 @@ def test_a_live_file_replanned_at_its_own_now_keeps_its_progress(tmp_path: Path)
     # started over (its first segment starts at now), ending at 53 instead of 50
     inst = _two_gpus({"id": "X", "duration": 30, "gpus": 1}, {"id": "Z", "duration": 20,
                       "gpus": 1}, restart=7)  # fmt: skip
-    parts = [{"start": 30, "end": 35, "placement": _on(0), "group": None},
-             {"start": 35, "end": 57, "placement": _on(0), "group": None}]  # fmt: skip
     jobs = [{"id": "X", "start": 0, "end": 30, "placement": _on(0)},
-            {"id": "Z", "start": 30, "end": 57, "placement": _on(0),
-             "segments": parts}]  # fmt: skip
+            _segmented("Z", (30, 35, 0), (35, 57, 0))]  # fmt: skip
     inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
-    out, live = tmp_path / "r.json", tmp_path / "l.json"
-    code, text = run("replan", inst_path, sched_path, "--now", 35, "-o", out, "--live", live,
-                     "--solver", "greedy")  # fmt: skip
-    assert code == 0, text
-    assert run("check", live, out)[0] == 0
+    text, out, live = _replanned(inst_path, sched_path, 35)
     z = {j["id"]: j for j in json.loads(live.read_text())["jobs"]}["Z"]
     assert "state" not in z and z["duration"] == 15
     # the restart is not charged (README, Replanning)
@@ -1103,13 +1111,7 @@ def test_a_job_stopped_where_another_resumes_waits_again_not_a_clash(tmp_path: P
     # now with its progress, so it waits again with the 20 units it has left (it was
     # refused, exit 2). So does it at 15, between its segments. A unit before, and once X
     # runs again, the replans verify
-    x_parts = [{"start": 0, "end": 10, "placement": _on(0), "group": None},
-               {"start": 20, "end": 40, "placement": _on(1), "group": None}]  # fmt: skip
-    y_parts = [{"start": 0, "end": 10, "placement": _on(1), "group": None},
-               {"start": 10, "end": 30, "placement": _on(0), "group": None}]  # fmt: skip
-    jobs = [{"id": "X", "start": 0, "end": 40, "placement": _on(0), "segments": x_parts},
-            {"id": "Y", "start": 0, "end": 30, "placement": _on(1),
-             "segments": y_parts}]  # fmt: skip
+    jobs = [_segmented("X", (0, 10, 0), (20, 40, 1)), _segmented("Y", (0, 10, 1), (10, 30, 0))]
     inst = _two_gpus({"id": "X", "duration": 30, "gpus": 1}, {"id": "Y", "duration": 30, "gpus": 1})
     inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
     out, live = tmp_path / "r.json", tmp_path / "l.json"
@@ -1214,22 +1216,13 @@ def test_the_plan_in_force_is_carried_on_past_a_stopped_job(tmp_path: Path) -> N
     # is running. The residual keeps Y to its end at 40 (X then [40, 60): 10 * 60 + 30 +
     # 100 = 730); carried on (every start kept), the plan in force stops Y at 20, X runs
     # [20, 40) (restart not charged) and Y [43, 66): 10 * 40 + 56 + 100 = 556, returned
-    x_parts = [{"start": 0, "end": 10, "placement": _on(0), "group": None},
-               {"start": 20, "end": 43, "placement": _on(0), "group": None}]  # fmt: skip
-    y_parts = [{"start": 10, "end": 20, "placement": _on(0), "group": None},
-               {"start": 43, "end": 66, "placement": _on(0), "group": None}]  # fmt: skip
-    jobs = [{"id": "X", "start": 0, "end": 43, "placement": _on(0), "segments": x_parts},
-            {"id": "Y", "start": 10, "end": 66, "placement": _on(0), "segments": y_parts},
+    jobs = [_segmented("X", (0, 10, 0), (20, 43, 0)), _segmented("Y", (10, 20, 0), (43, 66, 0)),
             {"id": "W", "start": 0, "end": 100, "placement": _on(1)}]  # fmt: skip
     inst = _two_gpus({"id": "X", "duration": 30, "gpus": 1, "weight": 10},
                      {"id": "Y", "duration": 30, "gpus": 1, "release": 10},
                      {"id": "W", "duration": 100, "gpus": 1}, restart=3)  # fmt: skip
     inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
-    out, live = tmp_path / "r.json", tmp_path / "l.json"
-    code, text = run("replan", inst_path, sched_path, "--now", 15, "-o", out, "--live", live,
-                     "--solver", "greedy")  # fmt: skip
-    assert code == 0, text
-    assert run("check", live, out)[0] == 0
+    text, out, live = _replanned(inst_path, sched_path, 15)
     doc = json.loads(out.read_text())
     a = by_id(schedule_from_dict(doc))
     assert [(p.start, p.end) for p in a["Y"].pieces()] == [(10, 20), (43, 66)]
@@ -1326,10 +1319,6 @@ def test_a_segment_ending_at_now_is_stopped_so_its_group_is_not_left_inadmissibl
     plan = schedule_document(instance_from_dict(inst), exact, ["total_weighted_jct"])
     sched_path.write_text(json.dumps(plan))
     assert run("check", inst_path, sched_path)[0] == 0
-    out, live = tmp_path / "r.json", tmp_path / "l.json"
-    code, text = run("replan", inst_path, sched_path, "--now", t, "-o", out, "--live", live,
-                     "--solver", "greedy")  # fmt: skip
-    assert code == 0, text
-    assert run("check", live, out)[0] == 0
+    text, out, live = _replanned(inst_path, sched_path, t)
     states = {j["id"]: j.get("state", "waiting") for j in json.loads(live.read_text())["jobs"]}
     assert states == {"A": "running", "B": "waiting", "C": "done"}
