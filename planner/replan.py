@@ -109,7 +109,6 @@ def live_instance(
     changes: Changes | None = None,
     source: str = "<changes>",
     instance_source: str = "<instance>",
-    schedule_source: str = "<schedule>",
 ) -> Instance:
     """The live state at `now` of `instance` planned by `schedule`, with `changes` applied.
 

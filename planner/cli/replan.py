@@ -72,7 +72,6 @@ def replan(
         ch,
         source=changes or instance,
         instance_source=instance,
-        schedule_source=schedule,
     )
     if not outs.as_json:
         states = [j.state for j in live.jobs]
