@@ -6,12 +6,15 @@ import functools
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 import planner.cli.terminal as terminal
 from planner.errors import InputError, UsageError
+
+if TYPE_CHECKING:
+    from planner.instance import Instance
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -81,8 +84,8 @@ def parse_objective(text: str | None) -> tuple[str, ...] | None:
 
 def schedule_instance(
     schedule: str, ids: list[Any], name: Any, given: str | None, info: Any
-) -> Any:
-    """The instance a schedule is drawn or exported with (an `Instance`, or None): the one
+) -> Instance | None:
+    """The instance a schedule is drawn or exported with, or None: the one
     given, whose jobs must include the schedule's (exit 2 otherwise), else the one the
     schedule records when it is found and includes them (a note otherwise: the picture or
     CSV then goes without models, priorities and tenants). An instance of another name than
