@@ -260,9 +260,9 @@ def solve_lp(
     lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(len(cost) + 1)).astype(np.int32)
     lp.a_matrix_.index_ = rows[order].astype(np.int32)
     lp.a_matrix_.value_ = vals[order]
-    stop = _STOP.get()
-    if stop is not None and stop.is_set():
+    if lp_stopped():
         return None
+    stop = _STOP.get()
     h = quiet_highs()
     h.setOptionValue("solver", "simplex")  # so that the iteration limit applies
     h.setOptionValue("simplex_iteration_limit", iterations)

@@ -39,7 +39,7 @@ from planner.instance import TOL, Instance, Job, Reservation
 from planner.precedence import effective_priorities
 from planner.progress import Leave, Runner, run_together
 from planner.resume import must_stop, resume_job
-from planner.schedule import Assignment, Group, Placement, Schedule, Segment
+from planner.schedule import Assignment, Group, Placement, Schedule
 
 STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
 WHOLE_NODE = "~node:"  # id prefix of a node held whole for its running jobs' CPUs or memory
@@ -95,7 +95,7 @@ class Residual:
         ids = {j.id for j in self.instance.jobs}
         groups = [replace(g, jobs=tuple(i for i in g.jobs if i in ids)) for g in s.groups]
         jobs = tuple(a for a in s.jobs if a.id in ids)
-        cut = tuple(_from(a, self.live.now) for a in jobs)
+        cut = tuple(_from(a, self.live.now) or a for a in jobs)
         out = s.with_(
             instance=self.instance.name,
             solver="plan-in-force",
@@ -124,10 +124,10 @@ class Residual:
                 jobs.append(self.fixed[j.id])
                 continue
             since = j.live.started if j.live is not None else self.live.now
-            segs = [p for p in a.pieces() if p.start >= since] if a is not None else []
-            if a is None or not segs:
+            part = _from(a, since) if a is not None else None
+            if part is None:
                 return None
-            jobs.append(a.with_pieces(segs))
+            jobs.append(part)
         kept = retimed(self.live, s.with_(jobs=tuple(jobs)))
         return kept.with_(
             instance=self.live.name, solver="plan-in-force", lower_bound=None, info={}
@@ -320,8 +320,7 @@ def _run_units(inst: Instance, stop: int | None) -> Iterable[tuple[list[Job], in
 def _runner(inst: Instance, j: Job, origin: int, ended: int | None, stop: int | None) -> Runner:
     """`ended`: a done co-runner's end (only its presence matters); `stop`: stop there."""
     assert j.live is not None
-    work = j.work
-    work = math.inf if ended is not None else work - (j.live.progress or 0.0)
+    work = math.inf if ended is not None else j.work - (j.live.progress or 0.0)
     until = min(x for x in (ended, stop, math.inf) if x is not None)
     stop_ms = None if until == math.inf else (until - origin) * inst.unit_ms
     if not j.profiled:
@@ -412,22 +411,19 @@ def _relabel(a: Assignment, rename: Mapping[str, str]) -> Assignment:
     return replace(a, group=group, segments=segs)
 
 
-def _from(a: Assignment, now: int) -> Assignment:
-    """A waiting job's part of the plan in force from `now` on: all of it, unless the plan
-    stopped the job before `now` (its segments that start by then are history)."""
-    segs = [p for p in a.pieces() if p.start >= now]
-    if len(segs) == len(a.pieces()) or not segs:
+def _from(a: Assignment, since: int) -> Assignment | None:
+    """A job's part of the plan in force from `since` on (`now`, or a running job's start):
+    all of it, unless the plan stopped the job before then (its segments that start
+    earlier are history); None when no segment starts by then or later."""
+    segs = [p for p in a.pieces() if p.start >= since]
+    if len(segs) == len(a.pieces()):
         return a
-    return a.with_pieces(segs)
+    return a.with_pieces(segs) if segs else None
 
 
 def _resumed(first: Assignment, rest: Assignment) -> Assignment:
     """A stopped job: its segment until now, then the rest as the residual planned it."""
-    segs = (
-        Segment(first.start, first.end, first.placement, first.group),
-        *(rest.segments or (Segment(rest.start, rest.end, rest.placement, rest.group),)),
-    )
-    return Assignment(first.id, first.start, rest.end, first.placement, first.group, segs)
+    return first.with_pieces((*first.pieces(), *rest.pieces()))
 
 
 def _fixed_groups(fixed: Iterable[Assignment]) -> Iterable[Group]:

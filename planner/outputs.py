@@ -67,16 +67,21 @@ def _identity(path: Path) -> object:
     return (st.st_dev, st.st_ino)
 
 
+# What to do instead of giving a page option a picture's name (`check_pictures`).
+_PICTURE = {
+    "-o": "for a picture use --png",
+    "--show": "for a picture use plan show SCHEDULE --png",
+    "--report": "give it an .html name",  # plan bench: the report has no picture of its own
+}
+
+
 def check_pictures(
     html: str | None = None, png: str | None = None, html_option: str = "-o"
 ) -> None:
     """The Gantt page goes to an HTML name and the picture to a PNG one: `-o g.png` would
     get a page under a picture's name (UsageError naming what to use instead)."""
     if html and Path(html).suffix.lower() == ".png":
-        if html_option == "--report":  # plan bench: an HTML report, no picture of its own
-            raise _refuse(html, "--report writes an HTML page; give it an .html name")
-        instead = "--png" if html_option == "-o" else "plan show SCHEDULE --png"
-        raise _refuse(html, f"{html_option} writes the HTML page; for a picture use {instead}")
+        raise _refuse(html, f"{html_option} writes the HTML page; {_PICTURE[html_option]}")
     if png and Path(png).suffix.lower() in (".html", ".htm"):
         raise _refuse(png, "--png writes a PNG picture; for the page use -o")
 

@@ -65,14 +65,7 @@ def replan(
             schedule, [Problem("$", "not a valid schedule of the instance")] + problems
         )
     ch = read_changes(changes) if changes else None
-    live = live_instance(
-        inst,
-        sched,
-        now,
-        ch,
-        source=changes or instance,
-        instance_source=instance,
-    )
+    live = live_instance(inst, sched, now, ch, source=changes or instance, instance_source=instance)
     if not outs.as_json:
         states = [j.state for j in live.jobs]
         counts = ", ".join(f"{states.count(s)} {s}" for s in ("done", "running", "waiting"))
