@@ -162,6 +162,8 @@ def inadmissible_reason(
         return f"{k} members, allowed 2..{instance.interleaving.max_group}"
     if any(not j.profiled for j in jobs):
         return "jobs with an explicit duration do not interleave"
+    if any(instance.profiles[j.model or ""].alone for j in jobs):
+        return "the rest of a stopped job runs alone"
     if len({j.gpus for j in jobs}) != 1:
         return "members have different GPU counts"
     gpus = jobs[0].gpus

@@ -54,6 +54,8 @@ class Profile:
     by_gpus: Mapping[int, GpuProfile]
     gpu_mem_gb: float | None = None
     batch_size: int | None = None
+    # planner-made only (the rest of a stopped job, planner.resume): its jobs never group
+    alone: bool = False
 
 
 @dataclass(frozen=True)

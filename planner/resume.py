@@ -8,9 +8,10 @@ with its restart cost. `planner.live` plans that rest as a waiting job of its ow
 what §8 gives for the second segment: restart plus the work left at the node's speed. For
 a profiled job that is a one-iteration profile of its own whose GPU stage is the work
 left's GPU stage (so node speed scales it as §4 does) and whose other stages lump the rest
-together with the restart; such a job practically never forms an admissible group (its
-single "iteration" is the whole rest of the job), and `planner.solvers.dispatch` falls
-back to a plan without groups if a planner ever forms one.
+together with the restart. Such a group would not run as §8 says (the job's iterations
+are not interleaved one by one), so the profile is marked `alone` and no planner groups
+it (`durations.inadmissible_reason`); `planner.solvers.dispatch` still falls back to a
+plan without groups if one ever did.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def resume_job(inst: Instance, j: Job, done: float) -> tuple[Job, Profile | None
     prof = inst.profiles[j.model or ""]
     own = {c: _rest(inst, j.at_count(c), left_it) for c in j.gpu_counts}
     name = RESUME + j.id
-    profile = Profile(name, own, prof.gpu_mem_gb, prof.batch_size)
+    profile = Profile(name, own, prof.gpu_mem_gb, prof.batch_size, alone=True)
     return replace(base, model=name, iterations=1), profile
 
 
@@ -74,4 +75,5 @@ def _rest(inst: Instance, j: Job, left_it: float) -> GpuProfile:
     gp = inst.gpu_profile(j)
     total = restart_units(inst, j) * inst.unit_ms + left_it * gp.iteration_ms
     gpu = left_it * gp.stages.gpu
-    return GpuProfile(total, Stages(total - gpu, gpu, 0.0))
+    # a later stop and restart of the rest costs what the job's own restart costs (§8)
+    return GpuProfile(total, Stages(total - gpu, gpu, 0.0), gp.restart_ms)

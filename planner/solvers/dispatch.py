@@ -126,7 +126,8 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     merged = res.merge(sched, bounds)
     if res.stopped and merged.jobs and verify(instance, merged):
         # a resumed job's own profile holds only its solo time (planner.resume): a group
-        # formed with it is not one of §8; plan again without groups
+        # formed with it would not be one of §8. Its profile forbids every group, so this
+        # is only a safety net: plan again without groups
         merged = res.merge(solve(res.instance, "greedy:srsf", options), bounds)
     return merged
 
