@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 from planner.instance import Instance
 from planner.metrics import metrics
 from planner.schedule import FORMAT, Assignment, Schedule
+from planner.schedule import Segment as Piece
 from planner.simulate.model import Segment, SimResult
 from planner.simulate.packer import count_of
 
@@ -16,49 +16,14 @@ def _pl(seg: Segment) -> list[dict[str, Any]]:
     return [{"node": p.node, "gpus": list(p.gpus)} for p in seg.placement]
 
 
-def _busy(instance: Instance, res: SimResult) -> dict[str, float]:
-    """Node -> busy GPU-time, each GPU counted once while any segment uses it (§8)."""
-    spans: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
-    for segs in res.segments.values():
-        for seg in segs:
-            for p in seg.placement:
-                for g in p.gpus:
-                    spans[(p.node, g)].append((seg.start, seg.end))
-    busy: dict[str, float] = defaultdict(float)
-    for (node, _g), iv in spans.items():
-        iv.sort()
-        cur_s, cur_e = iv[0]
-        for s, e in iv[1:]:
-            if s > cur_e:
-                busy[node] += cur_e - cur_s
-                cur_s, cur_e = s, e
-            else:
-                cur_e = max(cur_e, e)
-        busy[node] += cur_e - cur_s
-    return busy
-
-
 def sim_metrics(instance: Instance, res: SimResult) -> dict[str, float]:
-    """The contract §6 metrics of a simulated schedule: JCT from each job's last end."""
-    firsts = []
+    """The contract §6 and §12 metrics of a simulated schedule, from every segment (JCT
+    from a job's last end; GPU time, energy and its cost while any segment uses a GPU)."""
+    jobs = []
     for j in instance.jobs:
-        segs = res.segments[j.id]
-        firsts.append(Assignment(j.id, segs[0].start, segs[-1].end, segs[0].placement))
-    m = metrics(instance, Schedule(instance.name, "", "feasible", tuple(firsts)))
-    busy = _busy(instance, res)
-    makespan = m["makespan"]
-    cluster = sum(n.gpus for n in instance.nodes)
-    m["gpu_utilization"] = sum(busy.values()) / (cluster * makespan) if makespan else 0.0
-    to_kwh = instance.unit_ms / 3.6e9
-    m["energy_kwh"] = sum(
-        (
-            busy.get(n.name, 0.0) * n.group.gpu_busy_w
-            + (n.gpus * makespan - busy.get(n.name, 0.0)) * n.group.gpu_idle_w
-        )
-        * to_kwh
-        for n in instance.nodes
-    )
-    return m
+        segs = [Piece(q.start, q.end, q.placement, q.group) for q in res.segments[j.id]]
+        jobs.append(Assignment(j.id, segs[0].start, segs[-1].end).with_pieces(segs))
+    return metrics(instance, Schedule(instance.name, "", "feasible", tuple(jobs)))
 
 
 def result_to_schedule_dict(
