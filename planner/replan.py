@@ -5,7 +5,8 @@ first segment started before `now` is done if the schedule ends it by `now`, els
 on its segment with the progress §8 gives at `now`, or, when the schedule has stopped it at
 `now`, waiting with the work it has left as its work; the others wait. Then the changes:
 - `cancel`: the job leaves the instance (a waiting or running one; not a done one, nor
-  one another job still waits for);
+  one another job still waits for), and the reservations that admit it no longer do: one
+  that admitted only cancelled jobs goes;
 - `nodes_down`: each node (a name, or `{"node", "until"}` for a repair time) is reserved
   for nobody from `now` on (until `until`, or for good); jobs running on it are stopped:
   with preemption enabled they stop at `now` and resume later from their progress (the
@@ -235,8 +236,24 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
         inst,
         jobs=_one_member_groups(kept),
         profiles=profiles,
-        reservations=inst.reservations + down,
+        reservations=_released(inst.reservations, set(ch.cancel)) + down,
     )
+
+
+def _released(
+    reservations: tuple[Reservation, ...], cancelled: set[str]
+) -> tuple[Reservation, ...]:
+    """The reservations without the cancelled jobs among those they admit; one that
+    admitted only cancelled jobs goes (its GPUs or pool amount are free again): a live
+    state naming a job it no longer has is bad input."""
+    out = []
+    for r in reservations:
+        gone = r.admits.jobs & cancelled
+        if not gone:
+            out.append(r)
+        elif r.admits.tenants or r.admits.jobs - gone:
+            out.append(replace(r, admits=replace(r.admits, jobs=r.admits.jobs - gone)))
+    return tuple(out)
 
 
 def _cancel(
@@ -416,8 +433,25 @@ def live_document(
     doc["jobs"] = jobs
     own = {r.get("id") for r in raw.get("reservations", []) if isinstance(r, dict)}
     down = [r for r in live.reservations if r.id.startswith(DOWN) and r.id not in own]
-    doc["reservations"] = [*raw.get("reservations", []), *map(_down_doc, down)]
+    doc["reservations"] = [*_kept_docs(raw, live), *map(_down_doc, down)]
     return doc
+
+
+def _kept_docs(raw: Mapping[str, Any], live: Instance) -> list[Any]:
+    """The document's reservations as the live instance keeps them (`_released`: without
+    cancelled jobs in `for.jobs`, and without those that admitted only them)."""
+    by_id = {r.id: r for r in live.reservations}
+    out = []
+    for r in raw.get("reservations", []):
+        kept = by_id.get(r.get("id"))
+        if kept is None:
+            continue
+        admits = r.get("for")
+        if isinstance(admits, dict) and "jobs" in admits:
+            jobs = [j for j in admits["jobs"] if j in kept.admits.jobs]
+            r = {**r, "for": {**admits, "jobs": jobs}}
+        out.append(r)
+    return out
 
 
 def _state_fields(live: Live) -> dict[str, Any]:
