@@ -148,7 +148,8 @@ class Residual:
         """A rule of §5 that the fixed jobs break among themselves as the planners keep
         them (`planner.holds`; what they held for certain is checked on reading), or None.
         Without preemption no plan mends it; with it, a plan might stop a running job at
-        `now`, which the planners do only for a reservation (`planner.resume`)."""
+        `now`, which the residual's planners do only for a reservation (`planner.resume`)
+        and the engine from the present does whenever it pays (`solvers.dispatch`)."""
         holds = [
             Hold(self.live.job_by_id[jid].as_placed(), a.start, a.end, _place(a), a.group)
             for jid, a in self.fixed.items()

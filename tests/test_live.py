@@ -983,9 +983,15 @@ def test_running_jobs_that_meet_after_now_are_infeasible_without_preemption(
     s = solve_verified(instance_from_dict(d), "greedy")
     assert s.status == "infeasible"
     assert s.info["reason"].startswith("running job r2 cannot keep its segment: R6: job r2")
+    # with preemption the plan stops the pair at now (the residual, which keeps running
+    # jobs to their ends, found none: "unknown"; the engine runs from the present,
+    # dispatch._from_the_present)
     d["policy"] = {"preemption": {"enabled": True}}
     s = solve_verified(instance_from_dict(d), "greedy")
-    assert s.status == "unknown" and "R6" in s.info["reason"]
+    assert s.status == "feasible" and s.lower_bound is None
+    a = by_id(s)
+    assert a["ga"].segments[0].end == a["gb"].segments[0].end == 8
+    assert a["r2"].pieces()[0].start == 8
 
 
 def test_plan_validate_and_solve_refuse_fixed_jobs_that_break_a_rule(tmp_path: Path) -> None:
@@ -1312,12 +1318,22 @@ def test_the_plan_in_force_is_carried_on_past_a_stopped_job(tmp_path: Path) -> N
                      {"id": "Y", "duration": 30, "gpus": 1, "release": 10},
                      {"id": "W", "duration": 100, "gpus": 1}, restart=3)  # fmt: skip
     inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
-    text, out, live = _replanned(inst_path, sched_path, 15)
+    text, out, live = _replanned(inst_path, sched_path, 15, "--solver", "greedy:srsf")
     doc = json.loads(out.read_text())
     a = by_id(schedule_from_dict(doc))
     assert [(p.start, p.end) for p in a["Y"].pieces()] == [(10, 20), (43, 66)]
     assert (a["X"].start, a["X"].end) == (20, 40)
     assert doc["info"]["kept"] == {"solver": "plan-in-force", "objective": 556, "returned": True}
+    # greedy's engine runs from the present and may stop running jobs at now: W stops
+    # for X, which runs [15, 35) on GPU 1 beside Y (W resumes at 35 after its restart):
+    # 10 * 35 + 30 + 123 = 503, better than the plan in force
+    text, out, live = _replanned(inst_path, sched_path, 15)
+    doc = json.loads(out.read_text())
+    a = by_id(schedule_from_dict(doc))
+    assert (a["X"].start, a["X"].end) == (15, 35)
+    assert [(p.start, p.end) for p in a["W"].pieces()] == [(0, 15), (35, 123)]
+    assert doc["info"]["kept"] == {"solver": "plan-in-force", "objective": 556, "returned": False}
+    assert doc["objective"] == {"total_weighted_jct": 503}
     # with a job added the plan in force is no plan of the live state: info says why
     ch = tmp_path / "c.json"
     ch.write_text(json.dumps({"add": [{"id": "Z", "duration": 5, "gpus": 1}]}))

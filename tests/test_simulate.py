@@ -280,6 +280,39 @@ def test_restart_cost_is_the_profiles_at_the_jobs_count():
     assert_valid(inst, res)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_engine_runs_from_a_live_state(seed):
+    # contract §9: done jobs stay as they ran, running jobs run on from `started` with the
+    # work left at now (or stop at now: preemption), nothing else starts before now; the
+    # live state's group labels are not used again for new groups
+    from planner.replan import live_instance
+
+    inst = instance_from_dict(generate("dl", 16, 2, seed, preemption=True))
+    plan = schedule_from_dict(result_to_schedule_dict(inst, simulate(inst, make_policy("muri-s"))))
+    makespan = max(a.end for a in plan.jobs)
+    checked = 0
+    for now in range(makespan // 8, makespan, makespan // 8):
+        live = live_instance(inst, plan, now)
+        if not any(j.state == "running" for j in live.jobs):
+            continue
+        checked += 1
+        for policy in ("muri-s", "srsf-p"):
+            s = schedule_from_dict(
+                result_to_schedule_dict(live, simulate(live, make_policy(policy)))
+            )
+            assert verify(live, s) == [], (seed, now, policy)
+            a = {x.id: x for x in s.jobs}
+            for j in live.jobs:
+                first = a[j.id].pieces()[0]
+                if j.live is None:
+                    assert first.start >= now
+                elif j.state == "done":
+                    assert (first.start, first.end) == (j.live.started, j.live.ended)
+                else:
+                    assert first.start == j.live.started and first.end >= now
+    assert checked >= 4
+
+
 @pytest.mark.parametrize("policy", ["srsf-p", "muri-l"])
 def test_the_written_metrics_are_the_schedules(policy):
     # a preempted job's GPUs draw power only while its segments run: energy_cost was

@@ -24,6 +24,8 @@ from planner.durations import (
     stage_tuple,
 )
 from planner.instance import Instance, Job, NodeGroup
+from planner.live import progress_at
+from planner.schedule import Placement
 from planner.simulate.model import (
     Decision,
     EventRecord,
@@ -145,10 +147,69 @@ class Engine:
             for a in j.after:
                 self.succs[a].append(j.id)
         self.arrivals = [(j.release, j.id) for j in instance.jobs if not j.after]
+        self.labels: set[str] = set()  # a live state's group labels, not to be reused
+        self.wake: int | None = None
+        if instance.is_live:
+            self._present()
         heapq.heapify(self.arrivals)
         self.fixed_times = reservation_times(instance)
         self.gate = PriorityGate(instance)
-        self.wake: int | None = None
+
+    # -- a live state (contract §9) -----------------------------------------------------
+    def _present(self) -> None:
+        """Start from the instance's present: done jobs as they ran, running jobs as runs
+        of their group (or alone) on their GPUs since `started`, with the work §9 leaves
+        them at `now`; waiting jobs arrive at `now` at the earliest, and the first decision
+        is at `now`, where a preemptive policy may stop a running job (its segment then
+        ends at `now`; it resumes later with its restart cost)."""
+        inst, now = self.inst, self.inst.now
+        units: dict[str, list[Job]] = {}
+        for j in inst.jobs:
+            if j.live is None:
+                continue
+            if j.live.group is not None:
+                self.labels.add(j.live.group)
+            place = tuple(Placement(n, g) for n, g in j.live.placement)
+            if j.state == "done":
+                assert j.live.ended is not None
+                self.released[j.id] = j.release
+                self.done[j.id] = j.live.ended
+                self.rem[j.id] = 0.0
+                self.segments[j.id].append(
+                    Segment(j.live.started, j.live.ended, place, j.live.group)
+                )
+                for b in self.succs[j.id]:
+                    self.waiting_preds[b].discard(j.id)
+                continue
+            self.released[j.id] = j.release
+            units.setdefault(j.live.group or "~solo:" + j.id, []).append(j)
+        done_by = progress_at(inst, now)
+        for members in units.values():
+            first = members[0].live
+            assert first is not None
+            place = tuple(Placement(n, g) for n, g in first.placement)
+            ng = inst.node_by_name[place[0].node].group if place else inst.node_groups[0]
+            run = _Run(self.next_rid, place, ng, first.group, 0.0, trajectory({}, {}, lambda a: {}))
+            self.next_rid += 1
+            for j in members:
+                self.as_run[j.id] = _at(j, count_of(place))
+                self.rem[j.id] = max(0.0, _work(j) - done_by.get(j.id, 0.0))
+                run.seg_start[j.id] = first.started
+                self.job_run[j.id] = run.rid
+            self._retraj(
+                run,
+                now,
+                {j.id: self.rem[j.id] for j in members},
+                dict.fromkeys((j.id for j in members), 0.0),
+            )
+            self.runs[run.rid] = run
+        waiting = {j.id for j in inst.jobs if j.live is None}
+        self.arrivals = [
+            (max(j.release, now), j.id)
+            for j in inst.jobs
+            if j.id in waiting and not self.waiting_preds[j.id]
+        ]
+        self.wake = now
 
     # -- progress -----------------------------------------------------------------------
     def _its(self, ng: NodeGroup) -> Callable[[Sequence[str]], Mapping[str, float]]:
@@ -389,6 +450,8 @@ class Engine:
         label = None
         if len(w.jobs) > 1:
             self.next_label += 1
+            while f"g{self.next_label}" in self.labels:
+                self.next_label += 1
             label = f"g{self.next_label}"
         count = count_of(w.placement)
         rst = {}

@@ -66,8 +66,15 @@ def result_to_schedule_dict(
         "wall_s": round(wall_s, 3),
         "jobs": jobs,
         "groups": [
-            {"id": g, "jobs": ids} for g, ids in sorted(labels.items(), key=lambda x: int(x[0][1:]))
+            {"id": g, "jobs": ids}
+            for g, ids in sorted(labels.items(), key=lambda x: _label_key(x[0]))
         ],
         "metrics": m,
         "info": {"simulation": dict(res.info)},
     }
+
+
+def _label_key(label: str) -> tuple[int, str]:
+    """The engine's labels g1, g2, ... in number order; a live state's own first."""
+    num = label[1:]
+    return (int(num), "") if label.startswith("g") and num.isdigit() else (-1, label)

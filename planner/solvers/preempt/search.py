@@ -116,11 +116,15 @@ def make(interleave: bool, keys: Keys, memo: Memo | None = None) -> Policy:
     return KeyedMuri(keys, memo)
 
 
-def solve_preempt(instance: Instance, options: SolveOptions, search: bool = True) -> Schedule:
+def solve_preempt(
+    instance: Instance, options: SolveOptions, search: bool = True, plain: Schedule | None = None
+) -> Schedule:
     """The best verified plan of the engine runs tried within `options.limit` seconds
-    (`search=False`: the start only, the better of the engine run and the greedy plan)."""
+    (`search=False`: the start only, the better of the engine run and the greedy plan).
+    `plain` replaces the greedy plan: a live state's (contract §9) is the residual's
+    (`planner.solvers.dispatch`), whose running jobs the engine may stop at `now`."""
     t0 = time.perf_counter()
-    s = _Search(instance, options, t0)
+    s = _Search(instance, options, t0, plain)
     s.start()
     theirs = None
     if search and s.engine_ok and s.interleave_runs:
@@ -136,14 +140,18 @@ def solve_preempt(instance: Instance, options: SolveOptions, search: bool = True
 
 
 class _Search:
-    def __init__(self, instance: Instance, options: SolveOptions, t0: float):
+    def __init__(
+        self, instance: Instance, options: SolveOptions, t0: float, plain: Schedule | None
+    ):
         self.instance, self.options, self.t0 = instance, options, t0
         self.names = list(objectives_of(instance, options))
         self.deadline = t0 + options.limit
         self.interleave = instance.interleaving.enabled and instance.interleaving.max_group > 1
-        # Muri's matching is too slow on long queues (module docstring).
-        self.interleave_runs = self.interleave and len(instance.jobs) <= MURI_MAX_JOBS
-        self.engine_runs = len(instance.jobs) <= SRSF_MAX_JOBS
+        # Muri's matching is too slow on long queues (module docstring); a live state's
+        # done jobs are no part of them
+        active = sum(1 for j in instance.jobs if j.state != "done")
+        self.interleave_runs = self.interleave and active <= MURI_MAX_JOBS
+        self.engine_runs = active <= SRSF_MAX_JOBS
         self.makespan_cap: float | None = None
         self.rng = random.Random(options.seed)
         self.best: Schedule | None = None
@@ -160,9 +168,10 @@ class _Search:
         self.snaps: list[Snapshot] = []  # the incumbent engine run's
         self.last_snaps: list[Snapshot] = []
         self.history: list[tuple[Schedule, list[float], Keys | None, str]] = []
-        self.plain: Schedule | None = None
+        self.plain = plain
         self.tried: set[tuple[float, bool, str, float, bool]] = set()
-        self.releases = {j.id: j.release for j in instance.jobs}
+        # the engine releases a live state's waiting jobs at `now` at the earliest
+        self.releases = {j.id: max(j.release, instance.now) for j in instance.jobs}
 
     def explore(self, candidates: Iterator[Keys] | None = None) -> None:
         """Engine runs of the candidates (default: `candidates()`) until the time is up."""
@@ -287,7 +296,9 @@ class _Search:
     def start(self) -> None:
         # the greedy plan first (offered last, so it wins no tie): it answers when the
         # engine's runs meet the deadline
-        plain = self.plain = solve_greedy(self.instance, None, self.options)
+        if self.plain is None:
+            self.plain = solve_greedy(self.instance, None, self.options)
+        plain = self.plain
         eng = self.run(Keys()) if self.engine_runs else None
         if eng is not None:
             self.engine_ok = self.offer(eng, f"engine {self.policy_name()}", Keys())
@@ -298,15 +309,20 @@ class _Search:
             if other is not None:
                 self.start_values[f"engine {keys.policy}"] = self.value(other)[0]
                 self.engine_ok = self.offer(other, f"engine {keys.policy}", keys) or self.engine_ok
-        if plain.status == "feasible":
+        if plain.jobs:
             self.start_values["greedy"] = self.value(plain)[0]
-            self.offer(plain, f"greedy:{plain.info.get('rule', '')} (no preemption)", None)
+            self.offer(plain, self._plain_label(plain), None)
             if self.best is plain:
                 self.best_keys = Keys()
         elif self.best is None:
             self.best = plain
         if self.best is not None and self.best.jobs:
             self.makespan_cap = objective_values(self.instance, self.best, ["makespan"])["makespan"]
+
+    def _plain_label(self, plain: Schedule) -> str:
+        if self.instance.is_live:
+            return f"residual {plain.solver} (running jobs kept to their ends)"
+        return f"greedy:{plain.info.get('rule', '')} (no preemption)"
 
     def other_starts(self) -> list[Keys]:
         """With interleaving: Muri's groups re-formed for throughput (regroup.py), the same
@@ -370,8 +386,9 @@ class _Search:
     def result(self) -> Schedule:
         assert self.best is not None
         best = self.best
-        engine = self.engine_ok and not self.found_by.startswith("greedy")
+        engine = self.engine_ok and not self.found_by.startswith(("greedy", "residual"))
         policy = self.best_keys.policy if self.interleave_runs else "srsf-p"
+        plain = "the residual's plan" if self.instance.is_live else "greedy (no preemption)"
         searched = self.found_by.startswith("engine") and "keys" in self.found_by
         solver = f"preempt:{policy}" + ("+search" if searched else "") if engine else best.solver
         info: dict[str, Any] = {
@@ -380,9 +397,9 @@ class _Search:
                 "start": (
                     f"engine {self.policy_name()}"
                     + "".join(f", engine {k.policy}" for k in self.other_starts())
-                    + " and greedy (no preemption)"
+                    + f" and {plain}"
                     if self.engine_runs
-                    else f"greedy (no preemption): engine skipped above {SRSF_MAX_JOBS:,} jobs"
+                    else f"{plain}: engine skipped above {SRSF_MAX_JOBS:,} jobs"
                 ),
                 "found_by": self.found_by,
                 "start_objective": self.start_values,
@@ -393,4 +410,6 @@ class _Search:
         if "simulation" in best.info:
             info["simulation"] = best.info["simulation"]
         out = best.with_(solver=solver, info=info, wall_s=time.perf_counter() - self.t0)
+        if self.instance.is_live:  # the residual's bounds, if any, are `dispatch`'s to judge
+            return out
         return with_bounds(self.instance, out, self.names, self.options.bound_iterations)
