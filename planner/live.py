@@ -80,7 +80,7 @@ class Residual:
             jobs=jobs,
             groups=tuple(_fixed_groups(self.fixed.values()))
             + tuple(Group(rename.get(g.id, g.id), g.jobs) for g in s.groups),
-            lower_bound=self.shift(lb) if lb is not None else None,
+            lower_bound=(self.shift(lb) or None) if lb is not None else None,
             status=status if self.instance.jobs else "optimal",
             info=info,
         )
@@ -162,7 +162,7 @@ class Residual:
 
     def shift(self, lb: Mapping[str, float]) -> dict[str, float]:
         """Residual lower bounds as bounds of the live instance: add what the fixed jobs
-        contribute (and the waiting jobs' release shift, for JCT)."""
+        contribute (and the waiting jobs' release shift, for JCT); none for energy."""
         fixed = [(self.live.job_by_id[jid], a.end) for jid, a in self.fixed.items()]
         out = {}
         for name, v in lb.items():
@@ -175,12 +175,15 @@ class Residual:
                     + sum(j.weight * (end - j.release) for j, end in fixed)
                     + sum(j.weight * (max(j.release, self.live.now) - j.release) for j in waiting)
                 )
-            else:  # a stopped job's tardiness is the residual's (it ends there)
+            elif name == "total_weighted_tardiness":
+                # a stopped job's tardiness is the residual's (it ends there)
                 out[name] = v + sum(
                     j.weight * max(0, end - j.due)
                     for j, end in fixed
                     if j.due is not None and j.id not in self.stopped
                 )
+            # energy_kwh and energy_cost: the residual's draw leaves out the fixed jobs' and
+            # the idle GPUs' up to the live makespan, and a price may be negative: no bound
         return out
 
     def summary(self) -> dict[str, Any]:
