@@ -1,10 +1,11 @@
 """Valid lower bounds on every objective, cheap enough for 100,000-job instances.
 
 `lower_bounds(instance)` returns, per objective, a value that no schedule satisfying rules
-R1-R10 can beat (a live state's energy objectives get none, `live.Residual.shift`); every planner can report it so that a gap is known even when no exact
-model runs. All bounds below come from relaxations: they drop the rules that only make a
-schedule worse (R6 placement details, R7, R9, R10 for admitted jobs, deadlines, horizon),
-so each one is at most the optimum.
+R1-R10 can beat (a live state's energy objectives get none, `live.Residual.shift`); every
+planner can report it so that a gap is known even when no exact model runs. All bounds
+below come from relaxations: they drop the rules that only make a schedule worse (R6
+placement details, R7, R9, R10 for admitted jobs, deadlines, horizon), so each one is at
+most the optimum.
 
 Ingredients
 -----------
