@@ -102,8 +102,8 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     """A live state (contract §9): plan the waiting jobs around the fixed ones
     (`planner.live`), with the solver named by `spec`; with preemption, `auto` and
     `greedy` then run the engine from the present, which may stop running jobs at `now`
-    (`_from_the_present`), and the plan is never worse than the plan in force
-    (`options.start`, `plan replan`) carried on."""
+    (`_from_the_present`); with every solver, the plan is never worse than the plan in
+    force (`options.start`, `plan replan`) carried on."""
     from planner.live import residual
 
     t0 = time.perf_counter()
@@ -115,7 +115,7 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     if engine and res.late() is None:
         left = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
         merged = _from_the_present(instance, merged, left, search=name == "auto")
-    if options.start is not None and instance.preemption.enabled:
+    if options.start is not None:
         return _no_worse_than_in_force(instance, res, merged, options)
     return merged
 
@@ -170,9 +170,11 @@ def _no_worse_than_in_force(
     instance: Instance, res: Residual, merged: Schedule, options: SolveOptions
 ) -> Schedule:
     """`merged`, or the plan in force carried on (`Residual.in_force`) when it is valid and
-    better. The residual keeps running jobs to their §8 ends, which the plans of preemptive
-    instances need not do, so its proofs (optimal, infeasible) and bounds hold only for
-    plans that keep them; when the plan in force beats them they are dropped."""
+    better (a greedy rule takes no start, so this is its only such guarantee). The residual
+    keeps running jobs to their §8 ends, which the plans of preemptive instances need not
+    do, so its proofs (optimal, infeasible) and bounds hold only for plans that keep them;
+    when the plan in force beats them they are dropped (its bound stays without
+    preemption)."""
     from planner.solvers.preempt.kept import better_of
     from planner.verify import verify
 
@@ -186,5 +188,5 @@ def _no_worse_than_in_force(
     unproved = merged.with_(status="feasible" if merged.jobs else "unknown")
     out = better_of(instance, unproved, kept, options)
     if out.info.get("kept", {}).get("returned"):
-        return out.with_(lower_bound=None)
+        return out.with_(lower_bound=None if instance.preemption.enabled else merged.lower_bound)
     return merged.with_(info=out.info)
