@@ -188,21 +188,11 @@ class Engine:
             first = members[0].live
             assert first is not None
             place = tuple(Placement(n, g) for n, g in first.placement)
-            ng = inst.node_by_name[place[0].node].group if place else inst.node_groups[0]
-            run = _Run(self.next_rid, place, ng, first.group, 0.0, trajectory({}, {}, lambda a: {}))
-            self.next_rid += 1
             for j in members:
                 self.as_run[j.id] = _at(j, count_of(place))
                 self.rem[j.id] = max(0.0, _work(j) - done_by.get(j.id, 0.0))
-                run.seg_start[j.id] = first.started
-                self.job_run[j.id] = run.rid
-            self._retraj(
-                run,
-                now,
-                {j.id: self.rem[j.id] for j in members},
-                dict.fromkeys((j.id for j in members), 0.0),
-            )
-            self.runs[run.rid] = run
+            restarts = dict.fromkeys((j.id for j in members), 0.0)  # §9: its first segment
+            self._open(now, place, first.group, restarts, first.started)
         waiting = {j.id for j in inst.jobs if j.live is None}
         self.arrivals = [
             (max(j.release, now), j.id)
@@ -444,9 +434,6 @@ class Engine:
         return stopped
 
     def _start(self, t: int, w: Want) -> None:
-        ng = self.inst.node_by_name[w.placement[0].node].group if w.placement else None
-        if ng is None:
-            ng = self.inst.node_groups[0]
         label = None
         if len(w.jobs) > 1:
             self.next_label += 1
@@ -460,12 +447,20 @@ class Engine:
             # contract §8: the profile's restart_ms at the new count, else the instance's
             again = bool(self.segments[a])
             rst[a] = restart_units(self.inst, j) * self.unit if again else 0.0
-        rem = {a: self.rem[a] for a in w.jobs}
-        run = _Run(self.next_rid, w.placement, ng, label, 0.0, trajectory({}, {}, lambda a: {}))
+        self._open(t, w.placement, label, rst, t)
+
+    def _open(
+        self, t: int, placement: PlacementT, label: str | None, rst: Mapping[str, float], since: int
+    ) -> None:
+        """A run from `t` of the jobs of `rst` (each with its restart cost) on `placement`,
+        their segments starting at `since` (`t`, or a live state's `started`)."""
+        ng = self.inst.node_by_name[placement[0].node].group if placement else None
+        run = _Run(self.next_rid, placement, ng or self.inst.node_groups[0], label, 0.0,
+                   trajectory({}, {}, lambda a: {}))  # fmt: skip
         self.next_rid += 1
-        self._retraj(run, t, rem, rst)
-        for a in w.jobs:
-            run.seg_start[a] = t
+        self._retraj(run, t, {a: self.rem[a] for a in rst}, rst)
+        for a in rst:
+            run.seg_start[a] = since
             self.job_run[a] = run.rid
         self.runs[run.rid] = run
 
