@@ -60,7 +60,9 @@ class Residual:
         bounds valid without R9) replace the schedule's own when `tightened`."""
         info = {**s.info, "live": self.summary()}
         if not s.jobs and self.instance.jobs:
-            if s.status == "infeasible" and (self.conservative or self.tightened):
+            if s.status == "infeasible" and (
+                self.conservative or self.tightened or not self.bounded
+            ):
                 return s.with_(status="unknown", info=info)  # the residual is stricter
             return s.with_(info=info)
         taken = {a.group for a in self.fixed.values() if a.group is not None}
@@ -75,14 +77,26 @@ class Residual:
         if self.tightened and self.live.priority_policy == "strict":
             lb = bounds
             status = "feasible" if status == "optimal" else status
+        if not self.bounded:
+            status = "feasible" if status == "optimal" else status
         return s.with_(
             instance=self.live.name,
             jobs=jobs,
             groups=tuple(_fixed_groups(self.fixed.values()))
             + tuple(Group(rename.get(g.id, g.id), g.jobs) for g in s.groups),
-            lower_bound=(self.shift(lb) or None) if lb is not None else None,
+            lower_bound=(self.shift(lb) or None) if lb is not None and self.bounded else None,
             status=status if self.instance.jobs else "optimal",
             info=info,
+        )
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the residual's bounds hold for the live state: not when a plan may stop a
+        running job at `now` (preemption, §9), which the residual, keeping running jobs to
+        their ends, does not consider: on tests/test_live.py's X, Y, W a plan that stops W
+        has 503 where the residual's bound said 730."""
+        return not self.live.preemption.enabled or all(
+            j.state != "running" or j.id in self.stopped for j in self.live.jobs
         )
 
     def start_of(self, s: Schedule) -> Schedule:

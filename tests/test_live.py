@@ -812,6 +812,29 @@ def test_a_plan_in_force_that_no_longer_holds_is_ignored(
         assert s.info["kept"]["returned"] is False and "R10" in s.info["kept"]["reason"]
 
 
+def test_a_preemptive_live_state_claims_no_bound_a_stop_at_now_beats(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # the X, Y, W state of test_the_plan_in_force_is_carried_on_past_a_stopped_job at 15:
+    # stopping W at now gives 503, while the residual (running jobs kept to their ends)
+    # bounded every plan by 730 and every solver reported that bound
+    jobs = [_segmented("X", (0, 10, 0), (20, 43, 0)), _segmented("Y", (10, 20, 0), (43, 66, 0)),
+            {"id": "W", "start": 0, "end": 100, "placement": _on(1)}]  # fmt: skip
+    inst = instance_from_dict(_two_gpus({"id": "X", "duration": 30, "gpus": 1, "weight": 10},
+                                        {"id": "Y", "duration": 30, "gpus": 1, "release": 10},
+                                        {"id": "W", "duration": 100, "gpus": 1}, restart=3))  # fmt: skip
+    doc = {"format": "planner-schedule/1", "jobs": jobs, "groups": []}
+    live = live_instance(inst, schedule_from_dict(doc), 15)
+    best = solve_verified(live, "greedy")
+    assert objective_values(live, best, ["total_weighted_jct"])["total_weighted_jct"] == 503
+    s = solve_verified(live, solver, time_limit=5.0)
+    for bound in (*(s.lower_bound or {}).values(), *lower_bounds(live).values()):
+        assert bound <= 503
+    assert s.status != "optimal" or objective_values(live, s, ["total_weighted_jct"]) == {
+        "total_weighted_jct": 503
+    }
+
+
 def test_a_replan_by_a_greedy_rule_is_no_worse_than_the_plan_in_force() -> None:
     # without preemption, a greedy rule takes no start: replanned at 5,550 with nothing
     # changed, greedy:srsf gave 29,392 against 29,122 for the plan (found by fuzzing)
