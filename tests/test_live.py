@@ -820,9 +820,10 @@ def test_a_preemptive_live_state_claims_no_bound_a_stop_at_now_beats(
     # bounded every plan by 730 and every solver reported that bound
     jobs = [_segmented("X", (0, 10, 0), (20, 43, 0)), _segmented("Y", (10, 20, 0), (43, 66, 0)),
             {"id": "W", "start": 0, "end": 100, "placement": _on(1)}]  # fmt: skip
-    inst = instance_from_dict(_two_gpus({"id": "X", "duration": 30, "gpus": 1, "weight": 10},
-                                        {"id": "Y", "duration": 30, "gpus": 1, "release": 10},
-                                        {"id": "W", "duration": 100, "gpus": 1}, restart=3))  # fmt: skip
+    doc_in = _two_gpus({"id": "X", "duration": 30, "gpus": 1, "weight": 10},
+                       {"id": "Y", "duration": 30, "gpus": 1, "release": 10},
+                       {"id": "W", "duration": 100, "gpus": 1}, restart=3)  # fmt: skip
+    inst = instance_from_dict(doc_in)
     doc = {"format": "planner-schedule/1", "jobs": jobs, "groups": []}
     live = live_instance(inst, schedule_from_dict(doc), 15)
     best = solve_verified(live, "greedy")
