@@ -1,8 +1,8 @@
 """Valid lower bounds on every objective, cheap enough for 100,000-job instances.
 
 `lower_bounds(instance)` returns, per objective, a value that no schedule satisfying rules
-R1-R10 can beat (a live state's energy objectives get none, `live.Residual.shift`, nor
-does a preemptive one with running jobs, `live.Residual.bounded`); every planner can
+R1-R10 can beat (a live state's energy objectives get none, `live.Residual.shift`; a
+preemptive one with running jobs is bounded by `live.Restartable`); every planner can
 report it so that a gap is known even when no exact model runs. All bounds below come
 from relaxations: they drop the rules that only make a schedule worse (R6 placement
 details, R7, R9, R10 for admitted jobs, deadlines, horizon), so each one is at most the
@@ -242,11 +242,14 @@ def named_lower_bounds(
     if bad:
         raise ValueError(f"unknown objective {', '.join(bad)}; known: {', '.join(OBJECTIVES)}")
     if instance.is_live:  # contract §9: bound the waiting jobs, add what the fixed ones give
-        from planner.live import residual
+        from planner.live import residual, restartable
 
         res = residual(instance)
-        if not res.bounded:  # a plan may stop a running job (`Residual.bounded`)
-            return {}
+        if not res.bounded:  # a plan may stop a running job: bound a relaxation instead
+            relax = restartable(instance)
+            inner = named_lower_bounds(relax.instance, names, iterations)
+            shifted = relax.shift({k: v for k, (v, _) in inner.items()})
+            return {k: (shifted[k], inner[k][1]) for k in names if k in shifted}
         inner = named_lower_bounds(res.instance, names, iterations)
         shifted = res.shift({k: v for k, (v, _) in inner.items()})  # none for energy
         return {k: (shifted[k], inner[k][1]) for k in names if k in shifted}

@@ -301,6 +301,69 @@ def fixed_assignments(inst: Instance) -> dict[str, Assignment]:
     return out
 
 
+@dataclass(frozen=True)
+class Restartable:
+    """A relaxation of a preemptive live state for lower bounds (`Residual.bounded` is
+    false): every job not done waits from `max(release, now)` with the whole iterations (or
+    time units) it has left, rounded down, and may run anywhere from there, in any group;
+    a job with less than one left is dropped. Every plan of the live state gives such a
+    plan that is no worse: a running job's continued segment, or its later ones and their
+    restarts, run at least that work after `now`. `add` holds what the relaxation leaves
+    out: the done jobs' weighted JCT and tardiness, the waiting jobs' weighted wait up to
+    their relaxed release, and a dropped job's least share (it ends at `now` at the
+    earliest); `ended` the latest end of a done job."""
+
+    instance: Instance
+    add: Mapping[str, float]
+    ended: int
+
+    def shift(self, lb: Mapping[str, float]) -> dict[str, float]:
+        """Bounds of the relaxation as bounds of the live state (none for energy)."""
+        out = {}
+        for name, v in lb.items():
+            if name == "makespan":
+                out[name] = max(v, float(self.ended))
+            elif name in self.add:
+                out[name] = v + self.add[name]
+        return out
+
+
+def restartable(inst: Instance) -> Restartable:
+    """The relaxation `Restartable` of live state `inst` (preemption enabled)."""
+    now = inst.now
+    done_by = progress_at(inst, now)
+    jct = tardiness = 0.0
+    ended = 0
+    left: dict[str, int] = {}
+    for j in inst.jobs:
+        if j.state == "done":
+            end = j.live.ended if j.live is not None and j.live.ended is not None else now
+            ended = max(ended, end)
+            jct += j.weight * (end - j.release)
+            tardiness += j.weight * max(0, end - j.due) if j.due is not None else 0.0
+            continue
+        left[j.id] = math.floor(j.work - done_by.get(j.id, 0.0) + 1e-9)
+    jobs = []
+    for j in inst.jobs:
+        if j.id not in left:
+            continue
+        if left[j.id] < 1:  # it ends at now at the earliest
+            jct += j.weight * (now - j.release)
+            tardiness += j.weight * max(0, now - j.due) if j.due is not None else 0.0
+            ended = max(ended, now)
+            continue
+        release = max(j.release, now)
+        jct += j.weight * (release - j.release)
+        after = tuple(a for a in j.after if left.get(a, 0) >= 1)
+        j = replace(j, live=None, release=release, after=after)
+        if j.duration is not None:
+            jobs.append(replace(j, duration=left[j.id]))
+        else:
+            jobs.append(replace(j, iterations=left[j.id]))
+    add = {"total_weighted_jct": jct, "total_weighted_tardiness": tardiness}
+    return Restartable(replace(inst, jobs=tuple(jobs), now=0), add, ended)
+
+
 def progress_at(inst: Instance, t: int) -> dict[str, float]:
     """Each running job's progress at time `t` (>= now) by §8, if it keeps running."""
     out = {}

@@ -116,7 +116,12 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
         left = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
         merged = _from_the_present(instance, merged, left, search=name == "auto")
     if options.start is not None:
-        return _no_worse_than_in_force(instance, res, merged, options)
+        merged = _no_worse_than_in_force(instance, res, merged, options)
+    if not res.bounded and merged.jobs:  # the residual's bounds do not hold: a relaxation's
+        from planner.bounds import with_bounds
+
+        names = objectives_of(instance, options)
+        merged = with_bounds(instance, merged, names, options.bound_iterations)
     return merged
 
 
