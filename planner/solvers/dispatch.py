@@ -131,15 +131,14 @@ def _from_the_present(
     """The preemptive planner (`solve_preempt`) on the live state itself: its engine starts
     from the present (`planner.simulate.engine`, running jobs as runs since `started`) and
     may stop them at `now`, which the residual cannot; the residual's plan `merged` is its
-    plain start. The residual's proofs and bounds hold only for plans that keep the
-    running jobs to their ends, so they go."""
+    plain start, whose bound (what `Residual.merge` kept of the residual's) stays."""
     from planner.solvers.preempt import solve_preempt
 
     out = solve_preempt(instance, options, search=search, plain=merged)
     if not out.jobs:
         return merged
     status = "feasible" if out.status == "optimal" else out.status
-    return out.with_(status=status, lower_bound=None)
+    return out.with_(status=status, lower_bound=merged.lower_bound)
 
 
 def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
@@ -161,7 +160,9 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
         options = replace(options, start=res.start_of(options.start))
     sched = solve(res.instance, spec, options)
     names = objectives_of(res.instance, options)
-    bounds = lower_bounds(res.instance, names, options.bound_iterations) if res.tightened else None
+    # bounds of the residual hold for the live state only when it is `bounded`
+    tight = res.tightened and res.bounded
+    bounds = lower_bounds(res.instance, names, options.bound_iterations) if tight else None
     merged = res.merge(sched, bounds)
     if res.stopped and merged.jobs and verify(instance, merged):
         # a resumed job's own profile holds only its solo time (planner.resume): a group
@@ -175,11 +176,9 @@ def _no_worse_than_in_force(
     instance: Instance, res: Residual, merged: Schedule, options: SolveOptions
 ) -> Schedule:
     """`merged`, or the plan in force carried on (`Residual.in_force`) when it is valid and
-    better (a greedy rule takes no start, so this is its only such guarantee). The residual
-    keeps running jobs to their §8 ends, which the plans of preemptive instances need not
-    do, so its proofs (optimal, infeasible) and bounds hold only for plans that keep them;
-    when the plan in force beats them they are dropped (its bound stays without
-    preemption)."""
+    better (a greedy rule takes no start, so this is its only such guarantee). `merged`'s
+    bound, if any, holds for every plan (`Residual.merge` keeps one only then), so it
+    stays; a proof goes when the plan in force beats it."""
     from planner.solvers.preempt.kept import better_of
     from planner.verify import verify
 
@@ -193,5 +192,5 @@ def _no_worse_than_in_force(
     unproved = merged.with_(status="feasible" if merged.jobs else "unknown")
     out = better_of(instance, unproved, kept, options)
     if out.info.get("kept", {}).get("returned"):
-        return out.with_(lower_bound=None if instance.preemption.enabled else merged.lower_bound)
+        return out.with_(lower_bound=merged.lower_bound)
     return merged.with_(info=out.info)
