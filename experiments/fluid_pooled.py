@@ -1,0 +1,234 @@
+"""How far a plan of whole-node jobs is from fluid plans that may move jobs between nodes.
+
+    .venv/bin/python experiments/fluid_pooled.py DATA_DIR [--trace trace1] [--window 2]
+        [--limit 60]
+
+The companion of `experiments/fluid_nodes.py` (same window, same plan of `auto` without
+preemption, whose completion order is used; and SPT's). For a completion order j_1 .. j_n
+of all the jobs, phase k lasts from the (k-1)-th to the k-th completion, and two linear
+programmes give the least sum of completions (restart costs left out):
+
+- *overlapping*: y_kG >= 0 is the node-time group (or solo job) G runs in phase k, with
+  sum_G y_kG <= nodes * T_k and, per job, sum_(G holding j) y_kG <= T_k. A relaxation of
+  every such plan: it does not ask that the groups running at once be disjoint;
+- *configurations*: a column is a set of at most `nodes` disjoint groups run together
+  for some time in phase k. Columns are generated from the duals by a greedy packing and
+  a local search (swap two members, or a member for an idle job), a heuristic: the value
+  is that of a plan that exists (without restart costs), not the LP's optimum.
+
+Both need  sum_(k <= position of j) (work done on j in phase k) >= work_j  (rho_j(G) =
+solo iteration / c(G), contract §4; work in solo time units) and minimise
+sum_k (n - k + 1) T_k. Every plan it starts from passes `planner.verify`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fluid_nodes import node_rates  # noqa: E402
+from preemption_targets import load  # noqa: E402
+
+from planner.bounds_lp import quiet_highs  # noqa: E402
+from planner.durations import solo_duration  # noqa: E402
+from planner.instance import Instance, Job  # noqa: E402
+from planner.metrics import metrics  # noqa: E402
+from planner.solvers.dispatch import solve  # noqa: E402
+from planner.solvers.options import SolveOptions  # noqa: E402
+from planner.verify import verify  # noqa: E402
+
+Group = tuple[str, ...]
+
+
+class Pool:
+    """The window's group types: model multisets and their members' rates (every job of a
+    model has the same stages, so one job per model and copy stands for all)."""
+
+    def __init__(self, inst: Instance) -> None:
+        self.nodes = len(inst.nodes)
+        self.model = {j.id: j.model for j in inst.jobs}
+        self.work = {j.id: float(solo_duration(inst, j)) for j in inst.jobs}
+        first: dict[str, list[Job]] = {}
+        for j in inst.jobs:
+            first.setdefault(j.model, []).append(j)
+        reps = [j for jobs in first.values() for j in jobs[: inst.interleaving.max_group]]
+        self.types: dict[tuple[str, ...], dict[str, float]] = {}
+        for ids, rates in node_rates(inst, reps).items():
+            key = tuple(sorted(self.model[i] for i in ids))
+            self.types.setdefault(key, {self.model[i]: r for i, r in rates.items()})
+
+    def rate(self, g: Group, j: str) -> float:
+        return self.types[tuple(sorted(self.model[i] for i in g))][self.model[j]]
+
+    def best(self, free: set[str], score: Callable[[str, float], float]) -> tuple[float, Group]:
+        """The group of `free` jobs with the largest sum of score(member, its rate): per
+        type, the best-scoring jobs of each of its models."""
+        by_model: dict[str, list[str]] = {}
+        for j in free:
+            by_model.setdefault(self.model[j], []).append(j)
+        top: tuple[float, Group] = (-np.inf, ())
+        for key, rates in self.types.items():
+            need = Counter(key)
+            if any(len(by_model.get(m, ())) < c for m, c in need.items()):
+                continue
+            members = [
+                j
+                for m, c in need.items()
+                for j in sorted(by_model[m], key=lambda j, m=m: -score(j, rates[m]))[:c]
+            ]
+            top = max(top, (sum(score(j, rates[self.model[j]]) for j in members), tuple(members)))
+        return top
+
+
+def overlapping(pool: Pool, order: list[str]) -> float:
+    """The relaxation of the module docstring (column generation), as average JCT."""
+    import highspy
+
+    n, inf = len(order), highspy.kHighsInf
+    h = quiet_highs()
+    h.addVars(n, np.zeros(n), np.full(n, inf))
+    h.changeColsCost(n, np.arange(n, dtype=np.int32), np.arange(n, 0, -1, dtype=float))
+    for k in range(n):  # row k: sum_G y_kG - nodes * T_k <= 0
+        h.addRow(-inf, 0.0, 1, np.array([k], np.int32), np.array([-float(pool.nodes)]))
+    work = {j: n + i for i, j in enumerate(order)}
+    for j in order:
+        h.addRow(pool.work[j], inf, 0, np.array([], np.int32), np.array([]))
+    one = {}
+    for k in range(n):
+        for j in order[k:]:  # row: sum_(G holding j) y_kG - T_k <= 0
+            one[k, j] = h.getNumRow()
+            h.addRow(-inf, 0.0, 1, np.array([k], np.int32), np.array([-1.0]))
+
+    def add(k: int, g: Group) -> None:
+        rows = [k] + [one[k, j] for j in g] + [work[j] for j in g]
+        vals = [1.0] * (1 + len(g)) + [pool.rate(g, j) for j in g]
+        h.addCol(0.0, 0.0, inf, len(rows), np.array(rows, np.int32), np.array(vals))
+
+    for k in range(n):
+        for j in order[k:]:
+            add(k, (j,))
+    while True:
+        h.run()
+        value = float(h.getInfo().objective_function_value) / n
+        d = list(h.getSolution().row_dual)
+        added = 0
+        for k in range(n):
+            worth, g = pool.best(
+                set(order[k:]), lambda j, r, k=k, d=d: r * d[work[j]] + d[one[k, j]]
+            )
+            if worth + d[k] > 1e-9 * n:
+                add(k, g)
+                added += 1
+        if not added:
+            return value
+
+
+def pack(pool: Pool, alive: list[str], dual: dict[str, float]) -> tuple[list[Group], float]:
+    """A set of at most `nodes` disjoint groups of high dual value: greedy, then swaps of
+    two members or of a member and an idle job while that gains."""
+
+    def value(g: list[str]) -> float | None:
+        rates = pool.types.get(tuple(sorted(pool.model[j] for j in g)))
+        return None if rates is None else sum(rates[pool.model[j]] * dual[j] for j in g)
+
+    free, chosen = set(alive), []
+    for _ in range(pool.nodes):
+        worth, g = pool.best(free, lambda j, r: r * dual[j])
+        if not g or worth <= 0:
+            break
+        chosen.append(list(g))
+        free -= set(g)
+    vals = [value(g) or 0.0 for g in chosen]
+
+    def gain() -> bool:
+        """Make the first move that gains; False when none does."""
+        for a in range(len(chosen)):
+            for i in range(len(chosen[a])):
+                for j in sorted(set(alive) - {j for g in chosen for j in g}):
+                    ga = chosen[a][:i] + [j] + chosen[a][i + 1 :]
+                    va = value(ga)
+                    if va is not None and va > vals[a] + 1e-9:
+                        chosen[a], vals[a] = ga, va
+                        return True
+                for b in range(a + 1, len(chosen)):
+                    for i2 in range(len(chosen[b])):
+                        ga, gb = chosen[a][:], chosen[b][:]
+                        ga[i], gb[i2] = gb[i2], ga[i]
+                        va, vb = value(ga), value(gb)
+                        if va is not None and vb is not None and va + vb > vals[a] + vals[b] + 1e-9:
+                            chosen[a], chosen[b], vals[a], vals[b] = ga, gb, va, vb
+                            return True
+        return False
+
+    while gain():
+        pass
+    return [tuple(g) for g in chosen], sum(vals)
+
+
+def configurations(pool: Pool, order: list[str]) -> float:
+    """The column generation of the module docstring, as average JCT."""
+    import highspy
+
+    n, inf = len(order), highspy.kHighsInf
+    h = quiet_highs()
+    for j in order:
+        h.addRow(pool.work[j], inf, 0, np.array([], np.int32), np.array([]))
+    row = {j: i for i, j in enumerate(order)}
+    seen: set[tuple[int, frozenset[Group]]] = set()
+
+    def add(k: int, config: list[Group]) -> bool:
+        key = (k, frozenset(config))
+        if key in seen:
+            return False
+        seen.add(key)
+        rows = [row[j] for g in config for j in g]
+        vals = [pool.rate(g, j) for g in config for j in g]
+        h.addCol(float(n - k), 0.0, inf, len(rows), np.array(rows, np.int32), np.array(vals))
+        return True
+
+    for k in range(n):  # the first `nodes` jobs still running, each alone
+        add(k, [(j,) for j in order[k : k + pool.nodes]])
+    while True:
+        h.run()
+        value = float(h.getInfo().objective_function_value) / n
+        dual = dict(zip(order, h.getSolution().row_dual, strict=True))
+        added = 0
+        for k in range(n):
+            config, worth = pack(pool, order[k:], dual)
+            added += worth > (n - k) * (1 + 1e-9) and add(k, config)
+        if not added:
+            return value
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", type=Path)
+    ap.add_argument("--trace", default="trace1")
+    ap.add_argument("--window", type=int, default=2)
+    ap.add_argument("--limit", type=float, default=60.0)
+    args = ap.parse_args()
+    inst = load(args.data / f"{args.trace}.csv", False, first=60, offset=60 * args.window)
+    if any(j.gpus != inst.nodes[0].gpus for j in inst.jobs):
+        sys.exit("every job of the window must take one whole node")
+    s = solve(inst, "auto", SolveOptions(time_limit=args.limit))
+    assert not verify(inst, s), "the plan does not pass planner.verify"
+    print(f"plan ({s.solver}): avg JCT {metrics(inst, s)['avg_jct']:,.0f} s", flush=True)
+    pool = Pool(inst)
+    orders = {
+        "the plan's completion order": [a.id for a in sorted(s.jobs, key=lambda a: a.end)],
+        "SPT": sorted(pool.work, key=pool.work.__getitem__),
+    }
+    for name, order in orders.items():
+        print(f"{name}: overlapping {overlapping(pool, order):,.0f} s", flush=True)
+        print(f"{name}: configurations {configurations(pool, order):,.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
