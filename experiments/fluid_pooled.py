@@ -1,24 +1,30 @@
-"""How far a plan of whole-node jobs is from fluid plans that may move jobs between nodes.
+"""How far a plan is from fluid plans that may move jobs between GPUs at will.
 
     .venv/bin/python experiments/fluid_pooled.py DATA_DIR [--trace trace1] [--window 2]
         [--limit 60]
 
-The companion of `experiments/fluid_nodes.py` (same window, same plan of `auto` without
-preemption, whose completion order is used; and SPT's). For a completion order j_1 .. j_n
-of all the jobs, phase k lasts from the (k-1)-th to the k-th completion, and two linear
-programmes give the least sum of completions (restart costs left out):
+For an all-at-zero window of 60 Muri jobs (as `experiments/preemption_targets.py` loads
+it, 8 x 8 V100), plans it with `auto` without preemption (`--limit` s) and takes that
+plan's completion order, and SPT's. For a completion order j_1 .. j_n, phase k lasts from
+the (k-1)-th to the k-th completion, and two linear programmes give the least sum of
+completions when the cluster's GPUs are one pool (every GPU count in Muri's traces is a
+power of two or a multiple of a node, so a set of groups within the GPUs packs onto the
+nodes) and restarts are free:
 
-- *overlapping*: y_kG >= 0 is the node-time group (or solo job) G runs in phase k, with
-  sum_G y_kG <= nodes * T_k and, per job, sum_(G holding j) y_kG <= T_k. A relaxation of
-  every such plan: it does not ask that the groups running at once be disjoint;
-- *configurations*: a column is a set of at most `nodes` disjoint groups run together
-  for some time in phase k. Columns are generated from the duals by a greedy packing and
-  a local search (swap two members, or a member for an idle job), a heuristic: the value
-  is that of a plan that exists (without restart costs), not the LP's optimum.
+- *overlapping*: y_kG >= 0 is the time group (or solo job) G runs in phase k, with
+  sum_G gpus_G y_kG <= GPUs * T_k and, per job, sum_(G holding j) y_kG <= T_k. A
+  relaxation of every such plan: it does not ask that the groups running at once be
+  disjoint;
+- *configurations*: a column is a set of disjoint groups within the GPUs, run together
+  for some time in phase k. Columns are generated from the duals by a greedy packing
+  (value per GPU) and a local search (swap two members, or a member for an idle job), a
+  heuristic: the value is that of a plan that exists (without restart costs), not the
+  LP's optimum.
 
 Both need  sum_(k <= position of j) (work done on j in phase k) >= work_j  (rho_j(G) =
-solo iteration / c(G), contract §4; work in solo time units) and minimise
-sum_k (n - k + 1) T_k. Every plan it starts from passes `planner.verify`.
+solo iteration / c(G), contract §4; groups of one GPU count; work in solo time units) and
+minimise sum_k (n - k + 1) T_k. The plan it starts from must pass `planner.verify`.
+`experiments/fluid_nodes.py` asks the same with every job kept on its node.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -45,45 +51,69 @@ from planner.solvers.options import SolveOptions  # noqa: E402
 from planner.verify import verify  # noqa: E402
 
 Group = tuple[str, ...]
+Kind = tuple[int, str]
 
 
 class Pool:
-    """The window's group types: model multisets and their members' rates (every job of a
-    model has the same stages, so one job per model and copy stands for all)."""
+    """The window's group types: multisets of kinds (GPU count, model) of one GPU count and
+    their members' rates (jobs of one kind have the same stages, so a few stand for all)."""
 
     def __init__(self, inst: Instance) -> None:
-        self.nodes = len(inst.nodes)
-        self.model = {j.id: j.model for j in inst.jobs}
+        self.capacity = sum(n.gpus for n in inst.nodes)
+        self.kind = {j.id: (j.gpus, j.model) for j in inst.jobs}
         self.work = {j.id: float(solo_duration(inst, j)) for j in inst.jobs}
-        first: dict[str, list[Job]] = {}
+        first: dict[tuple[int, str], list[Job]] = {}
         for j in inst.jobs:
-            first.setdefault(j.model, []).append(j)
-        reps = [j for jobs in first.values() for j in jobs[: inst.interleaving.max_group]]
-        self.types: dict[tuple[str, ...], dict[str, float]] = {}
-        for ids, rates in node_rates(inst, reps).items():
-            key = tuple(sorted(self.model[i] for i in ids))
-            self.types.setdefault(key, {self.model[i]: r for i, r in rates.items()})
+            first.setdefault((j.gpus, j.model), []).append(j)
+        self.types: dict[tuple[Kind, ...], dict[Kind, float]] = {}
+        for gpus in {j.gpus for j in inst.jobs}:
+            reps = [
+                j
+                for (g, _), jobs in first.items()
+                if g == gpus
+                for j in jobs[: inst.interleaving.max_group]
+            ]
+            for ids, rates in node_rates(inst, reps).items():
+                key = tuple(sorted(self.kind[i] for i in ids))
+                self.types.setdefault(key, {self.kind[i]: r for i, r in rates.items()})
+
+    def key(self, g: Sequence[str]) -> tuple[Kind, ...]:
+        return tuple(sorted(self.kind[j] for j in g))
 
     def rate(self, g: Group, j: str) -> float:
-        return self.types[tuple(sorted(self.model[i] for i in g))][self.model[j]]
+        return self.types[self.key(g)][self.kind[j]]
 
-    def best(self, free: set[str], score: Callable[[str, float], float]) -> tuple[float, Group]:
-        """The group of `free` jobs with the largest sum of score(member, its rate): per
-        type, the best-scoring jobs of each of its models."""
-        by_model: dict[str, list[str]] = {}
+    def gpus(self, g: Sequence[str]) -> int:
+        return self.kind[g[0]][0]
+
+    def best(
+        self,
+        free: set[str],
+        score: Callable[[str, float], float],
+        per_group: Callable[[int], float] = lambda gpus: 0.0,
+        room: int | None = None,
+    ) -> tuple[float, Group]:
+        """The group of `free` jobs of at most `room` GPUs with the largest sum of
+        score(member, its rate) + per_group(its GPUs), per GPU when `room` is given: per
+        type, the best-scoring jobs of each of its kinds."""
+        by_kind: dict[Kind, list[str]] = {}
         for j in free:
-            by_model.setdefault(self.model[j], []).append(j)
+            by_kind.setdefault(self.kind[j], []).append(j)
         top: tuple[float, Group] = (-np.inf, ())
         for key, rates in self.types.items():
+            gpus = key[0][0]
             need = Counter(key)
-            if any(len(by_model.get(m, ())) < c for m, c in need.items()):
+            if room is not None and gpus > room:
+                continue
+            if any(len(by_kind.get(m, ())) < c for m, c in need.items()):
                 continue
             members = [
                 j
                 for m, c in need.items()
-                for j in sorted(by_model[m], key=lambda j, m=m: -score(j, rates[m]))[:c]
+                for j in sorted(by_kind[m], key=lambda j, m=m: -score(j, rates[m]))[:c]
             ]
-            top = max(top, (sum(score(j, rates[self.model[j]]) for j in members), tuple(members)))
+            worth = sum(score(j, rates[self.kind[j]]) for j in members) + per_group(gpus)
+            top = max(top, (worth / gpus if room is not None else worth, tuple(members)))
         return top
 
 
@@ -95,8 +125,8 @@ def overlapping(pool: Pool, order: list[str]) -> float:
     h = quiet_highs()
     h.addVars(n, np.zeros(n), np.full(n, inf))
     h.changeColsCost(n, np.arange(n, dtype=np.int32), np.arange(n, 0, -1, dtype=float))
-    for k in range(n):  # row k: sum_G y_kG - nodes * T_k <= 0
-        h.addRow(-inf, 0.0, 1, np.array([k], np.int32), np.array([-float(pool.nodes)]))
+    for k in range(n):  # row k: sum_G gpus_G y_kG - GPUs * T_k <= 0
+        h.addRow(-inf, 0.0, 1, np.array([k], np.int32), np.array([-float(pool.capacity)]))
     work = {j: n + i for i, j in enumerate(order)}
     for j in order:
         h.addRow(pool.work[j], inf, 0, np.array([], np.int32), np.array([]))
@@ -108,7 +138,7 @@ def overlapping(pool: Pool, order: list[str]) -> float:
 
     def add(k: int, g: Group) -> None:
         rows = [k] + [one[k, j] for j in g] + [work[j] for j in g]
-        vals = [1.0] * (1 + len(g)) + [pool.rate(g, j) for j in g]
+        vals = [float(pool.gpus(g))] + [1.0] * len(g) + [pool.rate(g, j) for j in g]
         h.addCol(0.0, 0.0, inf, len(rows), np.array(rows, np.int32), np.array(vals))
 
     for k in range(n):
@@ -121,9 +151,11 @@ def overlapping(pool: Pool, order: list[str]) -> float:
         added = 0
         for k in range(n):
             worth, g = pool.best(
-                set(order[k:]), lambda j, r, k=k, d=d: r * d[work[j]] + d[one[k, j]]
+                set(order[k:]),
+                lambda j, r, k=k, d=d: r * d[work[j]] + d[one[k, j]],
+                lambda gpus, k=k, d=d: gpus * d[k],
             )
-            if worth + d[k] > 1e-9 * n:
+            if worth > 1e-9 * n:
                 add(k, g)
                 added += 1
         if not added:
@@ -135,16 +167,17 @@ def pack(pool: Pool, alive: list[str], dual: dict[str, float]) -> tuple[list[Gro
     two members or of a member and an idle job while that gains."""
 
     def value(g: list[str]) -> float | None:
-        rates = pool.types.get(tuple(sorted(pool.model[j] for j in g)))
-        return None if rates is None else sum(rates[pool.model[j]] * dual[j] for j in g)
+        rates = pool.types.get(pool.key(g))
+        return None if rates is None else sum(rates[pool.kind[j]] * dual[j] for j in g)
 
-    free, chosen = set(alive), []
-    for _ in range(pool.nodes):
-        worth, g = pool.best(free, lambda j, r: r * dual[j])
+    free, chosen, room = set(alive), [], pool.capacity
+    while room > 0:
+        worth, g = pool.best(free, lambda j, r: r * dual[j], room=room)
         if not g or worth <= 0:
             break
         chosen.append(list(g))
         free -= set(g)
+        room -= pool.gpus(g)
     vals = [value(g) or 0.0 for g in chosen]
 
     def gain() -> bool:
@@ -193,8 +226,13 @@ def configurations(pool: Pool, order: list[str]) -> float:
         h.addCol(float(n - k), 0.0, inf, len(rows), np.array(rows, np.int32), np.array(vals))
         return True
 
-    for k in range(n):  # the first `nodes` jobs still running, each alone
-        add(k, [(j,) for j in order[k : k + pool.nodes]])
+    for k in range(n):  # the first jobs still running that fit, each alone
+        config, room = [], pool.capacity
+        for j in order[k:]:
+            if pool.kind[j][0] <= room:
+                config.append((j,))
+                room -= pool.kind[j][0]
+        add(k, config)
     while True:
         h.run()
         value = float(h.getInfo().objective_function_value) / n
@@ -215,8 +253,6 @@ def main() -> None:
     ap.add_argument("--limit", type=float, default=60.0)
     args = ap.parse_args()
     inst = load(args.data / f"{args.trace}.csv", False, first=60, offset=60 * args.window)
-    if any(j.gpus != inst.nodes[0].gpus for j in inst.jobs):
-        sys.exit("every job of the window must take one whole node")
     s = solve(inst, "auto", SolveOptions(time_limit=args.limit))
     assert not verify(inst, s), "the plan does not pass planner.verify"
     print(f"plan ({s.solver}): avg JCT {metrics(inst, s)['avg_jct']:,.0f} s", flush=True)
