@@ -16,7 +16,7 @@ from builders import make_instance, profile, reservation
 
 from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
-from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
+from planner.instance import Admits, Instance, Interleaving, Job, NodeGroup, Preemption
 from planner.metrics import metrics
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
@@ -311,6 +311,50 @@ def test_the_engine_runs_from_a_live_state(seed):
                 else:
                     assert first.start == j.live.started and first.end >= now
     assert checked >= 4
+
+
+@pytest.mark.parametrize("policy", ["srtf", "srsf-p", "muri-s"])
+@pytest.mark.parametrize("interval", [None, 7])
+def test_a_live_state_is_first_decided_at_now(policy, interval):
+    # contract §9: nothing is decided before `now`. A reservation that was over by then
+    # made the engine decide at its start first, where it moved a running job off the
+    # reserved GPUs before the job had started (R1: "end 289 is before start 4196" on a
+    # fuzzed live state); interval ticks counted from 0 did the same
+    from planner.replan import live_instance
+
+    inst = instance_from_dict(generate("dl", 16, 2, 1, preemption=True))
+    plan = schedule_from_dict(result_to_schedule_dict(inst, simulate(inst, make_policy("muri-s"))))
+    later = [a for a in plan.jobs if a.pieces()[0].start > 0]
+    r = max(later, key=lambda a: a.pieces()[0].end - a.pieces()[0].start)
+    now = (r.pieces()[0].start + r.pieces()[0].end) // 2 + 1
+    live = live_instance(inst, plan, now)
+    assert live.job_by_id[r.id].state == "running"
+    # R's GPUs, reserved over [0, 1) for every job but R (which ran later)
+    others = Admits(frozenset(), frozenset(j.id for j in inst.jobs if j.id != r.id))
+    node = r.pieces()[0].placement[0].node
+    gone = reservation("past", 0, 1, nodes=[node], for_=others)
+    live = replace(live, reservations=(gone,))
+    res = simulate(live, make_policy(policy), interval=interval)
+    s = schedule_from_dict(result_to_schedule_dict(live, res))
+    assert verify(live, s) == []
+    assert res.segments[r.id][0].start == live.job_by_id[r.id].live.started
+    assert res.segments[r.id][0].end >= now
+
+
+@pytest.mark.parametrize("policy", ["muri-s", "muri-l"])
+def test_muri_groups_only_jobs_that_share_a_node_group(policy):
+    # on a mixed cluster an a100-only and a v100-only 8-GPU job were matched into a group
+    # that fits nowhere; with the cluster otherwise idle muri-l then ran nothing ("4 jobs
+    # never run", exit 3 from plan simulate on this generated instance, found by fuzzing)
+    inst = instance_from_dict(generate("mixed", 22, 3, 12, preemption=True))
+    res = simulate(inst, make_policy(policy))
+    assert_valid(inst, res)
+    for j in inst.jobs:
+        for seg in res.segments[j.id]:
+            for pl in seg.placement:
+                assert any(
+                    pl.node == n.name for g in inst.eligible_groups(j) for n in inst.nodes_of(g)
+                )
 
 
 @pytest.mark.parametrize("policy", ["srsf-p", "muri-l"])

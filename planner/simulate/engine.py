@@ -256,7 +256,9 @@ class Engine:
         every `every` decisions."""
         if start is not None:
             self._restore(start)
-        t = self._next_time(-1) if start is None else start.t
+        # a live state's first decision is at `now` (§9): reservation times and interval
+        # ticks before it are past
+        t = self._next_time(self.inst.now - 1) if start is None else start.t
         while t is not None:
             if record is not None and self.decisions % every == 0:
                 record.append(self._snapshot(t))

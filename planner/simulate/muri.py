@@ -18,6 +18,7 @@ At each decision, as Muri's simulator does:
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import cast
 
 from planner.durations import (
     StageTuple,
@@ -34,6 +35,8 @@ from planner.simulate.packer import Packer
 from planner.simulate.policies import first_fit, jobs_of, placed_as, settle, until
 
 Pack = list[SimJob]
+# a pack's type for the matching: its models, sorted, and the node groups it may run on
+PackType = tuple[tuple[str, ...], frozenset[str]]
 
 
 class Muri(Policy):
@@ -65,9 +68,14 @@ class Muri(Policy):
         p = Packer(view.instance, view.now)
         chosen = []
         for pk in packs:
-            pl = p.place(jobs_of(pk), until(view, pk))
-            if pl is not None:
-                chosen.append(placed_as(pk, pl))
+            # a group that fits nowhere (a pool or GPU memory it needs more of than any
+            # member alone) runs as its members, each where it fits
+            for part in [pk] + [[m] for m in pk] if len(pk) > 1 else [pk]:
+                pl = p.place(jobs_of(part), until(view, part))
+                if pl is not None:
+                    chosen.append(placed_as(part, pl))
+                    if part is pk:
+                        break
         return Decision(settle(view, chosen))
 
     def _candidates(self, view: View, order: Sequence[SimJob]) -> dict[int, list[SimJob]]:
@@ -128,8 +136,9 @@ class Muri(Policy):
             inst = view.instance
 
             def weight(a: Hashable, b: Hashable) -> float:
-                ms = tuple(sorted((*a, *b)))  # type: ignore[misc]
-                if len(ms) > size:
+                ta, tb = cast(PackType, a), cast(PackType, b)
+                ms = tuple(sorted((*ta[0], *tb[0])))
+                if len(ms) > size or not ta[1] & tb[1]:
                     return 0.0
                 w = self._weights.get((k, ms))
                 if w is None:
@@ -137,8 +146,16 @@ class Muri(Policy):
                 return w
 
             matcher = self._matchers[k] = TypeMatcher(weight)
-        types = [tuple(sorted(m.job.model or "" for m in pk)) for pk in nodes]
+        types = [(tuple(sorted(m.job.model or "" for m in pk)), _where(view, pk)) for pk in nodes]
         return [[nodes[i] for i in p] for p in matcher.pairs(types)]
+
+
+def _where(view: View, pack: Pack) -> frozenset[str]:
+    """The node groups every member of `pack` may run on (`node_types`, R5): packs that
+    share none get no edge, since no group of them could be placed."""
+    inst = view.instance
+    names = [frozenset(g.name for g in inst.eligible_groups(m.job)) for m in pack]
+    return frozenset.intersection(*names)
 
 
 def _used_ratio(inst: Instance, gpus: int, models: tuple[str, ...]) -> float:
