@@ -8,7 +8,9 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
   one another job still waits for), and the reservations that admit it no longer do: one
   that admitted only cancelled jobs goes;
 - `nodes_down`: each node (a name, or `{"node", "until"}` for a repair time) is reserved
-  for nobody from `now` on (until `until`, or for good); jobs running on it are stopped:
+  for nobody from `now` on (until `until`, or for good: until a time F that every plan
+  not using the node meets, which becomes the instance's horizon when it has none, so a
+  job that needs the node has no schedule); jobs running on it are stopped:
   with preemption enabled they stop at `now` and resume later from their progress (the
   planners do it, `planner.resume`); without, they wait again and restart from scratch
   (their work is lost; see the README);
@@ -232,12 +234,37 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
     profiles = dict(inst.profiles)
     added = _add(inst, jobs, ch.add, profiles, problems)
     kept = tuple(jobs.values()) + added
-    return replace(
+    new = replace(
         inst,
         jobs=_one_member_groups(kept),
         profiles=profiles,
-        reservations=_released(inst.reservations, set(ch.cancel)) + down,
+        reservations=_released(inst.reservations, set(ch.cancel)),
     )
+    return _for_good(new, down)
+
+
+def _for_good(inst: Instance, down: list[tuple[str, str, int | None]]) -> Instance:
+    """`inst` with the nodes taken out: (reservation id, node, until or None: for good).
+
+    For good is until F = `_far(inst)` (the jobs as changed), and F becomes the horizon
+    if the instance has none: a job that needs the node then has no schedule, rather than
+    one that starts at F there. An earlier replan's F (a node reservation of ours ending
+    at the horizon) moves to the new F, so that jobs added later are not cut off by it."""
+    far = max(inst.horizon or 0, inst.now + 1, _far(inst))
+    ours = inst.horizon is not None and any(
+        r.id.startswith(DOWN) and r.end == inst.horizon for r in inst.reservations
+    )
+    kept = tuple(
+        replace(r, end=far) if ours and r.id.startswith(DOWN) and r.end == inst.horizon else r
+        for r in inst.reservations
+    )
+    taken = tuple(
+        Reservation(rid, inst.now, until or far, nodes=(name,)) for rid, name, until in down
+    )
+    horizon = inst.horizon
+    if ours or (horizon is None and any(until is None for _, _, until in down)):
+        horizon = far
+    return replace(inst, reservations=kept + taken, horizon=horizon)
 
 
 def _released(
@@ -285,10 +312,10 @@ def _nodes_down(
     jobs: dict[str, Job],
     down: tuple[tuple[str, int | None], ...],
     problems: list[Problem],
-) -> tuple[Reservation, ...]:
-    """Take the nodes out from `now`; jobs running on them (and their co-members) wait again."""
-    out = []
-    far = max([inst.horizon or 0, inst.now + 1, _far(inst)])
+) -> list[tuple[str, str, int | None]]:
+    """The nodes to take out from `now` (reservation id, node, until; `_for_good` makes
+    the reservations); jobs running on them (and their co-members) wait again."""
+    out: list[tuple[str, str, int | None]] = []
     first: dict[str, int] = {}
     taken = {r.id for r in inst.reservations}
     for k, (name, until) in enumerate(down):
@@ -304,7 +331,7 @@ def _nodes_down(
         else:
             rid = _free_id(DOWN + name, taken)
             taken.add(rid)
-            out.append(Reservation(rid, inst.now, until or far, nodes=(name,)))
+            out.append((rid, name, until))
         first.setdefault(name, k)
     hit = {name for name, _ in down}
     if inst.preemption.enabled:
@@ -314,7 +341,7 @@ def _nodes_down(
             live = j.live
             if j.state == "running" and live is not None and _starts_on(live, inst.now, hit):
                 jobs[jid] = _left(j, live.progress or 0.0)
-        return tuple(out)
+        return out
     stopped = {
         j.live.group or j.id
         for j in jobs.values()
@@ -323,7 +350,7 @@ def _nodes_down(
     for jid, j in list(jobs.items()):
         if j.state == "running" and j.live is not None and (j.live.group or jid) in stopped:
             jobs[jid] = replace(j, live=None)
-    return tuple(out)
+    return out
 
 
 def _starts_on(live: Live, now: int, nodes: set[str]) -> bool:
@@ -342,17 +369,23 @@ def _free_id(rid: str, taken: set[str]) -> str:
 
 
 def _far(inst: Instance) -> int:
-    """A time no plan of `inst` reaches: now, plus every job run one after another on the
-    slowest node, plus the last reservation's end."""
-    slow = min((g.speed for g in inst.node_groups), default=1.0)
+    """A time every plan that can do without the nodes taken out meets: after now, the
+    last release and the last reservation, every job run alone one after another (on the
+    slowest node, at its slowest GPU count, with a restart) ends by then (R4 and R9 hold
+    in a serial plan in priority and `after` order)."""
+    slow = min([g.speed for g in inst.node_groups] + [1.0])
+    restart = inst.preemption.restart if inst.preemption.enabled else 0
     total = 0
     for j in inst.jobs:
         if j.duration is not None:
-            total += j.duration
+            total += j.duration + restart
         elif j.model is not None and j.model in inst.profiles:
-            it = max(gp.iteration_ms for gp in inst.profiles[j.model].by_gpus.values())
-            total += int((j.iterations or 0) * it / min(slow, 1.0) / inst.unit_ms) + 2
-    return inst.now + total + max((r.end for r in inst.reservations), default=0) + 1
+            gps = inst.profiles[j.model].by_gpus.values()
+            it = max(gp.iteration_ms for gp in gps)
+            back = max((gp.restart_ms or 0.0) for gp in gps) if inst.preemption.enabled else 0
+            total += int(((j.iterations or 0) * it / slow + back) / inst.unit_ms) + restart + 2
+    last = max([inst.now] + [j.release for j in inst.jobs] + [r.end for r in inst.reservations])
+    return last + total + 1
 
 
 def _add(
@@ -434,18 +467,23 @@ def live_document(
     own = {r.get("id") for r in raw.get("reservations", []) if isinstance(r, dict)}
     down = [r for r in live.reservations if r.id.startswith(DOWN) and r.id not in own]
     doc["reservations"] = [*_kept_docs(raw, live), *map(_down_doc, down)]
+    if live.horizon is not None:
+        doc["horizon"] = live.horizon  # a node down for good may set or move it (_for_good)
     return doc
 
 
 def _kept_docs(raw: Mapping[str, Any], live: Instance) -> list[Any]:
     """The document's reservations as the live instance keeps them (`_released`: without
-    cancelled jobs in `for.jobs`, and without those that admitted only them)."""
+    cancelled jobs in `for.jobs`, and without those that admitted only them; `_for_good`:
+    an earlier replan's node down for good, to the new end)."""
     by_id = {r.id: r for r in live.reservations}
     out = []
     for r in raw.get("reservations", []):
         kept = by_id.get(r.get("id"))
         if kept is None:
             continue
+        if kept.end != r.get("end"):
+            r = {**r, "end": kept.end}
         admits = r.get("for")
         if isinstance(admits, dict) and "jobs" in admits:
             jobs = [j for j in admits["jobs"] if j in kept.admits.jobs]

@@ -411,6 +411,60 @@ def test_replan_after_a_node_fails_keeps_what_runs(
     assert "e" in new and new["e"].start >= now
 
 
+@pytest.mark.parametrize("solver", ["greedy", "auto", *SOLVERS])
+def test_a_node_down_for_good_is_never_used_again(tmp_path: Path, solver: str) -> None:
+    # "for good" was a reservation until an estimate of a time no plan reaches; with the
+    # only node down, every solver started both jobs right at that time (exit 0, cpsat
+    # and milp "optimal"). That time is now the horizon: the jobs have no schedule.
+    inst_path, sched_path = tmp_path / "i.json", tmp_path / "s.json"
+    jobs = [{"id": "a", "duration": 5, "gpus": 1}, {"id": "b", "duration": 5, "gpus": 1}]
+    one = {
+        "name": "one",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "jobs": jobs,
+    }
+    inst_path.write_text(json.dumps(one))
+    assert run("solve", inst_path, "--solver", "greedy", "-o", sched_path)[0] == 0
+    ch, out, live = tmp_path / "c.json", tmp_path / "r.json", tmp_path / "l.json"
+    ch.write_text(json.dumps({"nodes_down": ["n-0"]}))
+    name, _, backend = solver.partition(":")
+    how = ["--solver", name, "--milp-backend", backend] if name == "milp" else ["--solver", solver]
+    code, text = run("replan", inst_path, sched_path, "--now", 2, "--changes", ch, "-o", out,
+                     "--live", live, *how, "--time-limit", 5)  # fmt: skip
+    assert code == 1, text
+    assert "horizon" in text or "INFEASIBLE" in text or "infeasible" in text, text
+    assert not out.exists() and not live.exists()
+
+
+def test_the_horizon_of_a_node_down_for_good_follows_later_replans(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    # with one of two nodes down for good the plan runs on the other, and the live file's
+    # horizon is the node's reservation end; a later replan that adds jobs moves both
+    inst_path, sched_path, before = under_way
+    ch, out, live = tmp_path / "c.json", tmp_path / "r.json", tmp_path / "l.json"
+    ch.write_text(json.dumps({"nodes_down": ["n-1"]}))
+    code, text = run("replan", inst_path, sched_path, "--now", 4, "--changes", ch, "-o", out,
+                     "--live", live, "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    assert run("check", live, out)[0] == 0
+    doc = json.loads(live.read_text())
+    (down,) = [r for r in doc["reservations"] if r["nodes"] == ["n-1"]]
+    assert doc["horizon"] == down["end"] and down["start"] == 4
+    for a in schedule_from_dict(json.loads(out.read_text())).jobs:
+        assert all(p.node == "n-0" for p in a.pieces()[-1].placement) or a.start < 4
+    many = [{"id": f"x{k}", "duration": doc["horizon"], "gpus": 1} for k in range(2)]
+    ch.write_text(json.dumps({"add": many}))
+    out2, live2 = tmp_path / "r2.json", tmp_path / "l2.json"
+    code, text = run("replan", live, out, "--now", 6, "--changes", ch, "-o", out2,
+                     "--live", live2, "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    assert run("check", live2, out2)[0] == 0
+    doc2 = json.loads(live2.read_text())
+    (down2,) = [r for r in doc2["reservations"] if r["nodes"] == ["n-1"]]
+    assert doc2["horizon"] == down2["end"] > 2 * doc["horizon"]
+
+
 def _live_of(inst_path: Path, s: Schedule, now: int, changes: dict[str, Any]) -> Instance:
     from planner.checker import Checker
     from planner.read import read_instance
