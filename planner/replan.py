@@ -36,7 +36,7 @@ from planner.read import raw_json
 from planner.schedule import Schedule, Segment
 from planner.state import STATE_FIELDS, check_live
 from planner.structure import Parsed, _parse_job
-from planner.validate import after_cycles
+from planner.validate import after_cycles, counts_profiled, job_fit, job_limits
 
 CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress")
 DOWN = "~down:"  # id prefix of the reservation that takes a failed node out
@@ -232,7 +232,7 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
             continue
         jobs[jid] = replace(j, live=replace(j.live, progress=value))
     profiles = dict(inst.profiles)
-    added = _add(inst, jobs, ch.add, profiles, problems)
+    added = _add(inst, jobs, ch.add, profiles, problems, set(ch.cancel))
     kept = tuple(jobs.values()) + added
     new = replace(
         inst,
@@ -394,6 +394,7 @@ def _add(
     add: tuple[Job, ...],
     profiles: dict[str, Any],
     problems: list[Problem],
+    cancelled: set[str],
 ) -> tuple[Job, ...]:
     known = set(jobs) | {j.id for j in add}
     catalogue: dict[str, Any] | None = None
@@ -401,6 +402,9 @@ def _add(
         path = f"add[{i}]"
         if j.id in jobs or any(o.id == j.id for o in add[:i]):
             problems.append(Problem(join(path, "id"), f"job id '{j.id}' is taken"))
+        elif j.id in cancelled:  # one id, one job: the live file keeps both documents
+            msg = f"job '{j.id}' is cancelled by these changes: give the new job another id"
+            problems.append(Problem(join(path, "id"), msg))
         if j.model is not None and j.model not in profiles:
             catalogue = catalogue if catalogue is not None else load_catalogue()
             if j.model in catalogue:
@@ -408,22 +412,17 @@ def _add(
             else:
                 problems.append(Problem(join(path, "model"), f"unknown model '{j.model}'"))
                 continue
-        if j.model is not None and j.gpus not in profiles[j.model].by_gpus:
-            problems.append(
-                Problem(join(path, "gpus"), f"{j.model} has no profile for {j.gpus} GPUs")
-            )
+        if j.model is not None and not counts_profiled(path, j, profiles[j.model], problems):
             continue
         for k, dep in enumerate(j.after):
             if dep not in known:
                 problems.append(
                     Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, known)}")
                 )
-        for pool in j.demand:
-            if pool not in inst.pools:
-                problems.append(Problem(f"{path}.demand.{pool}", f"unknown pool '{pool}'"))
-        with_profile = replace(inst, profiles=profiles)
-        if j.gpus and not with_profile.eligible_groups(j):
-            problems.append(Problem(path, f"job '{j.id}' fits no node"))
+        # the instance reader's own checks of a job (planner.validate)
+        problems += job_limits(inst, path, j, set(inst.pools), inst.pools)
+        if j.gpus:
+            problems += job_fit(replace(inst, profiles=profiles), path, j)
     return add
 
 

@@ -157,7 +157,7 @@ def _check_job_refs(
                     )
                 )
         else:
-            runnable = _counts_profiled(path, job, prof, out)
+            runnable = counts_profiled(path, job, prof, out)
     for k, dep in enumerate(raw.get("after", [])):
         if dep not in job_ids:
             out.append(Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, job_ids)}"))
@@ -168,18 +168,33 @@ def _check_job_refs(
                     f"{path}.node_types[{k}]", f"unknown node group '{g}'{suggest(g, group_names)}"
                 )
             )
+    out += job_limits(instance, path, job, p.pool_names, p.pools)
+    if job.gpus > 0 and runnable and p.cluster_ok:
+        out += job_fit(instance, path, job)
+
+
+def job_limits(
+    instance: Instance,
+    path: str,
+    job: Job,
+    pool_names: set[str],
+    pools: Mapping[str, float],
+) -> list[Problem]:
+    """The job's pools are known and hold its demand; its deadline and the horizon come
+    no sooner than its release (`plan replan` asks this of the jobs it adds)."""
+    out = []
     for pool, amount in job.demand.items():
-        if pool not in p.pool_names:
+        if pool not in pool_names:
             out.append(
                 Problem(
-                    f"{path}.demand.{pool}", f"unknown pool '{pool}'{suggest(pool, p.pool_names)}"
+                    f"{path}.demand.{pool}", f"unknown pool '{pool}'{suggest(pool, pool_names)}"
                 )
             )
-        elif pool in p.pools and amount > p.pools[pool] + TOL:
+        elif pool in pools and amount > pools[pool] + TOL:
             out.append(
                 Problem(
                     f"{path}.demand.{pool}",
-                    f"demand {amount:g} exceeds the pool's capacity {p.pools[pool]:g}",
+                    f"demand {amount:g} exceeds the pool's capacity {pools[pool]:g}",
                 )
             )
     if job.deadline is not None and job.release > job.deadline:
@@ -192,13 +207,20 @@ def _check_job_refs(
                 f"{path}.release", f"release {job.release} is after the horizon {instance.horizon}"
             )
         )
-    if job.gpus > 0 and runnable and p.cluster_ok:
-        for k, c in enumerate(job.gpu_counts):
-            where = f"{path}.gpus[{k}]" if job.elastic else path
-            _check_fit(instance, where, job.at_count(c), out)
+    return out
 
 
-def _counts_profiled(path: str, job: Job, prof: Profile, out: list[Problem]) -> bool:
+def job_fit(instance: Instance, path: str, job: Job) -> list[Problem]:
+    """The job fits some node group it may use at each of its GPU counts (asked once its
+    profile resolved, `counts_profiled`)."""
+    out: list[Problem] = []
+    for k, c in enumerate(job.gpu_counts):
+        where = f"{path}.gpus[{k}]" if job.elastic else path
+        _check_fit(instance, where, job.at_count(c), out)
+    return out
+
+
+def counts_profiled(path: str, job: Job, prof: Profile, out: list[Problem]) -> bool:
     """Every GPU count the job may run at is in its profile (contract §3, §12)."""
     ok = True
     for k, c in enumerate(job.gpu_counts):

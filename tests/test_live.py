@@ -511,6 +511,17 @@ def test_replan_cancel_and_progress(tmp_path: Path, under_way: tuple[Path, Path,
         ({"nodes_down": ["n-0", {"node": "n-0", "until": 9}]}, "nodes_down[1]",
          "already listed at nodes_down[0]"),
         ({"cancel": ["d", "d"]}, "cancel[1]", "already listed at cancel[0]"),
+        # found by fuzzing: a cancelled id added again (the live file then held two jobs
+        # 'd'), an elastic count without a profile or a node (exit 3), a deadline before
+        # the release (exit 1, "no schedule")
+        ({"cancel": ["d"], "add": [{"id": "d", "duration": 1, "gpus": 1}]}, "add[0].id",
+         "cancelled by these changes"),
+        ({"add": [{"id": "x", "model": "bert", "gpus": [1, 3], "iterations": 9}]},
+         "add[0].gpus[1]", "no profile for 3 GPUs"),
+        ({"add": [{"id": "x", "model": "bert", "gpus": [1, 8], "iterations": 9}]},
+         "add[0].gpus[1]", "fits no node"),
+        ({"add": [{"id": "x", "duration": 1, "gpus": 1, "release": 9, "deadline": 5}]},
+         "add[0].deadline", "before release 9"),
     ],
 )  # fmt: skip
 def test_bad_changes_exit_2_with_the_path(
