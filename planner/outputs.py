@@ -44,6 +44,13 @@ def _probe(folder: Path, path: str) -> None:
 
 def check_output(path: str) -> Path:
     """The resolved target of an output path, or UsageError saying why it cannot be written."""
+    try:
+        return _checked_output(path)
+    except OSError as e:  # a name too long for the file system (ENAMETOOLONG), ...
+        raise _refuse(path, e.strerror or str(e)) from None
+
+
+def _checked_output(path: str) -> Path:
     target = Path(os.path.realpath(path))
     if any(target == d or d in target.parents for d in PSEUDO_FILESYSTEMS):
         raise _refuse(path, "it is under a system folder (/proc, /sys, /dev)")
@@ -55,6 +62,12 @@ def check_output(path: str) -> Path:
     if not folder.is_dir():
         raise _refuse(path, f"{folder} is a file, not a folder")
     _probe(folder, path)
+    # the folders to make and the file: a name too long would fail after the folders are
+    # made (Path.exists says False, without an error, for such a name)
+    most = os.pathconf(folder, "PC_NAME_MAX")
+    for part in target.relative_to(folder).parts:
+        if len(os.fsencode(part)) > most:
+            raise _refuse(path, f"a name in it is longer than {most} bytes")
     return target
 
 

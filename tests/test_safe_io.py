@@ -106,6 +106,18 @@ def test_check_outputs_refusals(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]  # the probe left nothing
 
 
+@pytest.mark.parametrize("where", ["{long}.json", "new/{long}/plan.json"])
+def test_a_name_too_long_is_exit_2(tmp_path: Path, where: str) -> None:
+    # was exit 3 ("internal error: OSError: File name too long"); under a new folder the
+    # folder was made before the write failed
+    out = tmp_path / where.format(long="b" * 300)
+    demo = Path(__file__).resolve().parent.parent / "instances" / "demo.json"
+    r = CliRunner().invoke(main, ["solve", str(demo), "--solver", "greedy", "-o", str(out)])
+    assert r.exit_code == 2, r.output
+    assert "cannot write" in r.output and "nothing was written" in r.output
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
 def test_read_only_folder_is_refused(tmp_path: Path) -> None:
     ro = tmp_path / "ro"
