@@ -100,6 +100,19 @@ def test_solve_demo_and_check(tmp_path: Path) -> None:
     assert code == 0 and "no violations" in stdout
 
 
+def test_check_of_another_instances_schedule_warns(tmp_path: Path) -> None:
+    # a valid schedule whose "instance" names another: the verdict is the rules' (exit
+    # 0), so the mismatch is a warning; it was printed as "error:" with exit 0
+    out = tmp_path / "demo.json"
+    assert run("solve", DEMO, "--solver", "greedy", "-o", out)[0] == 0
+    doc = json.loads(out.read_text())
+    doc["instance"] = "another"
+    out.write_text(json.dumps(doc))
+    code, stdout, stderr = run("check", DEMO, out)
+    assert code == 0 and "no violations" in stdout
+    assert "warning:" in stderr and "instance 'another'" in stderr and "error" not in stderr
+
+
 def test_check_reports_violations_exit_1(tmp_path: Path) -> None:
     inst = small_instance(tmp_path)
     out = tmp_path / "s.json"

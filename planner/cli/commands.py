@@ -59,7 +59,8 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
     # The first thing to know when every job seems wrong: the schedule is of another instance.
     other = sched.instance if sched.instance != inst.name else None
     if other is not None and not as_json:
-        terminal.print_error(f"{schedule} is a schedule of instance '{other}', not '{inst.name}'")
+        # a warning, not an error: the verdict (and the exit code) is the rules'
+        terminal.print_warning(f"{schedule} is a schedule of instance '{other}', not '{inst.name}'")
     if as_json:
         terminal.print_json(
             {

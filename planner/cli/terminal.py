@@ -88,6 +88,10 @@ def print_traceback(text: str) -> None:
     sys.stderr.flush()
 
 
+def print_warning(message: str) -> None:
+    err.print(Text("warning: ", style="bold yellow") + Text(message))
+
+
 def print_note(message: str) -> None:
     err.print(Text(message, style="dim"))
 
