@@ -404,3 +404,21 @@ def test_objective_option_names_every_objective_and_refuses_repeats(tmp_path: Pa
     code, _, err = run("solve", DEMO, "--solver", "greedy", "--objective", "makespan,makespan",
                        "-o", out)  # fmt: skip
     assert code == 2 and "makespan listed twice" in err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["solve", DEMO, "--solver", "cpsat:"], "solver 'cpsat:' names no rule after ':'"),
+        (["solve", DEMO, "--solver", "greedy:"], "use greedy or greedy:RULE"),
+        (["solve", DEMO, "--solver", "greedy", "--objective", ""], "--objective: empty"),
+        (["simulate", DEMO, "--policy", "plan:"], "'plan:' names no solver"),
+    ],
+)
+def test_an_empty_part_of_an_option_is_exit_2(
+    tmp_path: Path, args: list[str], fragment: str
+) -> None:
+    # found by fuzzing: these ran as cpsat, greedy, the instance's objective and plan:auto
+    out = tmp_path / "s.json"
+    code, _, err = run(*args, "-o", str(out))
+    assert code == 2 and fragment in err and not out.exists(), err

@@ -67,13 +67,13 @@ def handle_errors(fn: F) -> F:
 def parse_objective(text: str | None) -> tuple[str, ...] | None:
     from planner.instance import OBJECTIVES
 
-    if not text:
+    if text is None:
         return None
     names = tuple(t.strip() for t in text.split(",") if t.strip())
     bad = [n for n in names if n not in OBJECTIVES]
     if bad or not names:
         raise UsageError(
-            f"--objective: unknown {', '.join(bad) or 'empty'}; "
+            f"--objective: {'unknown ' + ', '.join(bad) if bad else 'empty'}; "
             f"use a comma-separated list of {', '.join(OBJECTIVES)}"
         )
     twice = sorted({n for n in names if names.count(n) > 1})

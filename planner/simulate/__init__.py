@@ -63,10 +63,12 @@ def _policy(name: str, budget: float) -> Policy:
         return Tiresias()
     if name in ("muri-s", "muri-l"):
         return Muri(name)
-    head, _, solver = name.partition(":")
+    head, colon, solver = name.partition(":")
     if head == "plan":
         from planner.errors import UsageError
 
+        if colon and not solver:
+            raise ValueError("'plan:' names no solver after ':': use plan or plan:SOLVER")
         try:
             return RollingHorizon(solver or "auto", budget)
         except UsageError as e:

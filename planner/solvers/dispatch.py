@@ -34,7 +34,10 @@ RESIDUAL_SHARE = 0.5
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
     """`greedy:sjf` -> ("greedy", "sjf"); checks the name and rule."""
-    name, _, rule = spec.partition(":")
+    name, colon, rule = spec.partition(":")
+    if colon and not rule:
+        use = "greedy or greedy:RULE" if name == "greedy" else name
+        raise UsageError(f"solver {spec!r} names no rule after ':': use {use}")
     if name not in ("auto", "greedy", "cpsat", "milp"):
         raise UsageError(f"unknown solver {spec!r}: use auto, cpsat, milp or greedy[:RULE]")
     if name == "greedy":
