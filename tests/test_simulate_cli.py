@@ -85,6 +85,30 @@ def test_simulate_writes_a_schedule_plan_check_accepts(tmp_path: Path, policy: s
     assert {r["job"] for r in rows} == started and "segment" in rows[0]
 
 
+@pytest.mark.parametrize("policy", ["sjf", "srtf", "tiresias", "muri-s", "muri-l", "plan:greedy"])
+def test_simulate_runs_on_from_a_live_state(tmp_path: Path, policy: str) -> None:
+    # contract §9 and §10: from `plan replan`'s live file, the policy takes over at now;
+    # the running jobs' first segments start where they started, nothing else before now
+    inst, plan, live = write(tmp_path, doc()), tmp_path / "p.json", tmp_path / "live.json"
+    assert run("solve", inst, "--solver", "greedy", "-o", plan).exit_code == 0
+    r = run("replan", inst, plan, "--now", 10, "--solver", "greedy", "-o", tmp_path / "q.json",
+            "--live", live)  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    state = {j["id"]: j for j in json.loads(live.read_text())["jobs"]}
+    assert any(j.get("state") == "running" for j in state.values())
+    out = tmp_path / "r.json"
+    r = run("simulate", live, "--policy", policy, "--budget", "0.5", "-o", out)
+    assert r.exit_code == 0, r.stderr
+    assert run("check", live, out).exit_code == 0
+    for a in json.loads(out.read_text())["jobs"]:
+        first = (a.get("segments") or [a])[0]
+        j = state[a["id"]]
+        if j.get("state") in ("running", "done"):
+            assert first["start"] == j["started"]
+        else:
+            assert first["start"] >= 10
+
+
 def test_a_preemptive_policy_needs_preemption(tmp_path: Path) -> None:
     inst = write(tmp_path, doc(preemption=False))
     out = tmp_path / "r.json"

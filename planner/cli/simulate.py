@@ -85,10 +85,6 @@ def simulate(
                 )
             ],
         )
-    if inst.is_live:
-        raise InputError(
-            instance, [Problem("now", "plan simulate runs from time 0: give a static instance")]
-        )
     _feasible_or_exit(inst)
     doc, res = _run(inst, pol, interval, bool(events), not as_json)
     doc["info"]["instance_file"] = str(Path(instance))
