@@ -70,7 +70,8 @@ class Muri(Policy):
         for pk in packs:
             # a group that fits nowhere (a pool or GPU memory it needs more of than any
             # member alone) runs as its members, each where it fits
-            for part in [pk] + [[m] for m in pk] if len(pk) > 1 else [pk]:
+            alone = [[m] for m in pk] if len(pk) > 1 else []
+            for part in [pk, *alone]:
                 pl = p.place(jobs_of(part), until(view, part))
                 if pl is not None:
                     chosen.append(placed_as(part, pl))
