@@ -47,6 +47,7 @@ from planner.durations import (  # noqa: E402
 )
 from planner.instance import Instance, Job  # noqa: E402
 from planner.metrics import metrics  # noqa: E402
+from planner.schedule import Schedule  # noqa: E402
 from planner.solvers.dispatch import solve  # noqa: E402
 from planner.solvers.options import SolveOptions  # noqa: E402
 from planner.verify import verify  # noqa: E402
@@ -117,26 +118,38 @@ class Nodes:
         return order, best
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def window_parser(doc: str) -> argparse.ArgumentParser:
+    """The options of this script and `fluid_pooled.py`: the window and the plan's limit."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("data", type=Path)
     ap.add_argument("--trace", default="trace1")
     ap.add_argument("--window", type=int, default=2)
     ap.add_argument("--limit", type=float, default=60.0)
+    return ap
+
+
+def window_plan(args: argparse.Namespace) -> tuple[Instance, Schedule]:
+    """The window (all at 0, without preemption) and `auto`'s verified plan of it."""
+    inst = load(args.data / f"{args.trace}.csv", False, first=60, offset=60 * args.window)
+    s = solve(inst, "auto", SolveOptions(time_limit=args.limit))
+    assert not verify(inst, s), "the plan does not pass planner.verify"
+    print(f"plan ({s.solver}): avg JCT {metrics(inst, s)['avg_jct']:,.0f} s", flush=True)
+    return inst, s
+
+
+def main() -> None:
+    ap = window_parser(__doc__ or "")
     ap.add_argument("--search", type=float, default=200.0)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    inst = load(args.data / f"{args.trace}.csv", False, first=60, offset=60 * args.window)
+    inst, s = window_plan(args)
     if any(j.gpus != inst.nodes[0].gpus for j in inst.jobs):
         sys.exit("every job of the window must take one whole node")
-    s = solve(inst, "auto", SolveOptions(time_limit=args.limit))
-    assert not verify(inst, s), "the plan does not pass planner.verify"
     by_node: dict[str, list[tuple[int, str]]] = {}
     for job in s.jobs:
         by_node.setdefault(job.placement[0].node, []).append((job.end, job.id))
     nodes = Nodes(inst, [[j for _, j in sorted(v)] for v in by_node.values()])
     n = len(inst.jobs)
-    print(f"plan ({s.solver}): avg JCT {metrics(inst, s)['avg_jct']:,.0f} s")
     print(f"LP, the plan's orders: {sum(map(nodes.cost, nodes.orders)) / n:,.0f} s")
     costs = []
     for i, o in enumerate(nodes.orders):

@@ -29,7 +29,6 @@ minimise sum_k (n - k + 1) T_k. The plan it starts from must pass `planner.verif
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -39,16 +38,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fluid_nodes import node_rates  # noqa: E402
-from preemption_targets import load  # noqa: E402
+from fluid_nodes import node_rates, window_parser, window_plan  # noqa: E402
 
 from planner.bounds_lp import quiet_highs  # noqa: E402
 from planner.durations import solo_duration  # noqa: E402
 from planner.instance import Instance, Job  # noqa: E402
-from planner.metrics import metrics  # noqa: E402
-from planner.solvers.dispatch import solve  # noqa: E402
-from planner.solvers.options import SolveOptions  # noqa: E402
-from planner.verify import verify  # noqa: E402
 
 Group = tuple[str, ...]
 Kind = tuple[int, str]
@@ -246,16 +240,7 @@ def configurations(pool: Pool, order: list[str]) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("data", type=Path)
-    ap.add_argument("--trace", default="trace1")
-    ap.add_argument("--window", type=int, default=2)
-    ap.add_argument("--limit", type=float, default=60.0)
-    args = ap.parse_args()
-    inst = load(args.data / f"{args.trace}.csv", False, first=60, offset=60 * args.window)
-    s = solve(inst, "auto", SolveOptions(time_limit=args.limit))
-    assert not verify(inst, s), "the plan does not pass planner.verify"
-    print(f"plan ({s.solver}): avg JCT {metrics(inst, s)['avg_jct']:,.0f} s", flush=True)
+    inst, s = window_plan(window_parser(__doc__ or "").parse_args())
     pool = Pool(inst)
     orders = {
         "the plan's completion order": [a.id for a in sorted(s.jobs, key=lambda a: a.end)],

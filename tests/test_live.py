@@ -442,12 +442,7 @@ def test_the_horizon_of_a_node_down_for_good_follows_later_replans(
     # with one of two nodes down for good the plan runs on the other, and the live file's
     # horizon is the node's reservation end; a later replan that adds jobs moves both
     inst_path, sched_path, before = under_way
-    ch, out, live = tmp_path / "c.json", tmp_path / "r.json", tmp_path / "l.json"
-    ch.write_text(json.dumps({"nodes_down": ["n-1"]}))
-    code, text = run("replan", inst_path, sched_path, "--now", 4, "--changes", ch, "-o", out,
-                     "--live", live, "--solver", "greedy")  # fmt: skip
-    assert code == 0, text
-    assert run("check", live, out)[0] == 0
+    ch, out, live = _down_replan(tmp_path, inst_path, sched_path, "n-1", 4)
     doc = json.loads(live.read_text())
     (down,) = [r for r in doc["reservations"] if r["nodes"] == ["n-1"]]
     assert doc["horizon"] == down["end"] and down["start"] == 4
@@ -463,6 +458,20 @@ def test_the_horizon_of_a_node_down_for_good_follows_later_replans(
     doc2 = json.loads(live2.read_text())
     (down2,) = [r for r in doc2["reservations"] if r["nodes"] == ["n-1"]]
     assert doc2["horizon"] == down2["end"] > 2 * doc["horizon"]
+
+
+def _down_replan(
+    tmp_path: Path, inst_path: Path, sched_path: Path, node: str, now: int
+) -> tuple[Path, Path, Path]:
+    """`plan replan --solver greedy` with `node` down for good at `now`: the changes file,
+    the new schedule and the live file, which `plan check` accepts together."""
+    ch, out, live = tmp_path / "c.json", tmp_path / "r.json", tmp_path / "l.json"
+    ch.write_text(json.dumps({"nodes_down": [node]}))
+    code, text = run("replan", inst_path, sched_path, "--now", now, "--changes", ch, "-o", out,
+                     "--live", live, "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    assert run("check", live, out)[0] == 0
+    return ch, out, live
 
 
 def _live_of(inst_path: Path, s: Schedule, now: int, changes: dict[str, Any]) -> Instance:
@@ -1399,12 +1408,7 @@ def test_a_job_resuming_at_now_on_a_node_going_down_waits_again(tmp_path: Path) 
     jobs = [{"id": "X", "start": 0, "end": 43, "placement": on, "segments": parts},
             {"id": "Y", "start": 10, "end": 15, "placement": on}]  # fmt: skip
     inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
-    ch, out, live = tmp_path / "c.json", tmp_path / "r.json", tmp_path / "l.json"
-    ch.write_text(json.dumps({"nodes_down": ["n-0"]}))
-    code, text = run("replan", inst_path, sched_path, "--now", 20, "--changes", ch, "-o", out,
-                     "--live", live, "--solver", "greedy")  # fmt: skip
-    assert code == 0, text
-    assert run("check", live, out)[0] == 0
+    _, out, live = _down_replan(tmp_path, inst_path, sched_path, "n-0", 20)
     x = json.loads(live.read_text())["jobs"][0]
     assert "state" not in x and x["duration"] == 20
     a = by_id(schedule_from_dict(json.loads(out.read_text())))["X"]
