@@ -8,9 +8,9 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
   one another job still waits for), and the reservations that admit it no longer do: one
   that admitted only cancelled jobs goes;
 - `nodes_down`: each node (a name, or `{"node", "until"}` for a repair time) is reserved
-  for nobody from `now` on (until `until`, or for good: until a time F that every plan
-  not using the node meets, which becomes the instance's horizon when it has none, so a
-  job that needs the node has no schedule); jobs running on it are stopped:
+  for nobody from `now` on (until `until`, or for good: past the horizon, which becomes a
+  time F that every plan not using the node meets when the instance has none, so a job
+  that needs the node has no schedule); jobs running on it are stopped:
   with preemption enabled they stop at `now` and resume later from their progress (the
   planners do it, `planner.resume`); without, they wait again and restart from scratch
   (their work is lost; see the README);
@@ -246,24 +246,28 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
 def _for_good(inst: Instance, down: list[tuple[str, str, int | None]]) -> Instance:
     """`inst` with the nodes taken out: (reservation id, node, until or None: for good).
 
-    For good is until F = `_far(inst)` (the jobs as changed), and F becomes the horizon
-    if the instance has none: a job that needs the node then has no schedule, rather than
-    one that starts at F there. An earlier replan's F (a node reservation of ours ending
-    at the horizon) moves to the new F, so that jobs added later are not cut off by it."""
-    far = max(inst.horizon or 0, inst.now + 1, _far(inst))
-    ours = inst.horizon is not None and any(
-        r.id.startswith(DOWN) and r.end == inst.horizon for r in inst.reservations
-    )
-    kept = tuple(
-        replace(r, end=far) if ours and r.id.startswith(DOWN) and r.end == inst.horizon else r
-        for r in inst.reservations
-    )
-    taken = tuple(
-        Reservation(rid, inst.now, until or far, nodes=(name,)) for rid, name, until in down
-    )
+    Reservations end, so for good is until the horizon: a job that needs the node then
+    has no schedule, rather than one that starts there after the reservation. Without a
+    horizon, the horizon becomes F = `_far(inst)` (the jobs as changed), and the node's
+    reservation ends at F + 1, which marks a horizon a replan set: a later replan moves
+    it, and F, on (`_far` of its jobs), so that jobs added later are not cut off by it."""
+    far = max(inst.now + 1, _far(inst))
     horizon = inst.horizon
-    if ours or (horizon is None and any(until is None for _, _, until in down)):
-        horizon = far
+
+    def ours(r: Reservation) -> bool:
+        return horizon is not None and r.id.startswith(DOWN) and r.end == horizon + 1
+
+    kept, moved = inst.reservations, False
+    if any(map(ours, kept)):
+        kept = tuple(replace(r, end=far + 1) if ours(r) else r for r in kept)
+        horizon, moved = far, True
+    elif horizon is None and any(until is None for _, _, until in down):
+        horizon, moved = far, True
+    end = far + 1 if moved else horizon
+    taken = tuple(
+        Reservation(rid, inst.now, until or max(end or 0, inst.now + 1), nodes=(name,))
+        for rid, name, until in down
+    )
     return replace(inst, reservations=kept + taken, horizon=horizon)
 
 

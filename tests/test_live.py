@@ -445,7 +445,7 @@ def test_the_horizon_of_a_node_down_for_good_follows_later_replans(
     ch, out, live = _down_replan(tmp_path, inst_path, sched_path, "n-1", 4)
     doc = json.loads(live.read_text())
     (down,) = [r for r in doc["reservations"] if r["nodes"] == ["n-1"]]
-    assert doc["horizon"] == down["end"] and down["start"] == 4
+    assert down["end"] == doc["horizon"] + 1 and down["start"] == 4  # + 1: set by a replan
     for a in schedule_from_dict(json.loads(out.read_text())).jobs:
         assert all(p.node == "n-0" for p in a.pieces()[-1].placement) or a.start < 4
     many = [{"id": f"x{k}", "duration": doc["horizon"], "gpus": 1} for k in range(2)]
@@ -457,7 +457,25 @@ def test_the_horizon_of_a_node_down_for_good_follows_later_replans(
     assert run("check", live2, out2)[0] == 0
     doc2 = json.loads(live2.read_text())
     (down2,) = [r for r in doc2["reservations"] if r["nodes"] == ["n-1"]]
-    assert doc2["horizon"] == down2["end"] > 2 * doc["horizon"]
+    assert down2["end"] == doc2["horizon"] + 1 and doc2["horizon"] > 2 * doc["horizon"]
+    # an instance's own horizon is kept: the node is reserved up to it, and no later
+    # replan moves it
+    inst_path.write_text(json.dumps({**OFFLINE, "horizon": 500}))
+    _, out, live = _down_replan(tmp_path, inst_path, sched_path, "n-1", 4)
+    doc = json.loads(live.read_text())
+    assert doc["horizon"] == 500 and [
+        r["end"] for r in doc["reservations"] if r["nodes"] == ["n-1"]
+    ] == [500]
+    big = [{"id": f"y{k}", "duration": 200, "gpus": 2} for k in range(3)]
+    ch.write_text(json.dumps({"add": big}))  # 600 units on the one node left
+    code, text = run("replan", live, out, "--now", 6, "--changes", ch, "-o", out2,
+                     "--live", live2, "--solver", "greedy")  # fmt: skip
+    assert code == 1 and "horizon 500" in text
+    ch.write_text(json.dumps({"add": [{"id": "x", "duration": 3, "gpus": 1}]}))
+    code, text = run("replan", live, out, "--now", 6, "--changes", ch, "-o", out2,
+                     "--live", live2, "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    assert json.loads(live2.read_text())["horizon"] == 500
 
 
 def _down_replan(
