@@ -424,7 +424,8 @@ def _add(
                     Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, known)}")
                 )
         # the instance reader's own checks of a job (planner.validate)
-        problems += job_limits(inst, path, j, set(inst.pools), inst.pools)
+        groups = {g.name for g in inst.node_groups}
+        problems += job_limits(inst, path, j, groups, set(inst.pools), inst.pools)
         if j.gpus:
             problems += job_fit(replace(inst, profiles=profiles), path, j)
     return add

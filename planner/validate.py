@@ -161,14 +161,7 @@ def _check_job_refs(
     for k, dep in enumerate(raw.get("after", [])):
         if dep not in job_ids:
             out.append(Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, job_ids)}"))
-    for k, g in enumerate(job.node_types or ()):
-        if g not in group_names:
-            out.append(
-                Problem(
-                    f"{path}.node_types[{k}]", f"unknown node group '{g}'{suggest(g, group_names)}"
-                )
-            )
-    out += job_limits(instance, path, job, p.pool_names, p.pools)
+    out += job_limits(instance, path, job, group_names, p.pool_names, p.pools)
     if job.gpus > 0 and runnable and p.cluster_ok:
         out += job_fit(instance, path, job)
 
@@ -177,12 +170,21 @@ def job_limits(
     instance: Instance,
     path: str,
     job: Job,
+    group_names: set[str],
     pool_names: set[str],
     pools: Mapping[str, float],
 ) -> list[Problem]:
-    """The job's pools are known and hold its demand; its deadline and the horizon come
-    no sooner than its release (`plan replan` asks this of the jobs it adds)."""
+    """The job's node groups and pools are known and the pools hold its demand; its
+    deadline and the horizon come no sooner than its release (`plan replan` asks this of
+    the jobs it adds)."""
     out = []
+    for k, g in enumerate(job.node_types or ()):
+        if g not in group_names:
+            out.append(
+                Problem(
+                    f"{path}.node_types[{k}]", f"unknown node group '{g}'{suggest(g, group_names)}"
+                )
+            )
     for pool, amount in job.demand.items():
         if pool not in pool_names:
             out.append(

@@ -549,6 +549,8 @@ def test_replan_cancel_and_progress(tmp_path: Path, under_way: tuple[Path, Path,
          "add[0].gpus[1]", "fits no node"),
         ({"add": [{"id": "x", "duration": 1, "gpus": 1, "release": 9, "deadline": 5}]},
          "add[0].deadline", "before release 9"),
+        ({"add": [{"id": "x", "duration": 1, "gpus": 1, "node_types": ["m"]}]},
+         "add[0].node_types[0]", "unknown node group 'm'"),
     ],
 )  # fmt: skip
 def test_bad_changes_exit_2_with_the_path(
