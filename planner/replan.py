@@ -238,7 +238,7 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
         inst,
         jobs=_one_member_groups(kept),
         profiles=profiles,
-        reservations=_released(inst.reservations, set(ch.cancel)),
+        reservations=_released(inst.reservations, set(ch.cancel), kept),
     )
     return _for_good(new, down)
 
@@ -272,18 +272,21 @@ def _for_good(inst: Instance, down: list[tuple[str, str, int | None]]) -> Instan
 
 
 def _released(
-    reservations: tuple[Reservation, ...], cancelled: set[str]
+    reservations: tuple[Reservation, ...], cancelled: set[str], jobs: tuple[Job, ...]
 ) -> tuple[Reservation, ...]:
-    """The reservations without the cancelled jobs among those they admit; one that
-    admitted only cancelled jobs goes (its GPUs or pool amount are free again): a live
-    state naming a job it no longer has is bad input."""
+    """The reservations without the cancelled jobs among those they admit, nor the tenants
+    whose last job was cancelled (`jobs`: those left); one that admitted only those goes
+    (its GPUs or pool amount are free again): a live state naming a job it no longer has,
+    or a tenant no job has, is bad input."""
+    tenants = {j.tenant for j in jobs if j.tenant is not None}
     out = []
     for r in reservations:
-        gone = r.admits.jobs & cancelled
-        if not gone:
+        who = r.admits
+        left = replace(who, jobs=who.jobs - cancelled, tenants=who.tenants & tenants)
+        if left == who:
             out.append(r)
-        elif r.admits.tenants or r.admits.jobs - gone:
-            out.append(replace(r, admits=replace(r.admits, jobs=r.admits.jobs - gone)))
+        elif left.jobs or left.tenants:
+            out.append(replace(r, admits=left))
     return tuple(out)
 
 
@@ -489,9 +492,11 @@ def _kept_docs(raw: Mapping[str, Any], live: Instance) -> list[Any]:
         if kept.end != r.get("end"):
             r = {**r, "end": kept.end}
         admits = r.get("for")
-        if isinstance(admits, dict) and "jobs" in admits:
-            jobs = [j for j in admits["jobs"] if j in kept.admits.jobs]
-            r = {**r, "for": {**admits, "jobs": jobs}}
+        if isinstance(admits, dict):
+            for key, left in (("jobs", kept.admits.jobs), ("tenants", kept.admits.tenants)):
+                if key in admits:
+                    admits = {**admits, key: [x for x in admits[key] if x in left]}
+            r = {**r, "for": admits}
         out.append(r)
     return out
 

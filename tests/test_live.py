@@ -1384,6 +1384,29 @@ def test_a_cancelled_job_leaves_the_reservations_that_admit_it(tmp_path: Path) -
     assert "C" not in by_id(schedule_from_dict(json.loads(out.read_text())))
 
 
+def test_a_tenant_whose_last_job_is_cancelled_leaves_the_reservations(tmp_path: Path) -> None:
+    # GPU 1 is held for tenants nlp and cv, and for nlp alone; nlp's only job C is
+    # cancelled at 2: the live state's reservations named a tenant no job has, and
+    # plan check refused the file plan replan wrote (exit 2, found by fuzzing)
+    inst = _two_gpus({"id": "X", "duration": 10, "gpus": 1},
+                     {"id": "W", "duration": 5, "gpus": 1, "tenant": "cv"},
+                     {"id": "C", "duration": 5, "gpus": 1, "tenant": "nlp"})  # fmt: skip
+    hold = {"nodes": ["n-0"], "gpus": [1]}
+    inst["reservations"] = [
+        {"id": "both", "start": 0, "end": 100, **hold, "for": {"tenants": ["nlp", "cv"]}},
+        {"id": "nlp", "start": 100, "end": 200, **hold, "for": {"tenants": ["nlp"]}},
+    ]
+    jobs = [{"id": "X", "start": 0, "end": 10, "placement": _on(0)},
+            {"id": "W", "start": 0, "end": 5, "placement": _on(1)},
+            {"id": "C", "start": 5, "end": 10, "placement": _on(1)}]  # fmt: skip
+    inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
+    ch = tmp_path / "c.json"
+    ch.write_text(json.dumps({"cancel": ["C"]}))
+    _, out, live = _replanned(inst_path, sched_path, 2, "--changes", ch)
+    held = json.loads(live.read_text())["reservations"]
+    assert [(r["id"], r["for"]) for r in held] == [("both", {"tenants": ["cv"]})]
+
+
 @pytest.mark.parametrize("how", ["resumed elsewhere", "cancelled"])
 def test_a_group_left_inadmissible_by_a_member_is_bad_input(tmp_path: Path, how: str) -> None:
     # G = {A, B, C}: two bert and an a2c on GPU 0. C leaves (resumed on GPU 1 at 5, or
