@@ -109,6 +109,31 @@ def test_simulate_runs_on_from_a_live_state(tmp_path: Path, policy: str) -> None
             assert first["start"] >= 10
 
 
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "srtf"])
+def test_a_running_job_on_a_node_gone_down_stops_at_now(tmp_path: Path, policy: str) -> None:
+    # with preemption, plan replan leaves the jobs running on a node taken down at now as
+    # running (the plan may end their segments there, §9); non-preemptive policies kept
+    # them on: R10 against the node's reservation, exit 1 (found by fuzzing)
+    inst, plan, live = write(tmp_path, doc()), tmp_path / "p.json", tmp_path / "live.json"
+    assert run("solve", inst, "--solver", "greedy", "-o", plan).exit_code == 0
+    down = tmp_path / "c.json"
+    down.write_text(json.dumps({"nodes_down": [{"node": "n-0", "until": 30},
+                                               {"node": "n-1", "until": 30}]}))  # fmt: skip
+    r = run("replan", inst, plan, "--now", 10, "--changes", down, "--solver", "greedy",
+            "-o", tmp_path / "q.json", "--live", live)  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    running = {j["id"] for j in json.loads(live.read_text())["jobs"] if j.get("state") == "running"}
+    assert running
+    out = tmp_path / "r.json"
+    r = run("simulate", live, "--policy", policy, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    assert run("check", live, out).exit_code == 0
+    for a in json.loads(out.read_text())["jobs"]:
+        if a["id"] in running:
+            first, *rest = a["segments"]
+            assert first["end"] == 10 and rest[0]["start"] >= 30
+
+
 def test_a_preemptive_policy_needs_preemption(tmp_path: Path) -> None:
     inst = write(tmp_path, doc(preemption=False))
     out = tmp_path / "r.json"

@@ -35,7 +35,7 @@ from planner.simulate.model import (
     SimResult,
     Want,
 )
-from planner.simulate.packer import count_of, reservation_times
+from planner.simulate.packer import Packer, count_of, reservation_times
 from planner.simulate.priority import PriorityGate
 from planner.simulate.trajectory import Trajectory, state_at, trajectory
 
@@ -193,6 +193,14 @@ class Engine:
                 self.rem[j.id] = max(0.0, _work(j) - done_by.get(j.id, 0.0))
             restarts = dict.fromkeys((j.id for j in members), 0.0)  # §9: its first segment
             self._open(now, place, first.group, restarts, first.started)
+        if inst.preemption.enabled:
+            # §9: the plan may end a running segment at now. One on GPUs that a reservation
+            # takes from now (a node down, `plan replan`) ends there whatever the policy:
+            # no policy may run it on
+            free = Packer(inst, now)
+            for run in list(self.runs.values()):
+                if free.blocked_now(run.placement, [self.as_run[a] for a in run.members]):
+                    self._stop(run, list(run.members), now)
         waiting = {j.id for j in inst.jobs if j.live is None}
         self.arrivals = [
             (max(j.release, now), j.id)
@@ -421,19 +429,23 @@ class Engine:
                 continue
             if not self.policy.preemptive:
                 raise RuntimeError(f"policy {self.policy.name} stopped {leave[0]} at {t}")
-            rem, rst = self._state(run, t)
-            for a in leave:
-                self._close(run, a, t)
-                self.rem[a] = rem.pop(a)
-                rst.pop(a)
-                del self.job_run[a]
-                self.preemptions += 1
-                stopped.append(a)
-            if rem:
-                self._retraj(run, t, rem, rst)
-            else:
-                del self.runs[rid]
+            self._stop(run, leave, t)
+            stopped += leave
         return stopped
+
+    def _stop(self, run: _Run, leave: Sequence[str], t: int) -> None:
+        """End the segments of `leave` (members of `run`) at `t`, with the work left."""
+        rem, rst = self._state(run, t)
+        for a in leave:
+            self._close(run, a, t)
+            self.rem[a] = rem.pop(a)
+            rst.pop(a)
+            del self.job_run[a]
+            self.preemptions += 1
+        if rem:
+            self._retraj(run, t, rem, rst)
+        else:
+            del self.runs[run.rid]
 
     def _start(self, t: int, w: Want) -> None:
         label = None
