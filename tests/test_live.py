@@ -1360,41 +1360,20 @@ def test_a_job_stopped_where_another_resumes_waits_again_not_a_clash(tmp_path: P
         assert run("check", live, out)[0] == 0
 
 
-def test_a_cancelled_job_leaves_the_reservations_that_admit_it(tmp_path: Path) -> None:
-    # GPU 1 is reserved for W and C over [0, 100) and for C alone over [100, 200). C is
-    # cancelled at 2: the live state still named C in `for.jobs` and was unreadable
-    # ("unknown job", exit 2 from plan check on the file plan replan wrote)
-    inst = _two_gpus({"id": "X", "duration": 10, "gpus": 1},
-                     {"id": "W", "duration": 5, "gpus": 1},
-                     {"id": "C", "duration": 5, "gpus": 1})  # fmt: skip
-    hold = {"nodes": ["n-0"], "gpus": [1]}
-    inst["reservations"] = [
-        {"id": "both", "start": 0, "end": 100, **hold, "for": {"jobs": ["W", "C"]}},
-        {"id": "c-only", "start": 100, "end": 200, **hold, "for": {"jobs": ["C"]}},
-    ]
-    jobs = [{"id": "X", "start": 0, "end": 10, "placement": _on(0)},
-            {"id": "W", "start": 0, "end": 5, "placement": _on(1)},
-            {"id": "C", "start": 5, "end": 10, "placement": _on(1)}]  # fmt: skip
-    inst_path, sched_path = _write_pair(tmp_path, inst, jobs)
-    ch = tmp_path / "c.json"
-    ch.write_text(json.dumps({"cancel": ["C"]}))
-    _, out, live = _replanned(inst_path, sched_path, 2, "--changes", ch)
-    held = json.loads(live.read_text())["reservations"]
-    assert [(r["id"], r["for"]) for r in held] == [("both", {"jobs": ["W"]})]
-    assert "C" not in by_id(schedule_from_dict(json.loads(out.read_text())))
-
-
-def test_a_tenant_whose_last_job_is_cancelled_leaves_the_reservations(tmp_path: Path) -> None:
-    # GPU 1 is held for tenants nlp and cv, and for nlp alone; nlp's only job C is
-    # cancelled at 2: the live state's reservations named a tenant no job has, and
-    # plan check refused the file plan replan wrote (exit 2, found by fuzzing)
+@pytest.mark.parametrize("by", ["jobs", "tenants"])
+def test_a_cancelled_job_leaves_the_reservations_that_admit_it(tmp_path: Path, by: str) -> None:
+    # GPU 1 is reserved for W and C (or their tenants cv and nlp) over [0, 100) and for C
+    # (nlp) alone over [100, 200). C, nlp's only job, is cancelled at 2: the live state
+    # still named C in `for.jobs` ("unknown job") or nlp in `for.tenants` ("no job has
+    # tenant", found by fuzzing), and plan check refused the file plan replan wrote
     inst = _two_gpus({"id": "X", "duration": 10, "gpus": 1},
                      {"id": "W", "duration": 5, "gpus": 1, "tenant": "cv"},
                      {"id": "C", "duration": 5, "gpus": 1, "tenant": "nlp"})  # fmt: skip
+    w, c = ("W", "C") if by == "jobs" else ("cv", "nlp")
     hold = {"nodes": ["n-0"], "gpus": [1]}
     inst["reservations"] = [
-        {"id": "both", "start": 0, "end": 100, **hold, "for": {"tenants": ["nlp", "cv"]}},
-        {"id": "nlp", "start": 100, "end": 200, **hold, "for": {"tenants": ["nlp"]}},
+        {"id": "both", "start": 0, "end": 100, **hold, "for": {by: [w, c]}},
+        {"id": "c-only", "start": 100, "end": 200, **hold, "for": {by: [c]}},
     ]
     jobs = [{"id": "X", "start": 0, "end": 10, "placement": _on(0)},
             {"id": "W", "start": 0, "end": 5, "placement": _on(1)},
@@ -1404,7 +1383,8 @@ def test_a_tenant_whose_last_job_is_cancelled_leaves_the_reservations(tmp_path: 
     ch.write_text(json.dumps({"cancel": ["C"]}))
     _, out, live = _replanned(inst_path, sched_path, 2, "--changes", ch)
     held = json.loads(live.read_text())["reservations"]
-    assert [(r["id"], r["for"]) for r in held] == [("both", {"tenants": ["cv"]})]
+    assert [(r["id"], r["for"]) for r in held] == [("both", {by: [w]})]
+    assert "C" not in by_id(schedule_from_dict(json.loads(out.read_text())))
 
 
 @pytest.mark.parametrize("how", ["resumed elsewhere", "cancelled"])
