@@ -245,13 +245,10 @@ def named_lower_bounds(
         from planner.live import residual, restartable
 
         res = residual(instance)
-        if not res.bounded:  # a plan may stop a running job: bound a relaxation instead
-            relax = restartable(instance)
-            inner = named_lower_bounds(relax.instance, names, iterations)
-            shifted = relax.shift({k: v for k, (v, _) in inner.items()})
-            return {k: (shifted[k], inner[k][1]) for k in names if k in shifted}
-        inner = named_lower_bounds(res.instance, names, iterations)
-        shifted = res.shift({k: v for k, (v, _) in inner.items()})  # none for energy
+        # a plan may stop a running job (not `bounded`): bound a relaxation instead
+        relax = res if res.bounded else restartable(instance)
+        inner = named_lower_bounds(relax.instance, names, iterations)
+        shifted = relax.shift({k: v for k, (v, _) in inner.items()})  # none for energy
         return {k: (shifted[k], inner[k][1]) for k in names if k in shifted}
     if instance.elastic or any(n in ENERGY_OBJECTIVES for n in names):
         return {k: (v, "path") for k, v in _simple_bounds(instance, names, iterations).items()}

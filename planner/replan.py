@@ -404,6 +404,7 @@ def _add(
     cancelled: set[str],
 ) -> tuple[Job, ...]:
     known = set(jobs) | {j.id for j in add}
+    groups = {g.name for g in inst.node_groups}
     catalogue: dict[str, Any] | None = None
     for i, j in enumerate(add):
         path = f"add[{i}]"
@@ -427,7 +428,6 @@ def _add(
                     Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, known)}")
                 )
         # the instance reader's own checks of a job (planner.validate)
-        groups = {g.name for g in inst.node_groups}
         problems += job_limits(inst, path, j, groups, set(inst.pools), inst.pools)
         if j.gpus:
             problems += job_fit(replace(inst, profiles=profiles), path, j)

@@ -49,6 +49,8 @@ class Muri(Policy):
         self.blind = name == "muri-l"
         self._weights: dict[tuple[int, tuple[str, ...]], float] = {}
         self._matchers: dict[int, TypeMatcher] = {}
+        # a job's node groups at a GPU count (`_where`)
+        self._groups: dict[tuple[str, int], frozenset[str]] = {}
 
     def _key(self, s: SimJob) -> tuple[float, int, str]:
         if self.blind:
@@ -147,16 +149,23 @@ class Muri(Policy):
                 return w
 
             matcher = self._matchers[k] = TypeMatcher(weight)
-        types = [(tuple(sorted(m.job.model or "" for m in pk)), _where(view, pk)) for pk in nodes]
+        types = [
+            (tuple(sorted(m.job.model or "" for m in pk)), self._where(view, pk)) for pk in nodes
+        ]
         return [[nodes[i] for i in p] for p in matcher.pairs(types)]
 
-
-def _where(view: View, pack: Pack) -> frozenset[str]:
-    """The node groups every member of `pack` may run on (`node_types`, R5): packs that
-    share none get no edge, since no group of them could be placed."""
-    inst = view.instance
-    names = [frozenset(g.name for g in inst.eligible_groups(m.job)) for m in pack]
-    return frozenset.intersection(*names)
+    def _where(self, view: View, pack: Pack) -> frozenset[str]:
+        """The node groups every member of `pack` may run on (`node_types`, R5): packs that
+        share none get no edge, since no group of them could be placed."""
+        names = []
+        for m in pack:
+            key = (m.id, m.job.gpus)
+            got = self._groups.get(key)
+            if got is None:
+                eligible = view.instance.eligible_groups(m.job)
+                got = self._groups[key] = frozenset(g.name for g in eligible)
+            names.append(got)
+        return frozenset.intersection(*names)
 
 
 def _used_ratio(inst: Instance, gpus: int, models: tuple[str, ...]) -> float:
