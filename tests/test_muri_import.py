@@ -130,6 +130,8 @@ def test_bad_rows_and_bad_file(tmp_path: Path) -> None:
         ({"model_name": "nosuch"}, "rows[7].model_name", "unknown model 'nosuch'"),
         ({"num_gpu": "3"}, "rows[7].num_gpu", "no profile for 3 GPUs"),
         ({"job_id": "FIRST"}, "rows[7]", "duplicate job id"),
+        # the release is the instance's, in s; the message names the CSV's value in ms
+        ({"submit_time": "1e20"}, "rows[7].submit_time", "submit_time 100000000000000000000 ms"),
     ],
 )
 def test_a_row_the_instance_refuses_is_named_by_its_row(

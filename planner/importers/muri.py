@@ -136,7 +136,8 @@ def muri_to_instance(
         "objective": ["total_weighted_jct"],
         "jobs": jobs,
     }
-    _check_as_rows(doc, [i for i, _ in parsed], file)
+    submits = [str(v["submit_time"]) for _, v in parsed]
+    _check_as_rows(doc, [i for i, _ in parsed], submits, time_unit, file)
     return doc
 
 
@@ -151,26 +152,36 @@ COLUMN_OF = {
 }
 
 
-def _check_as_rows(doc: dict[str, Any], rows: list[int], file: str) -> None:
+def _check_as_rows(
+    doc: dict[str, Any], rows: list[int], submits: list[str], unit: str, file: str
+) -> None:
     """Validate the instance as `plan import` will, and name a bad job by its trace row
     and column (`jobs[3].iterations` -> `rows[41].iterations`): the user has the CSV, not
-    the instance."""
+    the instance. A bad release also names the row's submit_time (ms), the value in the
+    CSV (`submits`, one per job)."""
     from planner.read import instance_from_dict
 
     try:
         instance_from_dict(doc, file=file)
     except InputError as e:
-        raise InputError(file, [_row_problem(p, rows) for p in e.problems]) from None
+        problems = [_row_problem(p, rows, submits, unit) for p in e.problems]
+        raise InputError(file, problems) from None
 
 
-def _row_problem(p: Problem, rows: list[int]) -> Problem:
+def _row_problem(p: Problem, rows: list[int], submits: list[str], unit: str) -> Problem:
     m = re.fullmatch(r"jobs\[(\d+)\](?:\.(\w+))?(.*)", p.path)
     if m is None or int(m.group(1)) >= len(rows):
         return p
-    path = f"rows[{rows[int(m.group(1))]}]"
+    job = int(m.group(1))
+    path = f"rows[{rows[job]}]"
     if m.group(2):
         path += f".{COLUMN_OF.get(m.group(2), m.group(2))}{m.group(3)}"
     message = re.sub(r"jobs\[(\d+)\]", lambda x: f"rows[{rows[int(x.group(1))]}]", p.message)
+    if m.group(2) == "release":
+        message = (
+            f"submit_time {submits[job]} ms gives a release (in {unit}, from the earliest "
+            f"submit_time) that is out of bounds: {message}"
+        )
     return Problem(path, message)
 
 
