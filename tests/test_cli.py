@@ -356,7 +356,7 @@ def test_solve_names_the_tightest_bound_next_to_the_gap(tmp_path: Path, solver: 
     assert verify(read_instance(inst), schedule_from_dict(doc)) == []
     word = doc["info"]["bound_by"][next(iter(doc["objective"]))]
     assert word in ("path", "volume", "wspt", "lp", "config", "cpsat")
-    assert f" {word}, gap " in stdout
+    assert f"({word}, gap " in stdout
 
 
 @pytest.mark.parametrize("limit", ["0", "0.001"])

@@ -118,13 +118,12 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
     lb = doc.get("lower_bound") or {}
     by = (doc.get("info") or {}).get("bound_by") or {}
     for name, value in (doc.get("objective") or {}).items():
+        t.add_row(f"objective {name}", _fmt(float(value)))
         bound = lb.get(name)
-        gap = ""
-        if bound is not None and value:
-            word = f" {by[name]}" if name in by else ""
+        if bound is not None and value:  # a row of its own: one line in 80 columns
+            word = f"{by[name]}, " if name in by else ""
             pct = 100 * (value - bound) / abs(value)
-            gap = f"  (bound {_fmt(float(bound))}{word}, gap {pct:.2f}%)"
-        t.add_row(f"objective {name}", _fmt(float(value)) + gap)
+            t.add_row("  lower bound", f"{_fmt(float(bound))} ({word}gap {pct:.2f}%)")
     rows = [
         ("makespan", m.get("makespan"), time_unit),
         ("average JCT", m.get("avg_jct"), time_unit),
