@@ -325,9 +325,13 @@ CASES = RESERVATIONS + MULTI_NODE + PRIORITY + POOLS + INTERLEAVING + DEADLINES
 
 def check_infeasible(solver: str, s: Schedule, inst: Instance) -> None:
     assert s.jobs == ()
-    if solver in PROVES_INFEASIBILITY or plain_infeasibility(inst) is not None:
+    plain = plain_infeasibility(inst)
+    if plain is not None:
         # a job that plainly cannot meet its deadline is a proof whatever the solver
-        # (planner/solvers/plain.py, named by dispatch.solve)
+        # (planner/solvers/plain.py, named by dispatch.solve), said once: the solver's
+        # own words (often the same) are kept apart
+        assert (s.status, s.info["reason"]) == ("infeasible", plain), s.info
+    elif solver in PROVES_INFEASIBILITY:
         assert s.status == "infeasible", s.info
     elif is_exact(solver):  # the MILP finds its model infeasible but claims no proof
         assert s.status == "unknown", s.info

@@ -65,10 +65,11 @@ def _solve(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
     sched = _dispatch(instance, name, rule, options)
     if not sched.jobs:  # name the job and the constraint when the instance plainly says
         reason = plain_infeasibility(instance)
-        if reason is not None:  # a proof: no schedule exists
-            solver_says = sched.info.get("reason")
-            full = f"{reason} ({solver_says})" if solver_says else reason
-            sched = sched.with_(status="infeasible", info={**sched.info, "reason": full})
+        if reason is not None:  # a proof: no schedule exists; the solver's own words
+            info = dict(sched.info)  # (often the same, or a bare status) are kept apart
+            if "reason" in info:
+                info["solver_reason"] = info.pop("reason")
+            sched = sched.with_(status="infeasible", info={**info, "reason": reason})
     return sched
 
 
