@@ -225,6 +225,21 @@ def test_import_jobshop_and_psplib(tmp_path: Path) -> None:
         assert len(read_instance(out).jobs) > 0
 
 
+@pytest.mark.parametrize("kind", ["psplib", "jobshop"])
+@pytest.mark.parametrize("option", [["--preemption"], ["--elastic"], ["--first", "3"]])
+def test_a_muri_option_with_another_format_is_exit_2(
+    tmp_path: Path, kind: str, option: list[str]
+) -> None:
+    # ignored, --preemption wrote an instance without preemption (and --first kept every job)
+    src = ROOT / "instances" / "jobshop" / "ft06.jss"
+    if kind == "psplib":
+        src = sorted((ROOT / "instances" / "psplib").rglob("*.sm"))[0]
+    out = tmp_path / "x.json"
+    code, _, stderr = run("import", kind, src, *option, "-o", out)
+    assert code == 2 and f"{option[0]}: for muri traces only, not {kind}" in stderr, stderr
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("kind", ["psplib", "jobshop", "muri"])
 def test_import_of_a_broken_file_exit_2_nothing_written(tmp_path: Path, kind: str) -> None:
     src = tmp_path / "broken.txt"
@@ -404,6 +419,23 @@ def test_objective_option_names_every_objective_and_refuses_repeats(tmp_path: Pa
     code, _, err = run("solve", DEMO, "--solver", "greedy", "--objective", "makespan,makespan",
                        "-o", out)  # fmt: skip
     assert code == 2 and "makespan listed twice" in err and not out.exists()
+
+
+@pytest.mark.parametrize("backend", ["cbc", "highs"])
+def test_the_milp_name_a_schedule_carries_is_a_solver_spec(tmp_path: Path, backend: str) -> None:
+    # a MILP schedule's solver is `milp:cbc` or `milp:highs`: given back to --solver (or
+    # to bench's --solvers) it picks that back end, and wins over --milp-backend
+    inst = small_instance(tmp_path)
+    out = tmp_path / "s.json"
+    other = "highs" if backend == "cbc" else "cbc"
+    code, _, err = run("solve", inst, "--solver", f"milp:{backend}", "--milp-backend", other,
+                       "--time-limit", "5", "-o", out)  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    assert verify(read_instance(inst), schedule_from_dict(doc)) == []
+    assert doc["solver"] == f"milp:{backend}"
+    code, _, err = run("solve", inst, "--solver", "milp:gurobi", "-o", tmp_path / "x.json")
+    assert code == 2 and "unknown MILP back end 'gurobi': use cbc or highs" in err
 
 
 @pytest.mark.parametrize(

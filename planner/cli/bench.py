@@ -34,7 +34,10 @@ def parse_solvers(text: str) -> list[str]:
             except ValueError as e:
                 raise UsageError(f"--solvers: {e}") from None
         else:
-            parse_spec(s)
+            try:
+                parse_spec(s)
+            except UsageError as e:  # bench also runs policies online
+                raise UsageError(f"--solvers: {e}, or simulate:POLICY") from None
     return solvers
 
 

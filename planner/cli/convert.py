@@ -121,6 +121,8 @@ def import_(
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
     from planner.outputs import check_outputs
 
+    if kind != "muri":
+        _refuse_muri_options(kind)
     check_outputs([output], [file])
     name = name or Path(file).stem
     doc: dict[str, Any]
@@ -150,6 +152,32 @@ def import_(
             elastic=elastic,
         )
     _write_instance(doc, output, file, as_json)
+
+
+MURI_OPTIONS = (
+    "nodes",
+    "gpus_per_node",
+    "first",
+    "offset",
+    "all_at_zero",
+    "strict_priority",
+    "preemption",
+    "elastic",
+    "time_unit",
+)
+
+
+def _refuse_muri_options(kind: str) -> None:
+    """A Muri-only option given with another format is a usage error: ignored, it would
+    write an instance without what the user asked for (say, no preemption)."""
+    ctx = click.get_current_context()
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in MURI_OPTIONS
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    ]
+    if given:
+        raise UsageError(f"{', '.join(given)}: for muri traces only, not {kind}")
 
 
 BUSY_FROM_JOBS = 10_000  # from here generating takes seconds: show a spinner

@@ -97,7 +97,11 @@ _SOLVE_OPTIONS = [
         ),
     ),
     click.option(
-        "--milp-backend", type=click.Choice(["cbc", "highs"]), default="cbc", show_default=True
+        "--milp-backend",
+        type=click.Choice(["cbc", "highs"]),
+        default="cbc",
+        show_default=True,
+        help="The MILP's solver; --solver milp:cbc or milp:highs names it too, and wins.",
     ),
     click.option(
         "--slots",

@@ -394,8 +394,12 @@ def print_bench_summary(summary: Mapping[str, Any]) -> None:
     out.print(
         Text(
             f"Means over verified runs. ×base, ×rule: mean over instances of reference / solver"
-            f" (> 1: better than the reference); base = {base}, rule = the best of "
-            f"{rules or '(none run)'} per instance.",
+            f" (> 1: better than the reference); base = {base}, rule = "
+            + (
+                f"the best of {rules} per instance."
+                if rules
+                else "the better of greedy:sjf and greedy:srsf per instance (neither ran)."
+            ),
             style="dim",
         )
     )

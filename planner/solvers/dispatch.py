@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # the whole limit it is better or equal in all eight replans of
 # experiments/replan_present.py (cluster_trace.csv, 15 s, README "Replanning").
 RESIDUAL_SHARE = 0.5
+MILP_BACKENDS = ("cbc", "highs")
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -39,11 +40,17 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
         use = "greedy or greedy:RULE" if name == "greedy" else name
         raise UsageError(f"solver {spec!r} names no rule after ':': use {use}")
     if name not in ("auto", "greedy", "cpsat", "milp"):
-        raise UsageError(f"unknown solver {spec!r}: use auto, cpsat, milp or greedy[:RULE]")
+        raise UsageError(
+            f"unknown solver {spec!r}: use auto, cpsat, milp[:BACKEND] or greedy[:RULE]"
+        )
     if name == "greedy":
         if rule and rule not in GREEDY_RULES:
             raise UsageError(f"unknown greedy rule {rule!r}: use one of {', '.join(GREEDY_RULES)}")
         return name, rule or None
+    if name == "milp" and rule:  # the name a MILP schedule carries, `milp:cbc`, read back
+        if rule not in MILP_BACKENDS:
+            raise UsageError(f"unknown MILP back end {rule!r}: use {' or '.join(MILP_BACKENDS)}")
+        return name, rule
     if rule:
         raise UsageError(f"solver {name!r} takes no rule")
     return name, None
@@ -96,7 +103,8 @@ def _dispatch(instance: Instance, name: str, rule: str | None, options: SolveOpt
     if name == "milp":
         from planner.solvers.milp import solve_milp
 
-        return solve_milp(instance, options)
+        backend = options.milp_backend if rule is None else rule  # the spec's wins
+        return solve_milp(instance, replace(options, milp_backend=backend))
     from planner.solvers.auto import solve_auto
 
     return solve_auto(instance, options)
