@@ -6,7 +6,7 @@ instances/muri-testbed-100.json, the first 100 jobs of Muri's 64-GPU testbed tra
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from pathlib import Path
 
@@ -19,7 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "instances" / "muri-testbed-100.json"
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = ROOT / "instances" / "muri-testbed-100.json"
+    ap.add_argument("instance", nargs="?", type=Path, default=default, help="instance file")
+    path = ap.parse_args().instance
     inst = read_instance(path)
     print(f"{inst.name}: {len(inst.jobs)} jobs, {sum(n.gpus for n in inst.nodes)} GPUs")
     rel = {j.id: j.release for j in inst.jobs}

@@ -9,7 +9,7 @@ post-script sets window.ganttRendered = performance.now()).
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
@@ -58,4 +58,6 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("pages", nargs="+", help="HTML pages written by `plan show`")
+    main(ap.parse_args().pages)

@@ -23,6 +23,7 @@ Examples:
   plan check instances/demo.json plan.json
   plan export plan.json -o -
   plan generate --family dl --jobs 50 --nodes 4 -o dl50.json
+  plan import muri trace.csv --preemption -o trace.json
   plan simulate trace.json --policy muri-s -o realized.json --events events.jsonl
   plan bench instances/bench --solvers greedy,cpsat --time-limit 10 -o results.csv
 """
