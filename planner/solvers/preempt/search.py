@@ -409,6 +409,12 @@ class _Search:
         }
         if "simulation" in best.info:
             info["simulation"] = best.info["simulation"]
+        if not engine and self.stats["cut"] and not self.engine_ok:  # said in the summary
+            cut_by = "the interrupt" if self.options.stop.is_set() else "the time limit"
+            info["reason"] = (
+                f"{cut_by} cut every engine run, so this is {plain}; "
+                "a longer --time-limit gives the preemptive plan"
+            )
         out = best.with_(solver=solver, info=info, wall_s=time.perf_counter() - self.t0)
         if self.instance.is_live:  # the residual's bounds, if any, are `dispatch`'s to judge
             return out
