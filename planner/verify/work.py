@@ -1,0 +1,157 @@
+"""R3: durations by the rate-based progress of contract §8 (the §4 durations for
+static groups), and group admissibility."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+
+from planner.durations import (
+    ceil_units,
+    inadmissible_reason,
+    restart_units,
+    solo_iteration_ms,
+    stage_tuple,
+)
+from planner.instance import Instance, Job
+from planner.progress import Runner, run_together
+from planner.schedule import Assignment
+from planner.verify.base import Key, Violation, job_for, piece_key
+
+# --- R3: durations and group admissibility ------------------------------------------
+
+
+def _speed(inst: Instance, a: Assignment) -> float:
+    if a.placement and a.placement[0].node in inst.node_by_name:
+        return inst.node_by_name[a.placement[0].node].speed
+    return 1.0
+
+
+def _duration_ok(j: Job, actual: int, expected: int) -> bool:
+    if j.profiled:
+        return abs(actual - expected) <= 1
+    return actual == expected
+
+
+def check_r3(
+    inst: Instance,
+    pieces: list[Assignment],
+    members: dict[str, list[Assignment]],
+    placed: set[Key],
+    out: list[Violation],
+) -> None:
+    """Durations by the progress rule of contract §8 (for one segment per job and static
+    groups, the §4 durations). Sets of segments that start together (a group, or one solo
+    segment) are run in order of their start, each member from the work its job had left."""
+    by_job: dict[str, list[Assignment]] = defaultdict(list)
+    for p in pieces:
+        by_job[p.id].append(p)
+    skip = {p.id for p in pieces if inst.job_by_id[p.id].gpus and piece_key(p) not in placed}
+    units: list[tuple[int, str, list[Assignment]]] = []
+    for gid, segs in members.items():
+        jobs = [job_for(inst, p) for p in segs]
+        why = _inadmissible(inst, jobs, _speed(inst, segs[0]))
+        if why is not None:
+            name = f"group {gid} ({', '.join(p.id for p in segs)})"
+            out.append(
+                Violation("R3", f"{name} is not admissible: {why}", segs[0].id, time=segs[0].start)
+            )
+            skip.update(p.id for p in segs)
+        units.append((segs[0].start, gid, segs))
+    units += [(p.start, "", [p]) for p in pieces if p.group is None]
+    left = {jid: _work(inst.job_by_id[jid]) for jid in by_job}
+    for _, gid, segs in sorted(units, key=lambda u: (u[0], u[1], u[2][0].id)):
+        if any(p.id in skip for p in segs):
+            skip.update(p.id for p in segs)  # co-runners' progress is unknown too
+            continue
+        _run_unit(inst, gid, segs, by_job, left, out)
+
+
+def _work(j: Job) -> float:
+    return float(j.duration if j.duration is not None else j.iterations or 0)
+
+
+def _runner(
+    inst: Instance, p: Assignment, index: int, last: bool, work: float, origin: int
+) -> Runner:
+    """A segment from `origin` (its start, or `now` for a running job with progress)."""
+    j = job_for(inst, p)  # the restart cost and profile at this segment's count (§12)
+    restart = restart_units(inst, j) * inst.unit_ms if index else 0.0
+    stop = None if last else (p.end - origin) * inst.unit_ms
+    if not j.profiled:  # one "iteration" per time unit
+        return Runner(work, (0.0, 0.0, 0.0), inst.unit_ms, restart, stop)
+    gp, speed = inst.gpu_profile(j), _speed(inst, p)
+    return Runner(work, stage_tuple(gp, speed), solo_iteration_ms(gp, speed), restart, stop)
+
+
+def _live_origin(inst: Instance, segs: list[Assignment], left: dict[str, float]) -> int:
+    """Where a unit's progress is counted from: `now` when its members are running jobs
+    with `progress` given (their work left is set here), else the unit's start."""
+    lives = [inst.job_by_id[p.id].live for p in segs]
+    progress = [x.progress for x in lives if x is not None and x.state == "running"]
+    if not progress or None in progress or segs[0].start != _started(inst, segs[0].id):
+        return segs[0].start
+    for p in segs:
+        live = inst.job_by_id[p.id].live
+        # a waiting job in a running job's group breaks R5 (reported there): it counts
+        # from its own work
+        if live is not None and live.progress is not None:
+            left[p.id] = max(0.0, _work(inst.job_by_id[p.id]) - live.progress)
+    return inst.now
+
+
+def _started(inst: Instance, jid: str) -> int | None:
+    live = inst.job_by_id[jid].live
+    return live.started if live is not None else None
+
+
+def _run_unit(
+    inst: Instance,
+    gid: str,
+    segs: list[Assignment],
+    by_job: dict[str, list[Assignment]],
+    left: dict[str, float],
+    out: list[Violation],
+) -> None:
+    """Run one set of segments that start together and check each member's end. Done
+    members (contract §9) are not checked; they run along as co-runners until they ended."""
+    done = [p for p in segs if inst.job_by_id[p.id].state == "done"]
+    segs = [p for p in segs if inst.job_by_id[p.id].state != "done"]
+    if not segs:
+        return
+    origin = _live_origin(inst, segs, left)
+    index = [by_job[p.id].index(p) for p in segs]
+    last = [k == len(by_job[p.id]) - 1 for p, k in zip(segs, index, strict=True)]
+    runners = [
+        _runner(inst, p, k, z, left[p.id], origin)
+        for p, k, z in zip(segs, index, last, strict=True)
+    ]
+    if origin == segs[0].start:
+        runners += [_runner(inst, d, 0, False, math.inf, d.start) for d in done]
+    leaves = run_together(runners, inst.interleaving.overhead)[: len(segs)]
+    where = f" in group {gid} ({', '.join(p.id for p in segs)})" if gid else ""
+    for p, k, z, leave in zip(segs, index, last, leaves, strict=True):
+        j = inst.job_by_id[p.id]
+        left[p.id] = max(0.0, left[p.id] - leave.done)
+        want = ceil_units(leave.at_ms, inst.unit_ms)
+        if len(by_job[p.id]) == 1:
+            if not _duration_ok(j, p.end - origin, want):
+                msg = f"lasts {p.end - p.start}{where}, the duration is {origin - p.start + want}"
+                out.append(Violation("R3", msg, p.id, time=p.start))
+        elif z and not _duration_ok(j, p.end, origin + want):
+            msg = f"segment {k} [{p.start}, {p.end}){where} should end at {origin + want}"
+            out.append(Violation("R3", msg, p.id, time=p.start))
+        elif not z and leave.finished and p.end > origin + want + (1 if j.profiled else 0):
+            msg = (
+                f"segment {k} [{p.start}, {p.end}){where}: the work is done at "
+                f"{origin + want}, yet later segments follow"
+            )
+            out.append(Violation("R3", msg, p.id, time=p.start))
+
+
+def _inadmissible(inst: Instance, jobs: Sequence[Job], speed: float) -> str | None:
+    if not inst.interleaving.enabled:
+        return "interleaving is disabled in the instance"
+    # GPU memory is left to R7 so that one fault is reported once.
+    return inadmissible_reason(inst, jobs, speed, None)
