@@ -17,9 +17,11 @@ unevenly leaves its last member running on its own with the GPUs held.
 from __future__ import annotations
 
 import bisect
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 from planner.durations import (
     group_admissible,
@@ -250,3 +252,62 @@ def _nearest(
         if best is None or (d, j.id) < best[:2]:
             best = (d, j.id, j)
     return None if best is None else best[2]
+
+
+# Job sets tried at most when enumerating every admissible group (pairs to max_group).
+ENUMERATE_MAX = 3000
+
+
+def with_all_groups(
+    instance: Instance, groups: list[CandidateGroup], most: int
+) -> list[CandidateGroup]:
+    """`groups` and every admissible group they lack when there are at most `most`
+    admissible groups in all (so that `groups_complete` holds, and the exact models'
+    optimum is a proof); else `groups` as given."""
+    found = _admissible_sets(instance)
+    if found is None or len(found) > most:
+        return groups
+    have = {(c.jobs, c.node_group) for c in groups}
+    out = list(groups)
+    for members, ng in found:
+        if (tuple(j.id for j in members), ng.name) not in have:
+            out.append(_candidate(instance, members, ng, _efficiency(instance, members, ng.speed)))
+    return out
+
+
+def groups_complete(instance: Instance, groups: Sequence[CandidateGroup]) -> bool:
+    """Whether `groups` holds every admissible group (so pruning lost nothing), which the
+    exact models need before an optimum, a bound or an infeasibility of theirs is a proof:
+    checked by enumeration when there are at most `ENUMERATE_MAX` job sets to try, else
+    assumed not."""
+    if not groups and not (instance.elastic and instance.interleaving.enabled):
+        return True  # candidate_groups keeps at least one group per admissible multiset
+    found = _admissible_sets(instance)
+    if found is None:
+        return False
+    have = {(c.jobs, c.node_group) for c in groups}
+    return all((tuple(j.id for j in m), ng.name) in have for m, ng in found)
+
+
+def _admissible_sets(instance: Instance) -> list[tuple[tuple[Job, ...], NodeGroup]] | None:
+    """Every admissible group (members by id, node group), or None when there are more
+    than `ENUMERATE_MAX` job sets to try, or elastic jobs may interleave (candidates are
+    formed at the jobs' default counts only, contract §12)."""
+    if not instance.interleaving.enabled:
+        return []
+    if instance.elastic:
+        return None
+    jobs = sorted((j for j in instance.jobs if j.profiled and j.gpus >= 1), key=lambda j: j.id)
+    k_max = instance.interleaving.max_group
+    if sum(math.comb(len(jobs), k) for k in range(2, k_max + 1)) > ENUMERATE_MAX:
+        return None
+    out: list[tuple[tuple[Job, ...], NodeGroup]] = []
+    for k in range(2, k_max + 1):
+        for combo in combinations(jobs, k):
+            if len({j.gpus for j in combo}) != 1:
+                continue
+            common = set.intersection(*(set(instance.eligible_groups(j)) for j in combo))
+            for ng in instance.node_groups:
+                if ng in common and group_admissible(instance, combo, ng.speed, ng.gpu_mem_gb):
+                    out.append((combo, ng))
+    return out

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from conftest import EXACT, SolveVerified
 
+import planner.solvers.cpsat.solve as cpsat_solve
+import planner.solvers.milp.solve as milp_solve
 from planner.durations import group_admissible, group_member_durations
 from planner.generate import generate
 from planner.groups import candidate_groups
-from planner.read import instance_from_dict
+from planner.metrics import objective_values
+from planner.read import instance_from_dict, read_instance
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +86,36 @@ def test_max_group_two_gives_pairs(dl):
     pairs = replace(dl, interleaving=replace(dl.interleaving, max_group=2))
     cands = candidate_groups(pairs)
     assert cands and all(len(c.jobs) == 2 for c in cands)
+
+
+PRUNED_PAIR = Path(__file__).resolve().parent / "data" / "pruned-pair.json"
+
+
+@pytest.mark.parametrize("solver", EXACT)
+def test_an_exact_optimum_sees_every_group_of_a_small_instance(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # the only optimum (21, found by a brute-force enumeration) runs the pair (j1, j3),
+    # which no job keeps among its candidates; CBC proved 23 "optimal" without it
+    inst = read_instance(PRUNED_PAIR)
+    assert ("j1", "j3") not in {c.jobs for c in candidate_groups(inst)}
+    s = solve_verified(inst, solver)
+    assert (s.status, objective_values(inst, s, ["total_weighted_jct"])) == (
+        "optimal",
+        {"total_weighted_jct": 21.0},
+    ), s.info
+    assert s.info["groups_complete"] is True
+
+
+@pytest.mark.parametrize("solver", EXACT)
+def test_pruned_candidate_groups_prove_nothing(
+    solver: str, solve_verified: SolveVerified, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with the pruned candidates alone the models' optimum is 23: neither it nor their
+    # bound may be called a proof
+    module = cpsat_solve if solver == "cpsat" else milp_solve
+    monkeypatch.setattr(module, "ALL_GROUPS_MAX", 0)
+    inst = read_instance(PRUNED_PAIR)
+    s = solve_verified(inst, solver)
+    assert s.status == "feasible" and s.info["groups_complete"] is False, s.info
+    assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= 21.0

@@ -43,7 +43,7 @@ import pulp
 
 import planner.solvers.milp.model as milp_model
 from planner.bounds import lower_bounds
-from planner.groups import candidate_groups, with_groups_of
+from planner.groups import candidate_groups, groups_complete, with_all_groups, with_groups_of
 from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.metrics import objective_values
 from planner.schedule import Assignment, Group, Placement, Schedule, SolveInfo
@@ -79,6 +79,16 @@ MIN_SLOTS = 8
 # a model that cannot be built in the time left before that is coarsened, or skipped.
 BUILD_NONZEROS_PER_S = 200_000
 MIN_SOLVE_S = 1.0
+
+
+# Below this many admissible groups the model takes every one (`groups.with_all_groups`),
+# so that its optimum is a proof (tests/data/pruned-pair.json: pruned, CBC called 23
+# optimal where 21 exists). Fewer than CP-SAT's: each group adds start units, so the grid
+# coarsens. `experiments/all_groups.py --solver milp --seeds 6 --jobs 6,8,10 --time-limit
+# 10 --most 400` (one run, 18 instances): on the 11 with at most 92 admissible groups every
+# group gave the same plan or better (once), on 3 of the 7 with 142-223 a worse one (slot
+# 560 against 140 on the worst: 44,622 against 41,488).
+ALL_GROUPS_MAX = 60
 
 
 @dataclass
@@ -141,7 +151,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         r.info["greedy_solver"] = start.solver
         r.info["greedy_objective"] = gvals
     simple = lower_bounds(instance, r.names, options.bound_iterations)
-    groups = with_groups_of(instance, candidate_groups(instance, max_per_job=4), start)
+    groups = with_all_groups(instance, candidate_groups(instance, max_per_job=4), ALL_GROUPS_MAX)
+    groups = with_groups_of(instance, groups, start)
     units = milp_model.build_units(instance, groups)
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
@@ -174,16 +185,21 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         and not instance.preemption.enabled
     )
     r.info["exact_grid"] = exact_grid
+    # the model's candidate groups may be a pruned subset of the admissible ones: then its
+    # optimum, bound and infeasibility speak of those groups only, and prove nothing
+    complete = groups_complete(instance, groups)
+    r.info["groups_complete"] = complete
+    exact = exact_grid and complete
     warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
 
-    r.floor, r.own_bound_valid = simple.get(first), exact_grid
+    r.floor, r.own_bound_valid = simple.get(first), exact
     st = _solve_stages(r, built, warm == "used")
     r.info["stages"] = st.stages
     if st.interrupted or options.stop.is_set():
         r.info["interrupted"] = True
     gfirst = None if gvals is None else gvals[first]
-    lower = _lower_bound(instance, units, r.names, grid, st.bounds, simple, exact_grid, gfirst)
+    lower = _lower_bound(instance, units, r.names, grid, st.bounds, simple, exact, complete, gfirst)
     schedule = _extract(instance, built) if st.chosen is not None else None
     first_status = st.stages[0]["status"] if st.stages else "none"
     why_none = f"no MILP schedule ({first_status})"
@@ -191,16 +207,16 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         r.info["extract"] = why_none = "GPU index colouring failed"
     proved = (
         st.proved_all
-        and exact_grid
+        and exact
         and len(st.stages) == len(r.names)
         and all(s["status"] == "optimal" or s.get("proved") for s in st.stages)
     )
     out = finish(
         instance, r.solver, r.names, schedule, start, proved=proved, lower=lower or None,
         info=r.info, t0=r.t0, why_none=why_none,
-        infeasible=first_status == "infeasible" and exact_grid and not hz.caps,
+        infeasible=first_status == "infeasible" and exact and not hz.caps,
     )  # fmt: skip
-    if out.info.get("returned") == "milp" and st.proved_all and not exact_grid:
+    if out.info.get("returned") == "milp" and st.proved_all and complete and not exact_grid:
         out = out.with_(info={**out.info, "optimal_on_grid": True})
     final = objective_values(instance, out, r.names)[first] if out.jobs else None
     r.report(final, (lower or {}).get(first), "done")
@@ -524,17 +540,19 @@ def _lower_bound(
     grid: Grid,
     bounds: dict[str, float],
     simple: dict[str, float],
-    exact_grid: bool,
+    exact: bool,
+    complete: bool,
     start_first: float | None,
 ) -> dict[str, float]:
-    """Valid bounds: planner.bounds' (`simple`), raised by the solver's on an exact grid,
-    or for makespan by the grid bound less the rounding allowance."""
+    """Valid bounds: planner.bounds' (`simple`), raised by the solver's on an exact model
+    (`exact`: grid and candidate groups), or for makespan by the grid bound less the
+    rounding allowance when every admissible group was a candidate (`complete`)."""
     out: dict[str, float] = dict(simple)  # valid for every schedule, so for the optimum too
     first = names[0]
-    if exact_grid:
+    if exact:
         for n, b in bounds.items():
             out[n] = max(out.get(n, -math.inf), b)
-    elif first == "makespan" and first in bounds and not instance.preemption.enabled:
+    elif complete and first == "makespan" and first in bounds and not instance.preemption.enabled:
         no_windows = not instance.reservations and all(j.deadline is None for j in instance.jobs)
         if no_windows:
             upper = min(bounds[first], grid.horizon)
