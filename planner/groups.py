@@ -311,3 +311,23 @@ def _admissible_sets(instance: Instance) -> list[tuple[tuple[Job, ...], NodeGrou
                 if ng in common and group_admissible(instance, combo, ng.speed, ng.gpu_mem_gb):
                     out.append((combo, ng))
     return out
+
+
+def split_by_reservation(instance: Instance, groups: Sequence[CandidateGroup]) -> bool:
+    """Whether a GPU reservation that admits some jobs admits some members of a candidate
+    group and not others, on a node of the group's node group. The exact models let a
+    group use reserved GPUs only when the reservation admits every member, for its whole
+    span, while R10 binds each member only while it runs (after the others end, an
+    admitted member may run on): such a model is stricter than the rules, so its
+    optimum, bound and infeasibility are no proof (tests/test_groups.py)."""
+    group_of = {n.name: n.group.name for n in instance.nodes}
+    for r in instance.reservations:
+        if r.pool is not None or not (r.admits.tenants or r.admits.jobs):
+            continue
+        on = {group_of[n] for n in r.nodes if n in group_of}
+        for c in groups:
+            if c.node_group in on:
+                admitted = {r.admits.admits(instance.job_by_id[j]) for j in c.jobs}
+                if len(admitted) == 2:
+                    return True
+    return False

@@ -53,10 +53,11 @@ class SolveInfo(TypedDict, total=False):
     invalid: list[str]  # the model's schedule broke these rules (a planner bug)
     optimal_by_bound: bool  # "optimal" because the schedule meets a valid lower bound
     horizon: int
+    groups_complete: bool  # every admissible group is a candidate (planner.groups)
+    groups_split: bool  # a reservation admits some members of a group (no proof then)
     # CP-SAT
     options: int
     candidate_groups: int
-    groups_complete: bool
     cpsat_status: list[str]
     hint_vars: int
     model_bound: dict[str, float]

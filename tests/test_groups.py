@@ -15,6 +15,8 @@ from planner.generate import generate
 from planner.groups import candidate_groups
 from planner.metrics import objective_values
 from planner.read import instance_from_dict, read_instance
+from planner.schedule import schedule_from_dict
+from planner.verify import verify
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +121,30 @@ def test_pruned_candidate_groups_prove_nothing(
     s = solve_verified(inst, solver)
     assert s.status == "feasible" and s.info["groups_complete"] is False, s.info
     assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= 21.0
+
+
+@pytest.mark.parametrize("solver", EXACT)
+def test_a_reservation_admitting_part_of_a_group_leaves_no_proof(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # R10 binds each member while it runs: the pair from 0 (short ends at 3, long runs on
+    # into the reservation that admits it) is valid, total JCT 3 + 6 = 9; the models keep
+    # the group off the reserved GPU for its whole span and called 14 optimal (bound 14)
+    inst = read_instance(Path(__file__).resolve().parent / "data" / "split-reservation.json")
+    pair = schedule_from_dict(
+        {
+            "jobs": [
+                {"id": "long", "start": 0, "end": 6, "group": "g0",
+                 "placement": [{"node": "n-0", "gpus": [0]}]},
+                {"id": "short", "start": 0, "end": 3, "group": "g0",
+                 "placement": [{"node": "n-0", "gpus": [0]}]},
+            ],
+            "groups": [{"id": "g0", "jobs": ["long", "short"]}],
+        }
+    )  # fmt: skip
+    assert verify(inst, pair) == []
+    best = objective_values(inst, pair, ["total_weighted_jct"])["total_weighted_jct"]
+    assert best == 9.0
+    s = solve_verified(inst, solver)
+    assert s.status == "feasible" and s.info["groups_split"] is True, s.info
+    assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= best

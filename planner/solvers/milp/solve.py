@@ -43,7 +43,13 @@ import pulp
 
 import planner.solvers.milp.model as milp_model
 from planner.bounds import lower_bounds
-from planner.groups import candidate_groups, groups_complete, with_all_groups, with_groups_of
+from planner.groups import (
+    candidate_groups,
+    groups_complete,
+    split_by_reservation,
+    with_all_groups,
+    with_groups_of,
+)
 from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.metrics import objective_values
 from planner.schedule import Assignment, Group, Placement, Schedule, SolveInfo
@@ -185,11 +191,13 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         and not instance.preemption.enabled
     )
     r.info["exact_grid"] = exact_grid
-    # the model's candidate groups may be a pruned subset of the admissible ones: then its
-    # optimum, bound and infeasibility speak of those groups only, and prove nothing
+    # the model's candidate groups may be a pruned subset of the admissible ones, or held
+    # to stricter reservation rules than R10 (`groups.split_by_reservation`): then its
+    # optimum, bound and infeasibility speak of that model only, and prove nothing
     complete = groups_complete(instance, groups)
-    r.info["groups_complete"] = complete
-    exact = exact_grid and complete
+    split = split_by_reservation(instance, groups)
+    r.info["groups_complete"], r.info["groups_split"] = complete, split
+    exact = exact_grid and complete and not split
     warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
 
@@ -199,7 +207,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     if st.interrupted or options.stop.is_set():
         r.info["interrupted"] = True
     gfirst = None if gvals is None else gvals[first]
-    lower = _lower_bound(instance, units, r.names, grid, st.bounds, simple, exact, complete, gfirst)
+    sound = complete and not split  # the model's bound holds on every grid schedule
+    lower = _lower_bound(instance, units, r.names, grid, st.bounds, simple, exact, sound, gfirst)
     schedule = _extract(instance, built) if st.chosen is not None else None
     first_status = st.stages[0]["status"] if st.stages else "none"
     why_none = f"no MILP schedule ({first_status})"
@@ -216,7 +225,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         info=r.info, t0=r.t0, why_none=why_none,
         infeasible=first_status == "infeasible" and exact and not hz.caps,
     )  # fmt: skip
-    if out.info.get("returned") == "milp" and st.proved_all and complete and not exact_grid:
+    grid_optimum = st.proved_all and sound and not exact_grid  # a coarse grid the only gap
+    if out.info.get("returned") == "milp" and grid_optimum:
         out = out.with_(info={**out.info, "optimal_on_grid": True})
     final = objective_values(instance, out, r.names)[first] if out.jobs else None
     r.report(final, (lower or {}).get(first), "done")
