@@ -50,8 +50,10 @@ def schedule_document(
     instance: Instance, schedule: Schedule, objectives: Sequence[str]
 ) -> dict[str, Any]:
     """The schedule as the contract's JSON document, with objective values and metrics
-    computed from it (an empty schedule has no objective values)."""
-    if schedule.jobs:
+    computed from it (a schedule without jobs has none, unless the instance has none
+    either: its empty plan is complete, with zero for every value, as `plan simulate`
+    writes)."""
+    if schedule.jobs or not instance.jobs:
         obj = objective_values(instance, schedule, objectives)
         met = metrics(instance, schedule)
     else:

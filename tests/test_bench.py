@@ -302,3 +302,37 @@ def test_the_default_baseline_is_the_first_solver_without_fifo(tmp_path: Path) -
     assert summary["baseline"] == "greedy:sjf"
     sjf = next(s for s in summary["solvers"] if s["solver"] == "greedy:sjf")
     assert sjf["avg_jct_ratio_baseline"] == pytest.approx(1.0)
+
+
+def test_rows_carry_the_energy_cost_and_old_files_resume(tmp_path: Path) -> None:
+    # energy_cost is a metric (contract §12) and was no column; a results file written
+    # before it was one is still resumed, and rewritten with the column
+    from planner.metrics import metrics
+    from planner.read import read_instance
+    from planner.solvers import solve
+
+    out = tmp_path / "r.csv"
+    bench(out)
+    rows = read_csv(out)
+    for r in rows:
+        inst = read_instance(r["instance"])
+        want = metrics(inst, solve(inst, r["solver"]))["energy_cost"]
+        assert float(r["energy_cost"]) == pytest.approx(want)
+    old = [c for c in COLUMNS if c != "energy_cost"]
+    with out.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=old, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    again = bench(out)
+    assert again.ran == 0 and again.skipped == 4
+    assert list(read_csv(out)[0]) == list(COLUMNS)
+
+
+def test_an_instance_without_jobs_is_a_verified_row(tmp_path: Path) -> None:
+    # its empty plan is optimal and complete: measured (zeros) and verified, not an error
+    empty = Path(__file__).parent / "hostile" / "files" / "empty-jobs.json"
+    out = tmp_path / "r.csv"
+    bench(out, [str(empty)], ["greedy:fifo"])
+    [row] = read_csv(out)
+    assert (row["status"], row["verified"], row["error"]) == ("optimal", "true", "")
+    assert float(row["makespan"]) == 0 and float(row["energy_cost"]) == 0

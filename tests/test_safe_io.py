@@ -188,6 +188,10 @@ def test_empty_instance_is_an_optimal_empty_plan(tmp_path: Path, solver: str) ->
     assert r.exit_code == 0, r.output
     doc = json.loads(out.read_text())
     assert doc["status"] == "optimal" and doc["jobs"] == []
+    # a complete plan, with zero for every value (`plan simulate` wrote the same; solve
+    # wrote empty objective and metrics)
+    assert set(doc["objective"].values()) == {0.0} and doc["objective"]
+    assert doc["metrics"]["makespan"] == 0 and set(doc["metrics"].values()) == {0.0}
     inst = read_instance(HOSTILE / "empty-jobs.json")
     assert verify(inst, schedule_from_dict(doc)) == []
 

@@ -44,6 +44,9 @@ COLUMNS: tuple[str, ...] = (
     "error",
     "time_limit",
 )
+# The columns before `energy_cost` was one (2026-12-02): such a file is still read, and
+# resumed, and rewritten with every column.
+OLD_COLUMNS = tuple(c for c in COLUMNS if c != "energy_cost")
 INT_COLUMNS = frozenset({"repeat", "seed", "violations", "groups"})
 FLOAT_COLUMNS = frozenset(
     {*METRICS, "objective_value", "bound", "gap_to_bound", "wall_s", "time_limit"}
@@ -85,6 +88,8 @@ def parse_row(raw: Mapping[str, str | None]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for col in COLUMNS:
         text = raw.get(col)
+        if text is None and col == "energy_cost":  # a file of OLD_COLUMNS
+            text = ""
         if text is None:
             raise ValueError(f"missing column {col}")
         if col in INT_COLUMNS:
@@ -128,7 +133,7 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
         header, raws = tuple(reader.fieldnames or ()), list(reader)
     except csv.Error as e:  # e.g. a field over csv's size limit: not a file we wrote
         raise UsageError(f"{path} is not a results file ({e}); choose another -o file") from None
-    if header != COLUMNS:
+    if header not in (COLUMNS, OLD_COLUMNS):
         raise UsageError(
             f"{path} is not a results file of this version of `plan bench` "
             "(its columns differ); choose another -o file"

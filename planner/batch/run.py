@@ -30,6 +30,7 @@ METRICS = (
     "total_weighted_tardiness",
     "gpu_utilization",
     "energy_kwh",
+    "energy_cost",
 )
 ERROR, TIMEOUT = "error", "timeout"
 NO_LIMIT_TIMEOUT = 3600.0  # hard guard when no time limit is given
@@ -232,7 +233,7 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
     row["groups"] = len(sched.groups)
     bound = (sched.lower_bound or {}).get(objective)
     row["bound"] = None if bound is None else float(bound)
-    if not sched.jobs:
+    if not sched.jobs and instance.jobs:  # no schedule (an empty instance's plan is one)
         reason = sched.info.get("reason") if sched.info else None
         row["error"] = one_line(str(reason or f"no schedule ({sched.status})"))
         return row

@@ -98,7 +98,7 @@ def simulate(
     if as_json:
         terminal.print_json(_summary(doc, list(files)))
     else:
-        terminal.print_summary(doc, inst.time_unit)
+        terminal.print_summary(doc, inst.time_unit, bool(inst.power_price))
         terminal.print_simulation(doc["info"]["simulation"])
         for path in files:
             terminal.print_note(f"wrote {path}")
