@@ -238,7 +238,7 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
         inst,
         jobs=_one_member_groups(kept),
         profiles=profiles,
-        reservations=_released(inst.reservations, set(ch.cancel), kept),
+        reservations=_released(inst.reservations, set(ch.cancel)),
     )
     return _for_good(new, down)
 
@@ -272,17 +272,16 @@ def _for_good(inst: Instance, down: list[tuple[str, str, int | None]]) -> Instan
 
 
 def _released(
-    reservations: tuple[Reservation, ...], cancelled: set[str], jobs: tuple[Job, ...]
+    reservations: tuple[Reservation, ...], cancelled: set[str]
 ) -> tuple[Reservation, ...]:
-    """The reservations without the cancelled jobs among those they admit, nor the tenants
-    whose last job was cancelled (`jobs`: those left); one that admitted only those goes
-    (its GPUs or pool amount are free again): a live state naming a job it no longer has,
-    or a tenant no job has, is bad input."""
-    tenants = {j.tenant for j in jobs if j.tenant is not None}
+    """The reservations without the cancelled jobs among those they admit; one that
+    admitted only those goes (its GPUs or pool amount are free again): a live state
+    naming a job it no longer has is bad input. Tenants stay: a hold for a team outlives
+    its cancelled jobs (a tenant no job has is valid, README)."""
     out = []
     for r in reservations:
         who = r.admits
-        left = replace(who, jobs=who.jobs - cancelled, tenants=who.tenants & tenants)
+        left = replace(who, jobs=who.jobs - cancelled)
         if left == who:
             out.append(r)
         elif left.jobs or left.tenants:

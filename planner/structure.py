@@ -128,7 +128,6 @@ class Parsed:
     job_ids: list[tuple[str, str]] = field(default_factory=list)  # (path, id)
     group_names: list[tuple[str, str]] = field(default_factory=list)
     reservation_ids: list[tuple[str, str]] = field(default_factory=list)
-    tenants: set[str] = field(default_factory=set)
     profile_names: set[str] = field(default_factory=set)  # inline, even if broken
     pool_names: set[str] = field(default_factory=set)
     cluster_ok: bool = True  # no structural problem under `cluster`
@@ -327,8 +326,6 @@ def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
     jid = ck.string(d, "id", path)
     if jid is not None:
         out.job_ids.append((path, jid))
-    if isinstance(d.get("tenant"), str):
-        out.tenants.add(d["tenant"])
     model = ck.string(d, "model", path, default=None, nullable=True)
     profiled = "model" in d and d["model"] is not None
     gpus, counts = _job_gpus(d, path, ck, profiled)

@@ -30,7 +30,6 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
     out += check_live(p.jobs, instance)
     if not out and instance.is_live:
         out += ends_before_now(p.jobs, instance)
-    tenants = p.tenants
     for path, r in p.reservations:
         raw = p.raw[path]
         for k, name in enumerate(r.nodes):
@@ -74,14 +73,22 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
                 out.append(
                     Problem(f"{path}.for.jobs[{k}]", f"unknown job '{jid}'{suggest(jid, job_ids)}")
                 )
-        for k, t in enumerate(admits.get("tenants", [])):
-            if t not in tenants:
-                out.append(
-                    Problem(
-                        f"{path}.for.tenants[{k}]", f"no job has tenant '{t}'{suggest(t, tenants)}"
-                    )
-                )
     return out
+
+
+def idle_tenants(instance: Instance) -> list[str]:
+    """Notes on reservations that admit a tenant no job has: valid (a tenant is a label,
+    not a reference, and a team's GPUs may be held before its jobs arrive), but such a
+    name holds its GPUs for nobody of this instance, and may be a typo (README)."""
+    tenants = {j.tenant for j in instance.jobs if j.tenant is not None}
+    notes = []
+    for k, r in enumerate(instance.reservations):
+        for t in sorted(r.admits.tenants - tenants):
+            notes.append(
+                f"reservations[{k}] ('{r.id}'): no job has tenant '{t}'{suggest(t, tenants)}; "
+                "it admits none of this instance's jobs under that name"
+            )
+    return notes
 
 
 def _overbooked(p: Parsed, path: str, r: Reservation) -> list[Problem]:

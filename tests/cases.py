@@ -241,12 +241,6 @@ BAD = [
         "unknown job 'jx'",
     ),
     (
-        "res-for-tenant-unknown",
-        _set(["reservations", 1, "for"], {"tenants": ["cv"]}),
-        "reservations[1].for.tenants[0]",
-        "no job has tenant 'cv'",
-    ),
-    (
         "res-unknown-node",
         _set(["reservations", 0, "nodes"], ["v100-2"]),
         "reservations[0].nodes[0]",

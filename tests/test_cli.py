@@ -152,6 +152,22 @@ def test_validate_ok_and_malformed_json(tmp_path: Path) -> None:
     assert code == 2 and "line 1" in stderr
 
 
+def test_a_hold_for_a_tenant_without_jobs_is_valid_and_noted(tmp_path: Path) -> None:
+    # a tenant is a label, not a reference (contract §2 refuses unknown models, nodes and
+    # jobs): a team's GPUs may be held before its jobs arrive. It was exit 2 ("no job has
+    # tenant", found by fuzzing); now valid, with a note that may catch a typo
+    doc = base()
+    doc["reservations"][1]["for"] = {"tenants": ["nlpp"]}
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(doc))
+    code, _, stderr = run("validate", path)
+    assert code == 0 and "no job has tenant 'nlpp' (did you mean 'nlp'?)" in stderr, stderr
+    out = tmp_path / "s.json"
+    code, _, stderr = run("solve", path, "--solver", "greedy", "-o", out)
+    assert code == 0 and "no job has tenant 'nlpp'" in stderr, stderr
+    assert verify(read_instance(path), schedule_from_dict(json.loads(out.read_text()))) == []
+
+
 def test_unknown_solver_is_usage_error(tmp_path: Path) -> None:
     code, _, stderr = run("solve", small_instance(tmp_path), "--solver", "greedy:lifo")
     assert code == 2 and "lifo" in stderr

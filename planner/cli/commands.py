@@ -29,6 +29,7 @@ def read_schedule(path: str) -> Schedule:
 def validate(instance: str, as_json: bool) -> None:
     """Check an instance file only."""
     from planner.read import read_instance
+    from planner.validate import idle_tenants
 
     inst = read_instance(instance)
     counts = {
@@ -41,6 +42,8 @@ def validate(instance: str, as_json: bool) -> None:
         terminal.print_json({"valid": True, "instance": inst.name, **counts})
     else:
         terminal.print_validated(inst.name, counts)
+        for note in idle_tenants(inst):
+            terminal.print_note(f"{instance}: {note}")
 
 
 @click.command()

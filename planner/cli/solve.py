@@ -223,10 +223,14 @@ def solve(instance: str, args: SolveArgs) -> None:
     """Plan INSTANCE and write the schedule."""
     from planner.outputs import check_outputs
     from planner.read import read_instance
+    from planner.validate import idle_tenants
 
     outs, settings = args.prepared()
     check_outputs(outs.paths(), [instance])  # before solving: never lose a plan
     inst = read_instance(instance)
+    if not outs.as_json:
+        for note in idle_tenants(inst):
+            terminal.print_note(f"{instance}: {note}")
     plan_and_write(inst, instance, args.solver, settings, outs)
 
 
