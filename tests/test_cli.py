@@ -470,3 +470,16 @@ def test_an_empty_part_of_an_option_is_exit_2(
     out = tmp_path / "s.json"
     code, _, err = run(*args, "-o", str(out))
     assert code == 2 and fragment in err and not out.exists(), err
+
+
+def test_the_summary_shows_a_tiny_value_as_it_is() -> None:
+    # the energy cost of a millisecond instance (3.7e-06) was printed as 0.00
+    from planner.cli.terminal import _fmt
+
+    assert [_fmt(3.7e-06), _fmt(-2e-05), _fmt(0.5), _fmt(1234.5678), _fmt(0.0)] == [
+        "3.7e-06",
+        "-2e-05",
+        "0.50",
+        "1,234.57",
+        "0",
+    ]

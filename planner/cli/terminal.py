@@ -102,6 +102,8 @@ def _fmt(v: Any, digits: int = 2) -> str:
     if isinstance(v, float):
         if v == int(v) and abs(v) < 1e15:
             return f"{int(v):,}"
+        if abs(v) < 10**-digits:  # a tiny cost (a millisecond instance) is not 0.00
+            return f"{v:.3g}"
         return f"{v:,.{digits}f}"
     if isinstance(v, int):
         return f"{v:,}"
