@@ -418,10 +418,12 @@ POOL_RUNS = {
     # (6 + 5 > 10), so it starts at 20, and z (6 kW) after it
     "fifo": {"x": [(0, 10)], "y": [(20, 25)], "z": [(25, 29)]},
     "sjf": {"x": [(0, 10)], "y": [(24, 29)], "z": [(20, 24)]},  # z is shorter than y
-    # y (5 left) before x (9 left): x stops at 1; z runs 6-10, clear of the hold; x would
-    # run into the hold, so it resumes at 20 (restart cost 0)
-    "srsf-p": {"x": [(0, 1), (20, 29)], "y": [(1, 6)], "z": [(6, 10)]},
-    "muri-s": {"x": [(0, 1), (20, 29)], "y": [(1, 6)], "z": [(6, 10)]},
+    # y (5 left) before x (9 left): x stops at 1; z runs 6-10. A preemptive policy stops
+    # what it must when the hold starts, so x resumes at 10 (its restart costs 0: clear
+    # for one unit is enough), stops at 12 and ends after the hold (it waited for the
+    # whole of its 9 units to fit before the hold: 20-29)
+    "srsf-p": {"x": [(0, 1), (10, 12), (20, 27)], "y": [(1, 6)], "z": [(6, 10)]},
+    "muri-s": {"x": [(0, 1), (10, 12), (20, 27)], "y": [(1, 6)], "z": [(6, 10)]},
 }
 
 
@@ -463,3 +465,24 @@ def test_a_blind_list_policy_keeps_clear_of_later_reservations(policy, held):
     result = simulate(inst, make_policy(policy, blind=True))
     assert_valid(inst, result)
     assert spans(result, "j") == [(150, 250)]
+
+
+def test_a_reservation_after_the_plan_leaves_the_preemptive_plan_alone() -> None:
+    # `plan generate --family dl --jobs 12 --nodes 2 --seed 7 --preemption`: greedy (the
+    # Muri engine's runs) plans 23,300 with makespan 12,377. A hold of both nodes over
+    # [13000, 13049), after that makespan, made it 30,114: the preemptive policies started
+    # a run only when all of it fit before the hold (found by a fuzzing helper)
+    from planner.metrics import objective_values
+    from planner.solvers import SolveOptions, solve
+
+    doc = generate("dl", 12, 2, 7, preemption=True)
+    inst = instance_from_dict(doc)
+    plan = solve(inst, "greedy", SolveOptions(time_limit=10))
+    end = max(a.end for a in plan.jobs)
+    nodes = [n.name for n in inst.nodes]
+    doc["reservations"] = [{"id": "hold", "start": end + 600, "end": end + 650, "nodes": nodes}]
+    held = instance_from_dict(doc)
+    again = solve(held, "greedy", SolveOptions(time_limit=10))
+    assert verify(inst, plan) == [] and verify(held, again) == []
+    value = objective_values(inst, plan, ["total_weighted_jct"])
+    assert objective_values(held, again, ["total_weighted_jct"]) == value

@@ -187,7 +187,7 @@ def on_nodes(
 ) -> PlacementT | None:
     """The group booked on `nodes` (c GPUs of one node, or all of each node) if they are
     free now; first fit anywhere when no nodes are given."""
-    jobs, end = jobs_of(members), until(view, members)
+    jobs, end = jobs_of(members), until(view, members, preemptive=False)
     if not nodes:
         return p.place(jobs, end)
     inst = view.instance
@@ -243,7 +243,7 @@ class Replan(Policy):
             if t.start > EPS:
                 continue
             members = [by_id[i] for i in t.ids]
-            pl = p.place(jobs_of(members), until(view, members))
+            pl = p.place(jobs_of(members), until(view, members, preemptive=False))
             if pl is not None:
                 chosen.append(placed_as(members, pl))
         return Decision(settle(view, chosen))

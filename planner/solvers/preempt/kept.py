@@ -63,7 +63,7 @@ class KeptMuri(Muri):
         packs.sort(key=lambda pk: min(rank[m.id] for m in pk))
         p = self._free_packer(view)
         for pk in packs:
-            pl = p.place(jobs_of(pk), until(view, pk))
+            pl = p.place(jobs_of(pk), until(view, pk, preemptive=False))
             if pl is not None:
                 wants.append(Want(tuple(m.id for m in pk), pl))
         return Decision(tuple(wants))
