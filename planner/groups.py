@@ -315,11 +315,13 @@ def _admissible_sets(instance: Instance) -> list[tuple[tuple[Job, ...], NodeGrou
 
 def split_by_reservation(instance: Instance, groups: Sequence[CandidateGroup]) -> bool:
     """Whether a GPU reservation that admits some jobs admits some members of a candidate
-    group and not others, on a node of the group's node group. The exact models let a
-    group use reserved GPUs only when the reservation admits every member, for its whole
-    span, while R10 binds each member only while it runs (after the others end, an
-    admitted member may run on): such a model is stricter than the rules, so its
-    optimum, bound and infeasibility are no proof (tests/test_groups.py)."""
+    group and not others, on a node of the group's node group. R10 binds each member only
+    while it runs (after the others end, an admitted member may run on under the
+    reservation). The MILP lets a group use reserved GPUs only when the reservation admits
+    every member, for its whole span: stricter than the rules, so its optimum, bound and
+    infeasibility are then no proof. CP-SAT holds such a group off the reservation only
+    until its last member not admitted ends (`cpsat.model._outside`), which is exact
+    (tests/test_groups.py)."""
     group_of = {n.name: n.group.name for n in instance.nodes}
     for r in instance.reservations:
         if r.pool is not None or not (r.admits.tenants or r.admits.jobs):

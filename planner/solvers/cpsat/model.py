@@ -422,10 +422,27 @@ def _gpu_classes(cm: CpsatModel) -> None:
                 if outsiders:
                     fixed = m.new_interval_var(r.start, r.end - r.start, r.end, f"r_{r.id}")
                     m.add_cumulative(
-                        [fixed] + [u.interval for u in outsiders],
+                        [fixed] + [_outside(cm, u, r) for u in outsiders],
                         [len(c)] + [u.per_class[k] for u in outsiders],
                         len(c),
                     )
+
+
+def _outside(cm: CpsatModel, u: Use, r: Reservation) -> cp_model.IntervalVar:
+    """How long `u` holds its GPUs for jobs `r` does not admit (R10 binds each member
+    while it runs): a solo use, or a group whose members `r` admits alike, its whole
+    interval; a group that `r` admits in part, only until its last member not admitted
+    ends (`groups.split_by_reservation`: the admitted ones may run on under `r`)."""
+    if u.group is None:
+        return u.interval
+    cand = cm.groups[u.group].cand
+    out = [d for j, d in zip(cand.jobs, cand.durations, strict=True)
+           if not r.admits.admits(cm.instance.job_by_id[j])]  # fmt: skip
+    if len(out) == len(cand.jobs):
+        return u.interval
+    return cm.model.new_optional_fixed_size_interval_var(
+        u.start, max(out), u.lit, f"zo_{u.group}_{u.node.name}_{r.id}"
+    )
 
 
 def _node_capacity(cm: CpsatModel) -> None:

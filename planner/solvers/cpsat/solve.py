@@ -28,7 +28,6 @@ from planner.groups import (
     CandidateGroup,
     candidate_groups,
     groups_complete,
-    split_by_reservation,
     with_all_groups,
     with_groups_of,
 )
@@ -298,13 +297,10 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     # Candidate groups are formed at the jobs' default counts only (contract §12), and
     # the horizon need not hold every energy-optimal schedule: no proofs then.
     complete = groups_complete(instance, groups)
-    split = split_by_reservation(instance, groups)
     exact_objectives = all(o.exact for o in objs) and "energy_cost" not in names
     # The model has no preemption (contract §8): its optimum, bound and infeasibility
     # speak of schedules without segments only, so with preemption none is a proof.
-    proof = (
-        cm.exact and complete and not split and exact_objectives and not instance.preemption.enabled
-    )
+    proof = cm.exact and complete and exact_objectives and not instance.preemption.enabled
     floor = _shown_floor(instance, names[0], options) if options.progress is not None else None
     out = _run_stages(
         cm, objs, options, t0, options.limit, hinted=hinted > 0, floor=floor,
@@ -315,7 +311,6 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
         "options": sum(len(jv.options) for jv in cm.jobs.values()),
         "candidate_groups": len(groups),
         "groups_complete": complete,
-        "groups_split": split,
         "cpsat_status": out.statuses,
         "hint_vars": hinted,
         "horizon": horizon,
