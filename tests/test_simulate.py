@@ -486,3 +486,24 @@ def test_a_reservation_after_the_plan_leaves_the_preemptive_plan_alone() -> None
     assert verify(inst, plan) == [] and verify(held, again) == []
     value = objective_values(inst, plan, ["total_weighted_jct"])
     assert objective_values(held, again, ["total_weighted_jct"]) == value
+
+
+@pytest.mark.parametrize("policy", ["srtf", "muri-s", "tiresias", "muri-l"])
+@pytest.mark.parametrize("blind", [False, True])
+def test_no_segment_is_only_a_restart(policy: str, blind: bool) -> None:
+    # One GPU, restart 3, holds over [5, 10) and [13, 18); a runs 0-5 and then had 3
+    # units, [10, 13), before the second hold: all restart, no progress (and blind
+    # policies started runs with one unit of room). Found by a fuzzing helper
+    inst = make_instance(
+        [Job("a", 1, duration=30)],
+        [NodeGroup("n", 1, 1)],
+        preemption=Preemption(True, 3),
+        reservations=(
+            reservation("r1", 5, 10, nodes=["n-0"]),
+            reservation("r2", 13, 18, nodes=["n-0"]),
+        ),
+    )
+    res = simulate(inst, make_policy(policy, blind=blind))
+    assert_valid(inst, res)
+    runs = [s.end - s.start for s in res.segments["a"]]
+    assert all(k == 0 or r > 3 for k, r in enumerate(runs)), res.segments["a"]

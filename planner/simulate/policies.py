@@ -27,18 +27,27 @@ def until(view: View, members: Sequence[SimJob], preemptive: bool = True) -> int
     (`preemptive=False`, or an instance without preemption) must be clear for its members'
     remaining solo times summed (a group's cycle is below that sum); blind, of every later
     reservation. A preemptive policy re-decides when a reservation starts and stops what
-    it must, so its run need only be clear for the restart that stop will cost (at least
-    one unit, at most the run's remaining time): on a plan whose makespan a far
-    reservation did not reach, waiting for the whole run to fit before it made the plan
-    up to 29% worse (`tests/test_simulate.py`)."""
+    it must, so its run need only be clear for more than the restarts it pays: its own,
+    when it resumes now, and the one that stop will cost (at most the run's remaining
+    time; blind, those alone). On a plan whose makespan a far reservation did not reach,
+    waiting for the whole run to fit before it made the plan up to 29% worse; with less
+    room, a segment made no progress (`tests/test_simulate.py`)."""
     rest = [m.remaining_solo for m in members]
-    stoppable = preemptive and view.instance.preemption.enabled
-    if any(r is None for r in rest):
-        return view.now + 1 if stoppable else FOREVER
-    need = sum(r or 0.0 for r in rest)
-    if stoppable:
-        need = min(need, max(restart_units(view.instance, m.job) for m in members))
-    return view.now + max(1, math.ceil(need))
+    if not (preemptive and view.instance.preemption.enabled):
+        if any(r is None for r in rest):
+            return FOREVER
+        return view.now + max(1, math.ceil(sum(r or 0.0 for r in rest)))
+    restarts = max(_paid(view, m) + restart_units(view.instance, m.job) for m in members)
+    need = restarts + 1
+    if all(r is not None for r in rest):
+        need = min(need, math.ceil(sum(r or 0.0 for r in rest)))
+    return view.now + max(1, need)
+
+
+def _paid(view: View, m: SimJob) -> int:
+    """The restart a member pays if its run starts now: none for a first start or a run
+    that goes on (`m.run`), its restart cost for a resume (contract §8)."""
+    return restart_units(view.instance, m.job) if m.attained and m.run is None else 0
 
 
 def jobs_of(members: Sequence[SimJob]) -> list[Job]:
