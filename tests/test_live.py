@@ -1591,3 +1591,23 @@ def test_a_segment_ending_at_now_is_stopped_so_its_group_is_not_left_inadmissibl
     text, out, live = _replanned(inst_path, sched_path, t)
     states = {j["id"]: j.get("state", "waiting") for j in json.loads(live.read_text())["jobs"]}
     assert states == {"A": "running", "B": "waiting", "C": "done"}
+
+
+def test_a_plan_whose_jobs_were_all_cancelled_is_replanned_again(tmp_path: Path) -> None:
+    # cancel the only job: the live state and its plan have no jobs; replanning that plan
+    # again (with an arrival) was exit 2, "not a valid schedule: no jobs" (found by fuzzing)
+    inst = _two_gpus({"id": "X", "duration": 10, "gpus": 1})
+    inst_path, sched_path = _write_pair(
+        tmp_path, inst, [{"id": "X", "start": 0, "end": 10, "placement": _on(0)}]
+    )
+    ch = tmp_path / "c.json"
+    ch.write_text(json.dumps({"cancel": ["X"]}))
+    _, out, live = _replanned(inst_path, sched_path, 2, "--changes", ch)
+    empty = json.loads(out.read_text())
+    assert empty["jobs"] == [] and empty["status"] == "optimal"
+    ch.write_text(json.dumps({"add": [{"id": "Y", "duration": 4, "gpus": 1}]}))
+    code, text = run("replan", live, out, "--now", 5, "--changes", ch, "-o", tmp_path / "r2.json",
+                     "--live", tmp_path / "l2.json", "--solver", "greedy")  # fmt: skip
+    assert code == 0, text
+    assert run("check", tmp_path / "l2.json", tmp_path / "r2.json")[0] == 0
+    assert [a["id"] for a in json.loads((tmp_path / "r2.json").read_text())["jobs"]] == ["Y"]

@@ -59,7 +59,7 @@ def replan(
     check_now(inst, now, instance)
     sched = read_schedule(schedule)
     wrong = verify(inst, sched)
-    if wrong or not sched.jobs:
+    if wrong or (not sched.jobs and inst.jobs):  # an instance without jobs plans none
         problems = [Problem("jobs", str(v)) for v in wrong[:20]] or [Problem("jobs", "no jobs")]
         raise InputError(
             schedule, [Problem("$", "not a valid schedule of the instance")] + problems

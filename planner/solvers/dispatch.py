@@ -64,11 +64,11 @@ def solve(instance: Instance, spec: str, options: SolveOptions | None = None) ->
 
 
 def _solve(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
-    if instance.is_live:
-        return _solve_live(instance, spec, options)
     name, rule = parse_spec(spec)
     if not instance.jobs:  # nothing to plan: the empty plan is optimal for every objective
         return Schedule(instance.name, spec, "optimal", info={"reason": "the instance has no jobs"})
+    if instance.is_live:
+        return _solve_live(instance, spec, options)
     sched = _dispatch(instance, name, rule, options)
     if not sched.jobs:  # name the job and the constraint when the instance plainly says
         reason = plain_infeasibility(instance)
