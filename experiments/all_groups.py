@@ -6,7 +6,7 @@
 On `plan generate --family dl` instances (2 nodes; one per jobs count and seed) with at
 most `--most` admissible groups, the solver runs twice: with the candidates each job
 keeps (`planner.groups.candidate_groups`) and with every admissible group added
-(`planner.groups.with_all_groups`; the solver's ALL_GROUPS_MAX set to 0, then `--most`).
+(`planner.groups.exact_candidates`; the solver's ALL_GROUPS_MAX set to 0, then `--most`).
 Per instance: the admissible and candidate counts, whether the candidates were complete,
 and each run's total weighted JCT, status and wall time (and the MILP's slot length);
 every schedule is checked by `planner.verify`. The constants it measures:
@@ -59,7 +59,7 @@ def main() -> None:
             if not found or len(found) > a.most:
                 continue
             cands = groups.candidate_groups(inst)
-            complete = groups.groups_complete(inst, cands)
+            complete = groups.exact_candidates(inst, 4, 0, None)[1]  # the pruned ones alone
             pv, ps, pw = run(inst, a.solver, 0, a.time_limit)
             av, as_, aw = run(inst, a.solver, a.most, a.time_limit)
             rows += 1

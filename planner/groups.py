@@ -258,35 +258,32 @@ def _nearest(
 ENUMERATE_MAX = 3000
 
 
-def with_all_groups(
-    instance: Instance, groups: list[CandidateGroup], most: int
-) -> list[CandidateGroup]:
-    """`groups` and every admissible group they lack when there are at most `most`
-    admissible groups in all (so that `groups_complete` holds, and the exact models'
-    optimum is a proof); else `groups` as given."""
+def exact_candidates(
+    instance: Instance, per_job: int, most: int, start: Schedule | None
+) -> tuple[list[CandidateGroup], bool]:
+    """The candidate groups of an exact model and whether they hold every admissible
+    group, which the model needs before an optimum, a bound or an infeasibility of its
+    is a proof. The candidates each job keeps (`candidate_groups`), with every admissible
+    group when there are at most `most` in all (so that small instances get real proofs),
+    and the groups of `start` (`with_groups_of`). Completeness is known by enumeration
+    when there are at most `ENUMERATE_MAX` job sets to try, else assumed not; candidates
+    are formed at the jobs' default counts only (contract §12), so never complete for
+    elastic jobs that may interleave."""
+    groups = candidate_groups(instance, max_per_job=per_job)
+    # candidate_groups keeps at least one group per admissible multiset: none, none exist
+    none_exist = not groups and not instance.elastic
     found = _admissible_sets(instance)
-    if found is None or len(found) > most:
-        return groups
-    have = {(c.jobs, c.node_group) for c in groups}
-    out = list(groups)
-    for members, ng in found:
-        if (tuple(j.id for j in members), ng.name) not in have:
-            out.append(_candidate(instance, members, ng, _efficiency(instance, members, ng.speed)))
-    return out
-
-
-def groups_complete(instance: Instance, groups: Sequence[CandidateGroup]) -> bool:
-    """Whether `groups` holds every admissible group (so pruning lost nothing), which the
-    exact models need before an optimum, a bound or an infeasibility of theirs is a proof:
-    checked by enumeration when there are at most `ENUMERATE_MAX` job sets to try, else
-    assumed not."""
-    if not groups and not (instance.elastic and instance.interleaving.enabled):
-        return True  # candidate_groups keeps at least one group per admissible multiset
-    found = _admissible_sets(instance)
+    if found is not None and len(found) <= most:
+        have = {(c.jobs, c.node_group) for c in groups}
+        for members, ng in found:
+            if (tuple(j.id for j in members), ng.name) not in have:
+                eff = _efficiency(instance, members, ng.speed)
+                groups.append(_candidate(instance, members, ng, eff))
+    groups = with_groups_of(instance, groups, start)
     if found is None:
-        return False
+        return groups, none_exist
     have = {(c.jobs, c.node_group) for c in groups}
-    return all((tuple(j.id for j in m), ng.name) in have for m, ng in found)
+    return groups, all((tuple(j.id for j in m), ng.name) in have for m, ng in found)
 
 
 def _admissible_sets(instance: Instance) -> list[tuple[tuple[Job, ...], NodeGroup]] | None:

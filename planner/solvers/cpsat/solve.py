@@ -26,10 +26,7 @@ from ortools.sat.python import cp_model
 from planner.bounds import lower_bounds, named_lower_bounds
 from planner.groups import (
     CandidateGroup,
-    candidate_groups,
-    groups_complete,
-    with_all_groups,
-    with_groups_of,
+    exact_candidates,
 )
 from planner.instance import Instance
 from planner.metrics import objective_values
@@ -70,7 +67,7 @@ LNS_MIN_DISJUNCTIVE = 250
 LNS_PLACEMENT_MIN_JOBS = 50
 
 
-# Below this many admissible groups the model takes every one (`groups.with_all_groups`),
+# Below this many admissible groups the model takes every one (`groups.exact_candidates`),
 # not only the candidates each job keeps: pruned, it called a 4-job plan of total JCT 23
 # optimal when a pair it never saw gave 21 (tests/data/pruned-pair.json). Measured by
 # `experiments/all_groups.py --seeds 6 --jobs 8,10,12,14 --time-limit 10 --most 400` (one
@@ -284,10 +281,7 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     t0 = time.monotonic()
     names = objectives_of(instance, options)
     start = best_start(instance, options)
-    groups = with_all_groups(
-        instance, candidate_groups(instance, max_per_job(instance)), ALL_GROUPS_MAX
-    )
-    groups = with_groups_of(instance, groups, start)
+    groups, complete = exact_candidates(instance, max_per_job(instance), ALL_GROUPS_MAX, start)
     horizon, ub = horizon_and_end_caps(instance, names, start, groups)
     cm = build(instance, groups, ub, horizon, makespan="makespan" in names)
     objs = [add_objective(cm, n) for n in names]
@@ -296,7 +290,6 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     # candidate groups may be a pruned subset of all admissible groups.
     # Candidate groups are formed at the jobs' default counts only (contract §12), and
     # the horizon need not hold every energy-optimal schedule: no proofs then.
-    complete = groups_complete(instance, groups)
     exact_objectives = all(o.exact for o in objs) and "energy_cost" not in names
     # The model has no preemption (contract §8): its optimum, bound and infeasibility
     # speak of schedules without segments only, so with preemption none is a proof.

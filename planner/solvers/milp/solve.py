@@ -44,11 +44,8 @@ import pulp
 import planner.solvers.milp.model as milp_model
 from planner.bounds import lower_bounds
 from planner.groups import (
-    candidate_groups,
-    groups_complete,
+    exact_candidates,
     split_by_reservation,
-    with_all_groups,
-    with_groups_of,
 )
 from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.metrics import objective_values
@@ -87,7 +84,7 @@ BUILD_NONZEROS_PER_S = 200_000
 MIN_SOLVE_S = 1.0
 
 
-# Below this many admissible groups the model takes every one (`groups.with_all_groups`),
+# Below this many admissible groups the model takes every one (`groups.exact_candidates`),
 # so that its optimum is a proof (tests/data/pruned-pair.json: pruned, CBC called 23
 # optimal where 21 exists). Fewer than CP-SAT's: each group adds start units, so the grid
 # coarsens. `experiments/all_groups.py --solver milp --seeds 6 --jobs 6,8,10 --time-limit
@@ -157,8 +154,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         r.info["greedy_solver"] = start.solver
         r.info["greedy_objective"] = gvals
     simple = lower_bounds(instance, r.names, options.bound_iterations)
-    groups = with_all_groups(instance, candidate_groups(instance, max_per_job=4), ALL_GROUPS_MAX)
-    groups = with_groups_of(instance, groups, start)
+    groups, complete = exact_candidates(instance, 4, ALL_GROUPS_MAX, start)
     units = milp_model.build_units(instance, groups)
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
@@ -194,7 +190,6 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     # the model's candidate groups may be a pruned subset of the admissible ones, or held
     # to stricter reservation rules than R10 (`groups.split_by_reservation`): then its
     # optimum, bound and infeasibility speak of that model only, and prove nothing
-    complete = groups_complete(instance, groups)
     split = split_by_reservation(instance, groups)
     r.info["groups_complete"], r.info["groups_split"] = complete, split
     exact = exact_grid and complete and not split
