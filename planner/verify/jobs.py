@@ -40,6 +40,7 @@ def check_r1(inst: Instance, s: Schedule, out: list[Violation]) -> dict[str, Ass
         ok[jid] = a
     # Groups: the list and the jobs' `group` fields must agree.
     listed: dict[str, tuple[str, ...]] = {}
+    labels = {jid: a.labels() for jid, a in seen.items()}
     for g in s.groups:
         if g.id in listed:
             out.append(Violation("R1", f"group {g.id} is listed more than once"))
@@ -48,7 +49,7 @@ def check_r1(inst: Instance, s: Schedule, out: list[Violation]) -> dict[str, Ass
         for m in g.jobs:
             if m not in inst.job_by_id:
                 out.append(Violation("R1", f"group {g.id} lists unknown job {m}", m))
-            elif m in seen and g.id not in seen[m].labels():
+            elif m in seen and g.id not in labels[m]:
                 out.append(
                     Violation(
                         "R1", f"group {g.id} lists the job, whose group is {seen[m].group}", m
@@ -56,8 +57,8 @@ def check_r1(inst: Instance, s: Schedule, out: list[Violation]) -> dict[str, Ass
                 )
         if len(set(g.jobs)) != len(g.jobs):
             out.append(Violation("R1", f"group {g.id} lists a job more than once"))
-    for jid, a in seen.items():
-        for label in sorted(a.labels()):
+    for jid in seen:
+        for label in sorted(labels[jid]):
             if label not in listed:
                 out.append(Violation("R1", f"group {label} is not in the schedule's groups", jid))
             elif jid not in listed[label]:

@@ -61,11 +61,15 @@ def check_r3(
         units.append((segs[0].start, gid, segs))
     units += [(p.start, "", [p]) for p in pieces if p.group is None]
     left = {jid: _work(inst.job_by_id[jid]) for jid in by_job}
+    # each piece's place among its job's segments, by identity: `list.index` compared the
+    # pieces field by field, quadratic in a job's segments (a simulation with `--interval`
+    # gives jobs hundreds of them)
+    order = {id(p): k for segs in by_job.values() for k, p in enumerate(segs)}
     for _, gid, segs in sorted(units, key=lambda u: (u[0], u[1], u[2][0].id)):
         if any(p.id in skip for p in segs):
             skip.update(p.id for p in segs)  # co-runners' progress is unknown too
             continue
-        _run_unit(inst, gid, segs, by_job, left, out)
+        _run_unit(inst, gid, segs, by_job, order, left, out)
 
 
 def _work(j: Job) -> float:
@@ -111,6 +115,7 @@ def _run_unit(
     gid: str,
     segs: list[Assignment],
     by_job: dict[str, list[Assignment]],
+    order: dict[int, int],
     left: dict[str, float],
     out: list[Violation],
 ) -> None:
@@ -121,7 +126,7 @@ def _run_unit(
     if not segs:
         return
     origin = _live_origin(inst, segs, left)
-    index = [by_job[p.id].index(p) for p in segs]
+    index = [order[id(p)] for p in segs]
     last = [k == len(by_job[p.id]) - 1 for p, k in zip(segs, index, strict=True)]
     runners = [
         _runner(inst, p, k, z, left[p.id], origin)
