@@ -8,6 +8,7 @@ here (GPU exclusivity per segment, releases, `after`, reservations, groups).
 from __future__ import annotations
 
 import math
+import threading
 from collections import defaultdict
 from dataclasses import replace
 
@@ -507,3 +508,31 @@ def test_no_segment_is_only_a_restart(policy: str, blind: bool) -> None:
     assert_valid(inst, res)
     runs = [s.end - s.start for s in res.segments["a"]]
     assert all(k == 0 or r > 3 for k, r in enumerate(runs)), res.segments["a"]
+
+
+@pytest.mark.parametrize(("policy", "blind"), [("muri-l", False), ("muri-s", True)])
+@pytest.mark.parametrize("interval", [1, 5])
+def test_blind_muri_makes_progress_at_every_tick(policy: str, blind: bool, interval: int) -> None:
+    # By attained service alone, the job a run displaced has less at the next tick: with
+    # `--interval` at or below the restart cost (5) two jobs swapped at every tick and no
+    # segment got past its restart, a run that never ended. A resumed run now keeps its
+    # place until it is past its restart
+    restart = 5
+    inst = one_gpu(
+        Job("a", 1, duration=40),
+        Job("b", 1, duration=40),
+        Job("c", 1, duration=30),
+        restart=restart,
+    )
+    halt = threading.Event()
+
+    def watch(t: int, done: int, total: int) -> None:
+        if t > 10 * 110:  # ten times the work: no progress
+            halt.set()
+
+    res = simulate(
+        inst, make_policy(policy, blind=blind), interval=interval, progress=watch, stop=halt
+    )
+    assert_valid(inst, res)
+    for segs in res.segments.values():
+        assert all(s.end - s.start > restart for s in segs[1:]), segs

@@ -357,10 +357,11 @@ class Engine:
             j = self.jobs[a] if rid is None else self.as_run[a]
             rem = live.get(a, self.rem[a])
             att = self.attained[a]
-            if rid is not None:
-                att += t - self.runs[rid].seg_start[a]
+            since = None if rid is None else self.runs[rid].seg_start[a]
+            if since is not None:
+                att += t - since
             solo = None if self.policy.blind else self._solo_units(j, rem)
-            sims.append(SimJob(j, rel, None if self.policy.blind else rem, solo, att, rid))
+            sims.append(SimJob(j, rel, None if self.policy.blind else rem, solo, att, rid, since))
         runs = {
             rid: RunInfo(tuple(r.members), r.placement, r.label, min(r.seg_start.values()))
             for rid, r in self.runs.items()

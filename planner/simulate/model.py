@@ -30,7 +30,8 @@ class SimJob:
 
     `remaining_iters` and `remaining_solo` (time units run alone) are None for a blind
     policy; `attained` is the time units it has held GPUs so far (restarts included), and
-    `attained_gpu` the same times its GPU count.
+    `attained_gpu` the same times its GPU count; `since`, when it runs, is when its current
+    segment began.
     """
 
     job: Job
@@ -39,6 +40,7 @@ class SimJob:
     remaining_solo: float | None
     attained: int
     run: int | None  # id of the run (group on a GPU set) it belongs to now, None if waiting
+    since: int | None = None
 
     @property
     def id(self) -> str:
