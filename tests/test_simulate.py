@@ -510,6 +510,26 @@ def test_no_segment_is_only_a_restart(policy: str, blind: bool) -> None:
     assert all(k == 0 or r > 3 for k, r in enumerate(runs)), res.segments["a"]
 
 
+@pytest.mark.parametrize("policy", ["srtf", "srsf-p", "muri-s", "tiresias", "muri-l"])
+@pytest.mark.parametrize("blind", [False, True])
+def test_a_resume_with_little_left_needs_room_for_its_restart(policy: str, blind: bool) -> None:
+    # a (7 units, restart 3) runs 0-5 and has 2 left at 10; the next hold starts at 13.
+    # Room to finish was taken as the work left (2), not the restart first: a resumed at 10
+    # and [10, 13) was all restart. It now waits and ends at 23 all the same
+    inst = make_instance(
+        [Job("a", 1, duration=7)],
+        [NodeGroup("n", 1, 1)],
+        preemption=Preemption(True, 3),
+        reservations=(
+            reservation("r1", 5, 10, nodes=["n-0"]),
+            reservation("r2", 13, 18, nodes=["n-0"]),
+        ),
+    )
+    res = simulate(inst, make_policy(policy, blind=blind))
+    assert_valid(inst, res)
+    assert [(s.start, s.end) for s in res.segments["a"]] == [(0, 5), (18, 23)]
+
+
 @pytest.mark.parametrize(("policy", "blind"), [("muri-l", False), ("muri-s", True)])
 @pytest.mark.parametrize("interval", [1, 5])
 def test_blind_muri_makes_progress_at_every_tick(policy: str, blind: bool, interval: int) -> None:

@@ -28,10 +28,11 @@ def until(view: View, members: Sequence[SimJob], preemptive: bool = True) -> int
     remaining solo times summed (a group's cycle is below that sum); blind, of every later
     reservation. A preemptive policy re-decides when a reservation starts and stops what
     it must, so its run need only be clear for more than the restarts it pays: its own,
-    when it resumes now, and the one that stop will cost (at most the run's remaining
-    time; blind, those alone). On a plan whose makespan a far reservation did not reach,
-    waiting for the whole run to fit before it made the plan up to 29% worse; with less
-    room, a segment made no progress (`tests/test_simulate.py`)."""
+    when it resumes now, and the one that stop will cost (at most the run's own restart
+    and remaining time, room to finish; blind, those alone). On a plan whose makespan a
+    far reservation did not reach, waiting for the whole run to fit before it made the
+    plan up to 29% worse; with less room, a segment made no progress
+    (`tests/test_simulate.py`)."""
     rest = [m.remaining_solo for m in members]
     if not (preemptive and view.instance.preemption.enabled):
         if any(r is None for r in rest):
@@ -40,7 +41,9 @@ def until(view: View, members: Sequence[SimJob], preemptive: bool = True) -> int
     restarts = max(_paid(view, m) + restart_units(view.instance, m.job) for m in members)
     need = restarts + 1
     if all(r is not None for r in rest):
-        need = min(need, math.ceil(sum(r or 0.0 for r in rest)))
+        # or room to finish: the restart it pays now, then the work it has left
+        paid = max(_paid(view, m) for m in members)
+        need = min(need, paid + math.ceil(sum(r or 0.0 for r in rest)))
     return view.now + max(1, need)
 
 
