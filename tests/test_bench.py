@@ -172,6 +172,29 @@ def test_failures_become_rows(tmp_path: Path) -> None:
     assert s["solvers"][0]["verified"] == 0
 
 
+def test_cli_exit_code_when_no_run_gives_a_schedule(tmp_path: Path) -> None:
+    # the bench exited 0 when every instance was bad input or no run gave a schedule; the
+    # rows are written either way (contract §7: 2 bad input, 1 no schedule found)
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"version": 1, "jobs": [')
+    tight = tmp_path / "tight.json"
+    tight.write_text(json.dumps(TIGHT))
+    runner = CliRunner()
+    cases = [([bad], 2, "every instance is bad input"), ([bad, tight], 1, "no run gave")]
+    cases.append(([bad, tight, DATA], 0, ""))
+    for k, (files, code, said) in enumerate(cases):
+        out = tmp_path / f"r{k}.csv"
+        args = ["bench", *map(str, files), "--solvers", "greedy:fifo", "-o", str(out)]
+        res = runner.invoke(main, args)
+        assert res.exit_code == code, res.output
+        assert said in res.stderr
+        rows = read_csv(out)
+        assert any(r["name"] == "broken" and r["status"] == "error" for r in rows)
+        assert all(
+            r["verified"] == "true" for r in rows if r["status"] != "error" and r["name"] != "tight"
+        )
+
+
 def test_retry_failed_reruns_error_rows(tmp_path: Path) -> None:
     bad = tmp_path / "broken.json"
     bad.write_text("{")

@@ -8,10 +8,13 @@ ratios in the summary table.
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import handle_errors
+from planner.cli.common import EXIT_INFEASIBLE, EXIT_USAGE, handle_errors
 from planner.cli.params import SECONDS, SEED, THREADS
 from planner.errors import UsageError
 
@@ -180,3 +183,22 @@ def bench(
         terminal.print_note(f"{result.ran} run(s), {result.skipped} already in {output}")
         if report:
             terminal.print_note(f"wrote {report}")
+    code = exit_code(result.rows)
+    if code == EXIT_USAGE:
+        terminal.print_error(f"every instance is bad input (the error column of {output})")
+    elif code == EXIT_INFEASIBLE:
+        terminal.print_error(f"no run gave a verified schedule (the rows of {output})")
+    if code:
+        sys.exit(code)
+
+
+def exit_code(rows: list[dict[str, Any]]) -> int:
+    """Contract §7 for a whole bench: 0 when some run gave a verified schedule; else 2
+    when no instance file could be read, 1 otherwise (no schedule found). The rows are
+    written either way: they say what went wrong with each run."""
+    if not rows or any(r.get("verified") for r in rows):
+        return 0
+    unread = ("bad instance ", "cannot read ")
+    if all(str(r.get("error") or "").startswith(unread) for r in rows):
+        return EXIT_USAGE
+    return EXIT_INFEASIBLE
