@@ -5,12 +5,16 @@ schedule passes the verifier."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from builders import make_instance, place, profile
 
 from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
+from planner.read import instance_from_dict
 from planner.schedule import Assignment, Schedule, Segment, schedule_from_dict
 from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.engine import View
@@ -24,6 +28,9 @@ PROFILES = [
     profile("A", {1: (1000, 800, 100, 50), 2: (1000, 800, 100, 50)}),
     profile("B", {1: (1000, 50, 800, 100), 2: (1000, 50, 800, 100)}),
 ]
+
+
+DEMO = Path(__file__).resolve().parent.parent / "instances" / "demo.json"
 
 
 def cluster(*jobs: Job, nodes: int = 1, gpus: int = 2, restart: int = 2) -> Instance:
@@ -106,6 +113,30 @@ def test_the_decision_is_the_plans_segments_at_now_of_known_jobs() -> None:
     known = [sim(a, 0), sim(b, 0), sim(c, 0)]
     assert [[s.id for s in g] for g in starts_now(sched, 5, known)] == [["a", "b"]]
     assert [[s.id for s in g] for g in starts_now(sched, 12, known)] == [["a"]]
+
+
+def test_an_elastic_job_starts_at_the_count_the_plan_gives_it() -> None:
+    # c runs at 2 GPUs; the plan resumes it at 1 in a group with b: it was started at 2, in
+    # a group of members of different counts (R3, R5; found by a fuzzing helper on the
+    # demo with preemption)
+    b = Job("b", 1, "B", 10)
+    c = replace(Job("c", 2, "A", 10), gpu_counts=(2, 1))
+    pl = (place("n-0", 1),)
+    sched = Schedule(
+        "t", "x", "feasible", (Assignment("b", 5, 20, pl, "g1"), Assignment("c", 5, 20, pl, "g1"))
+    )
+    running = replace(sim(c, 0), run=3, since=0)
+    groups = starts_now(sched, 5, [sim(b, 0), running])
+    assert [[(s.id, s.job.gpus) for s in g] for g in groups] == [[("b", 1), ("c", 1)]]
+
+
+def test_the_demo_with_preemption_plans_elastic_jobs_validly() -> None:
+    doc = json.loads(DEMO.read_text())
+    doc["policy"]["preemption"] = {"enabled": True, "restart": 30}
+    inst = instance_from_dict(doc)
+    assert inst.elastic
+    res = realize(inst, RollingHorizon("greedy", budget=0.3))
+    assert res.info["preemptions"] > 0
 
 
 class Recorder(RollingHorizon):

@@ -24,6 +24,7 @@ from planner.instance import Instance, Job
 from planner.schedule import Schedule
 from planner.simulate.engine import View
 from planner.simulate.model import SimJob
+from planner.simulate.packer import count_of
 
 # Work left below this counts as none (as in `planner.simulate.trajectory`).
 _DONE = 1e-9
@@ -85,7 +86,10 @@ def plan_instance(view: View, jobs: Sequence[Job], preemptive: bool) -> Instance
 
 
 def starts_now(sched: Schedule, now: int, known: Sequence[SimJob]) -> list[list[SimJob]]:
-    """The groups of known jobs whose segment starts at `now` in the plan."""
+    """The groups of known jobs whose segment starts at `now` in the plan, each elastic
+    member at the GPU count the plan gives it there (contract §12): at the count it ran at,
+    a running job the plan resumed at another count was placed at its old count, in a
+    group of members of different counts (`tests/test_rolling.py`)."""
     by_id = {s.id: s for s in known}
     out: dict[str, list[SimJob]] = {}
     for a in sched.jobs:
@@ -93,7 +97,10 @@ def starts_now(sched: Schedule, now: int, known: Sequence[SimJob]) -> list[list[
             continue
         for seg in a.pieces():
             if seg.start == now:
-                out.setdefault(seg.group or a.id, []).append(by_id[a.id])
+                s = by_id[a.id]
+                if s.job.elastic:
+                    s = replace(s, job=s.job.at_count(count_of(seg.placement)))
+                out.setdefault(seg.group or a.id, []).append(s)
     return list(out.values())
 
 
