@@ -483,3 +483,22 @@ def test_the_summary_shows_a_tiny_value_as_it_is() -> None:
         "1,234.57",
         "0",
     ]
+
+
+@pytest.mark.parametrize(
+    "command", [["solve", "--solver", "greedy"], ["simulate", "--policy", "sjf"]]
+)
+def test_a_schedule_of_ours_that_breaks_the_rules_is_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    # a planner or engine bug exits 3, as every bug of ours, not 1 ("no feasible
+    # schedule"); nothing is written (found by a fuzzing helper: plan simulate said 1)
+    from planner.verify.base import Violation
+
+    def broken(*args: Any, **kw: Any) -> list[Violation]:
+        return [Violation("R5", "uses 2 GPUs, the job has 1", "a2c-b")]
+
+    monkeypatch.setattr("planner.verify.verify", broken)
+    out = tmp_path / "s.json"
+    code, _, err = run(command[0], str(DEMO), *command[1:], "-o", str(out))
+    assert code == 3 and "R5" in err and not out.exists()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import EXIT_INFEASIBLE, handle_errors
+from planner.cli.common import EXIT_INFEASIBLE, EXIT_INTERNAL, handle_errors
 from planner.cli.interrupts import Interrupts
 from planner.cli.params import SECONDS
 from planner.cli.show import show_page
@@ -138,14 +138,14 @@ def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tu
     violations = verify(inst, realized)
     if violations:  # never write a realized schedule that breaks the rules
         late = _late(inst, realized)
-        if all(v.rule == "R2" and v.job in late for v in violations):
-            # the policy's doing, not the engine's: an online policy may miss them
+        missed = all(v.rule == "R2" and v.job in late for v in violations)
+        if missed:  # the policy's doing, not the engine's: an online policy may miss them
             what = f"missed the deadline or horizon of {len(late)} job(s)"
-        else:  # an engine bug
+        else:  # an engine bug: exit 3, as for any bug of ours (README, exit codes)
             what = "broke the rules"
         terminal.print_error(f"simulation {pol.name} {what}; nothing written")
         terminal.print_violations(violations)
-        sys.exit(EXIT_INFEASIBLE)
+        sys.exit(EXIT_INFEASIBLE if missed else EXIT_INTERNAL)
     return doc, res
 
 

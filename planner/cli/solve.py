@@ -17,6 +17,7 @@ import click
 import planner.cli.terminal as terminal
 from planner.cli.common import (
     EXIT_INFEASIBLE,
+    EXIT_INTERNAL,
     handle_errors,
     parse_objective,
 )
@@ -263,7 +264,7 @@ def plan_and_write(
                 f"solver {sched.solver} produced an invalid schedule; nothing written"
             )
             terminal.print_violations(violations)
-            sys.exit(EXIT_INFEASIBLE)
+            sys.exit(EXIT_INTERNAL)
         doc = schedule_document(inst, sched, objectives_of(inst, options))
         files = {outs.output: dumps(doc)} if outs.output else {}
         if outs.gantt:
