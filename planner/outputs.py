@@ -99,6 +99,14 @@ def check_pictures(
         raise _refuse(png, "--png writes a PNG picture; for the page use -o")
 
 
+def files_only(options: Mapping[str, str | None]) -> None:
+    """UsageError for an output option given as `-` that a command does not print: a file
+    named `-` was written instead (README: `-o -` is standard output where it can be)."""
+    for option, path in options.items():
+        if path == STDOUT:
+            raise UsageError(f"{option} -: this output is written to a file only; give a file name")
+
+
 def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = ()) -> None:
     """Every output writable, no two the same file, none an input (UsageError otherwise)."""
     seen: dict[object, str] = {}

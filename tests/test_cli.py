@@ -502,3 +502,45 @@ def test_a_schedule_of_ours_that_breaks_the_rules_is_an_internal_error(
     out = tmp_path / "s.json"
     code, _, err = run(command[0], str(DEMO), *command[1:], "-o", str(out))
     assert code == 3 and "R5" in err and not out.exists()
+
+
+FILE_ONLY = [
+    ["solve", DEMO, "--solver", "greedy", "--show", "-"],
+    ["replan", DEMO, "PLAN", "--now", "100", "-o", "r.json", "--live", "-"],
+    ["replan", DEMO, "PLAN", "--now", "100", "-o", "r.json", "--show", "-"],
+    ["simulate", DEMO, "--policy", "fifo", "--gantt", "-"],
+    ["simulate", DEMO, "--policy", "fifo", "--events", "-"],
+    ["simulate", DEMO, "--policy", "fifo", "--show", "-"],
+    ["show", "PLAN", "--instance", DEMO, "--png", "-"],
+    ["show", "PLAN", "--instance", DEMO, "-o", "-", "--open"],
+    ["bench", DEMO, "--solvers", "greedy", "-o", "-"],
+    ["bench", DEMO, "--solvers", "greedy", "-o", "b.csv", "--report", "-"],
+]
+
+
+@pytest.mark.parametrize("args", FILE_ONLY, ids=lambda a: "-".join(map(str, a[:1] + a[-2:])))
+def test_an_output_that_is_not_printed_is_not_written_as_a_file_named_dash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[Any]
+) -> None:
+    # they wrote a file named "-" and said "wrote -" (found by a fuzzing helper)
+    monkeypatch.chdir(tmp_path)
+    plan = tmp_path / "plan.json"
+    assert run("solve", DEMO, "--solver", "greedy", "-o", plan)[0] == 0
+    code, _, err = run(*[plan if a == "PLAN" else a for a in args])
+    assert code == 2 and ("file only" in err or "--open" in err), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]
+
+
+def test_simulate_and_show_print_to_standard_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("simulate", DEMO, "--policy", "sjf", "-o", "-")
+    assert code == 0 and not (tmp_path / "-").exists()
+    doc = json.loads(out)
+    assert doc["solver"] == "simulate:sjf"
+    assert verify(read_instance(DEMO), schedule_from_dict(doc)) == []
+    (tmp_path / "s.json").write_text(out)
+    code, page, _ = run("show", "s.json", "--instance", DEMO, "-o", "-")
+    assert code == 0 and page.startswith("<!DOCTYPE html>") and "sjf" in page
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]

@@ -48,12 +48,13 @@ def replan(
     the rest is planned again, after the changes."""
     from planner.cli.commands import read_schedule
     from planner.export import json_text
-    from planner.outputs import check_outputs
+    from planner.outputs import check_outputs, files_only
     from planner.read import raw_json, read_instance
     from planner.replan import check_now, live_document, live_instance, read_changes
     from planner.verify import verify
 
     outs, settings = args.prepared()
+    files_only({"--live": live_out})
     check_outputs([*outs.paths(), live_out], [instance, schedule, changes])
     inst = read_instance(instance)
     check_now(inst, now, instance)

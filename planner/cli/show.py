@@ -39,13 +39,16 @@ def show(
     colour_by: str,
 ) -> None:
     """Draw SCHEDULE as a Gantt chart: a lane per node, a row per GPU."""
-    from planner.outputs import check_outputs, check_pictures, write_all
+    from planner.outputs import STDOUT, check_outputs, check_pictures, files_only, write_all
     from planner.read import recorded_instance
     from planner.show.data import header_numbers
     from planner.show.files import read_document, show_files
 
     if not output and not png:
         raise UsageError("give -o page.html and/or --png picture.png")
+    files_only({"--png": png})
+    if open_ and output == STDOUT:
+        raise UsageError("--open needs the page in a file: give -o page.html")
     check_pictures(output, png)
     doc = read_document(schedule)
     for where, problem in header_numbers(doc)[1]:  # informational: drawn without it
@@ -56,9 +59,12 @@ def show(
     ids = [a.get("id") for a in jobs if isinstance(a, dict)] if isinstance(jobs, list) else []
     inst = schedule_instance(schedule, ids, doc.get("instance"), instance, doc.get("info"))
     files = show_files(doc, inst, output, png, colour_by)
+    page = files.pop(STDOUT, None)  # `-o -`: the page on standard output
     write_all(files)
     for written in files:
         terminal.print_note(f"wrote {written}")
+    if isinstance(page, str):
+        terminal.print_raw(page)
     if open_ and output:
         click.launch(output)
 

@@ -64,9 +64,14 @@ def simulate(
 
     Ctrl-C or SIGTERM stops the run and writes nothing (exit 130 / 143): a schedule of the
     jobs realized so far is not a schedule of the instance."""
-    from planner.outputs import check_outputs, check_pictures
+    from planner.outputs import STDOUT, check_outputs, check_pictures, files_only
     from planner.read import read_instance
     from planner.simulate import make_policy
+
+    files_only({"--gantt": gantt, "--events": events, "--show": show})
+    printed = output == STDOUT  # `-o -`: the realized schedule on standard output, as plan solve
+    if printed:
+        output, as_json = None, True
 
     try:
         pol = make_policy(policy, budget=budget, blind=blind)
@@ -95,7 +100,9 @@ def simulate(
     if show:
         show_page(doc, inst, show)
         files[show] = ""
-    if as_json:
+    if printed:
+        terminal.print_json(doc)
+    elif as_json:
         terminal.print_json(_summary(doc, list(files)))
     else:
         terminal.print_summary(doc, inst.time_unit, bool(inst.power_price))

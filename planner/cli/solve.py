@@ -186,8 +186,11 @@ class Outputs:
     as_json: bool = False
 
     def normalised(self) -> Outputs:
+        from planner.outputs import files_only
+
         if self.gantt == "-":
             raise UsageError("--gantt -: write the CSV to standard output with plan export S -o -")
+        files_only({"--show": self.show})
         if self.output == "-":  # the schedule document on standard output, tables left out
             return replace(self, output=None, as_json=True)
         return self
