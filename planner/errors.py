@@ -28,3 +28,12 @@ class InputError(Exception):
 
 class UsageError(Exception):
     """A request the planner cannot serve (unknown solver spec, option out of range)."""
+
+
+class WriteError(UsageError):
+    """An output that cannot be written: `path` and the system's `reason`."""
+
+    def __init__(self, path: str, reason: str):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot write {path}: {reason}; nothing was written")

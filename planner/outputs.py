@@ -15,14 +15,14 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from planner.errors import UsageError
+from planner.errors import UsageError, WriteError
 
 PSEUDO_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))
 STDOUT = "-"  # an output named "-" is standard output, which the command prints itself
 
 
-def _refuse(path: str, reason: str) -> UsageError:
-    return UsageError(f"cannot write {path}: {reason}; nothing was written")
+def _refuse(path: str, reason: str) -> WriteError:
+    return WriteError(path, reason)
 
 
 def _nearest_existing(p: Path) -> Path:

@@ -359,3 +359,33 @@ def test_an_instance_without_jobs_is_a_verified_row(tmp_path: Path) -> None:
     [row] = read_csv(out)
     assert (row["status"], row["verified"], row["error"]) == ("optimal", "true", "")
     assert float(row["makespan"]) == 0 and float(row["energy_cost"]) == 0
+
+
+def test_a_results_file_that_cannot_be_finished_keeps_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a full disk at the final rewrite said "nothing was written" while the rows appended
+    # as runs finished were in the file (found by a fuzzing helper)
+    import errno
+    import os
+
+    import planner.batch.results as results
+    from planner.errors import WriteError
+
+    real = results.write_results
+    calls: list[int] = []
+
+    def full(path: Any, rows: Any) -> None:
+        calls.append(1)
+        if len(calls) > 1:  # the file is made, then the disk is full
+            raise WriteError(str(path), os.strerror(errno.ENOSPC))
+        real(path, rows)
+
+    monkeypatch.setattr(results, "write_results", full)
+    out = tmp_path / "r.csv"
+    res = CliRunner().invoke(main, ["bench", str(DATA), "--solvers", "greedy:fifo", "-o", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "No space left" in res.stderr and "stay in the file" in res.stderr
+    assert "nothing was written" not in res.stderr
+    rows = read_csv(out)
+    assert rows and all(r["verified"] == "true" for r in rows)

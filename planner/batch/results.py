@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.batch.run import METRICS
-from planner.errors import UsageError
+from planner.errors import UsageError, WriteError
 
 COLUMNS: tuple[str, ...] = (
     "instance",
@@ -202,10 +202,13 @@ class ResultsFile:
 
     def append(self, row: Mapping[str, Any]) -> None:
         row = dict(row)
-        with self.path.open("a", encoding="utf-8", newline="") as f:
-            f.write(csv_text([row], header=False))
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with self.path.open("a", encoding="utf-8", newline="") as f:
+                f.write(csv_text([row], header=False))
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise self._kept(f"cannot append to {self.path}: {e.strerror or e}") from None
         k = key_of(row)
         if k in self._by_key:
             self.rows[self._by_key[k]] = row
@@ -217,7 +220,18 @@ class ResultsFile:
         """Rewrite the file in canonical order."""
         self.rows = [dict(r) for r in canonical_order(self.rows, keys)]
         self._by_key = {key_of(r): i for i, r in enumerate(self.rows)}
-        write_results(self.path, self.rows)
+        try:
+            write_results(self.path, self.rows)
+        except WriteError as e:
+            raise self._kept(f"cannot rewrite {self.path} in order: {e.reason}") from None
+
+    def _kept(self, what: str) -> UsageError:
+        """A write that failed after rows were appended: they stay (a line cut short is
+        dropped when the file is read back), and a rerun resumes from them."""
+        return UsageError(
+            f"{what}; the rows appended before stay in the file, and a rerun with the "
+            "same -o resumes from them"
+        )
 
     def rows_for(self, keys: Iterable[Key]) -> list[dict[str, Any]]:
         return [self.rows[self._by_key[k]] for k in keys if k in self._by_key]
