@@ -107,7 +107,8 @@ class Checker:
     def bounded(self, v: float, path: str, limit: float = MAX_NUMBER) -> bool:
         """False (and a problem) when |v| exceeds the documented limit."""
         if abs(v) > limit:
-            self.add(path, f"{v:g} is larger than the limit {limit:g}")
+            side = f"larger than the limit {limit:g}" if v > 0 else f"below the limit {-limit:g}"
+            self.add(path, f"{v:g} is {side}")
             return False
         return True
 

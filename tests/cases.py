@@ -79,6 +79,18 @@ def _profile(stages: Any) -> Callable[[dict[str, Any]], None]:
 
 BAD = [
     # structure: unknown fields, types, required, ranges
+    (
+        "priority-too-low",
+        _set(["jobs", 0, "priority"], -(10**18)),
+        "jobs[0].priority",
+        "below the limit -1e+12",
+    ),
+    (
+        "priority-too-high",
+        _set(["jobs", 0, "priority"], 10**18),
+        "jobs[0].priority",
+        "larger than the limit 1e+12",
+    ),
     ("unknown-top", _set(["horizn"], 5), "horizn", "did you mean 'horizon'"),
     ("unknown-job-field", _set(["jobs", 0, "gpu"], 8), "jobs[0].gpu", "did you mean 'gpus'"),
     (
