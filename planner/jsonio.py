@@ -97,12 +97,32 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different: with a key twice, which value holds would
+    be a guess (the parser keeps the last)."""
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            named = f" with id {json.dumps(out['id'])}" if isinstance(out.get("id"), str) else ""
+            raise ValueError(f"key {json.dumps(key)} appears twice in the object{named}")
+        seen.add(key)
+    return out
+
+
 def loads(text: str, file: str) -> Any:
     """Parse JSON text from `file`; every problem is an InputError naming the file."""
     if nesting_depth(text) > MAX_DEPTH:
         raise _fail(file, f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        return json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_unique_keys,
+        )
     except json.JSONDecodeError as e:
         raise _fail(file, f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
     except (ValueError, RecursionError) as e:

@@ -262,6 +262,16 @@ def test_malformed_json_has_line_and_column(tmp_path: Path) -> None:
     assert p.path == "$" and "line 4, column 1" in p.message
 
 
+def test_a_key_twice_in_one_object_is_refused(tmp_path: Path) -> None:
+    # the parser kept the last value silently (found by a fuzzing helper)
+    path = tmp_path / "dup.json"
+    doc = '{"version": 1, "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]}, '
+    path.write_text(doc + '"jobs": [{"id": "a", "duration": 5, "gpus": 1, "gpus": 2}]}')
+    with pytest.raises(InputError) as e:
+        read_instance(path)
+    assert 'key "gpus" appears twice in the object with id "a"' in str(e.value)
+
+
 def test_nan_is_refused(tmp_path: Path) -> None:
     f = tmp_path / "nan.json"
     d = base()
