@@ -4,15 +4,20 @@ the result."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from planner.cli import main
 from planner.importers.jobshop import JobshopFormatError, parse_jss
-from planner.importers.psplib import parse_sm
+from planner.importers.psplib import PsplibFormatError, parse_sm
 from planner.read import instance_from_dict, read_instance
 
 ROOT = Path(__file__).resolve().parent.parent
+# Job 18's precedence line is line 36: "  18        1          2          23  28"
+SM = ROOT / "instances" / "psplib" / "j30" / "j3010_7.sm"
 
 
 def test_ft06() -> None:
@@ -30,10 +35,86 @@ def test_ft06() -> None:
 
 
 def test_jss_errors() -> None:
-    with pytest.raises(JobshopFormatError):
+    with pytest.raises(JobshopFormatError, match="ends after 1 of the 2 job lines"):
         parse_jss("2 2\n0 1 1 2\n")
-    with pytest.raises(JobshopFormatError):
+    with pytest.raises(JobshopFormatError) as e:
         parse_jss("1 2\n0 1 5 2\n")
+    assert e.value.path == "line 2, field 3" and "machine 5 out of range" in e.value.message
+
+
+@pytest.mark.parametrize(
+    "text, path, fragment",
+    [
+        # a PSPLIB file: int() said "invalid literal for int() with base 10: '*****...'"
+        (SM.read_text(), "line 1, field 1", "not a job-shop file"),
+        ("1 2\n0 1 1 x\n", "line 2, field 4", "duration 'x' is not a whole number"),
+        ("1 2\n0 1 1\n", "line 2", "expected 2 (machine, duration) pairs, found 3"),
+        # lines beyond the declared jobs were dropped without a word
+        ("1 2\n0 1 1 2\n0 3 1 3\n", "line 3", "more job lines than the 1"),
+    ],
+)
+def test_a_malformed_jss_names_the_line(text: str, path: str, fragment: str) -> None:
+    with pytest.raises(JobshopFormatError) as e:
+        parse_jss(text)
+    assert e.value.path == path and fragment in e.value.message, e.value
+
+
+def sm_edited(pattern: str, repl: str) -> str:
+    """j3010_7.sm with one multiline regex substitution (which must match)."""
+    text, n = re.subn(pattern, repl, SM.read_text(), count=1, flags=re.M)
+    assert n == 1, pattern
+    return text
+
+
+def sm_without(*line_numbers: int) -> str:
+    """j3010_7.sm without the given (1-based) lines."""
+    lines = SM.read_text().splitlines(keepends=True)
+    return "".join(x for no, x in enumerate(lines, 1) if no not in line_numbers)
+
+
+@pytest.mark.parametrize(
+    "text, path, fragment",
+    [
+        # non-numeric successors were skipped, losing the edge j18 -> j28
+        (sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1x"), "line 36, field 5", "successor 'x'"),
+        (sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1inf"), "line 36, field 5", "'inf' is not"),
+        (sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1é"), "line 36, field 5", "'é' is not"),
+        # a count that disagrees with the successors listed was accepted
+        (
+            sm_edited(r"^(  18 +1 +)2( +23 +28)$", r"\g<1>5\2"),
+            "line 36, field 3",
+            "job 18 declares 5 successor(s) but lists 2",
+        ),
+        (sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1 33"), "line 36, field 5", "33 is not a job"),
+        # truncated or dropped lines: "list index out of range", "zip() argument 2 is
+        # shorter than argument 1", "0"
+        ("".join(SM.read_text().splitlines(True)[:40]), "line 41", "ends in PRECEDENCE"),
+        (sm_without(55), "line 55, field 1", "expected job 1, found job 2: REQUESTS/DUR"),
+        (sm_without(36), "line 36, field 1", "expected job 18, found job 19: PRECEDENCE"),
+        (sm_without(50), "line 50", "PRECEDENCE RELATIONS ends after 31 of the file's 32"),
+        (sm_without(54), "line 54", "expected a line of '-'"),
+        (sm_without(88), "$", "no 'RESOURCEAVAILABILITIES:' section"),
+        (sm_without(90, 91), "line 90", "the file ends in RESOURCEAVAILABILITIES"),
+        (sm_edited(r"^(  2 +1 +10 .*)$", r"\1 4"), "line 56", "expected 7 fields"),
+        (sm_edited(r"^(   31 .*) 25$", r"\1"), "line 90", "(one per resource), found 3"),
+        (sm_edited(r"\):  32$", "):  31"), "line 50", "expected the end of PRECEDENCE"),
+    ],
+)
+def test_a_malformed_sm_names_the_line(text: str, path: str, fragment: str) -> None:
+    with pytest.raises(PsplibFormatError) as e:
+        parse_sm(text)
+    assert e.value.path == path and fragment in e.value.message, e.value
+
+
+@pytest.mark.parametrize("kind", ["psplib", "jobshop"])
+def test_import_of_a_malformed_file_names_file_and_line(tmp_path: Path, kind: str) -> None:
+    src = tmp_path / "bad.sm"
+    src.write_text(sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1x"))
+    out = tmp_path / "x.json"
+    r = CliRunner().invoke(main, ["import", kind, str(src), "-o", str(out)])
+    line = "line 36, field 5: successor 'x'" if kind == "psplib" else "line 1, field 1: not a"
+    assert r.exit_code == 2 and f"{src}: {line}" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not out.exists()
 
 
 def test_j30(tmp_path: Path) -> None:

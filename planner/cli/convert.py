@@ -127,13 +127,16 @@ def import_(
     name = name or Path(file).stem
     doc: dict[str, Any]
     if kind in ("psplib", "jobshop"):
+        from planner.importers import FormatError
         from planner.importers.jobshop import parse_jss
         from planner.importers.psplib import parse_sm
 
         parse = parse_sm if kind == "psplib" else parse_jss
         try:
             doc = {**parse(_read_text(file)), "name": name}
-        except (ValueError, LookupError, ArithmeticError) as e:  # the parsers' format errors
+        except FormatError as e:  # the parsers name the line (and field) of what is wrong
+            raise InputError(file, [Problem(e.path, e.message)]) from None
+        except (ValueError, LookupError, ArithmeticError) as e:  # a case the parsers missed
             raise InputError(file, [Problem("$", f"not a {kind} file: {e}")]) from None
     else:
         from planner.importers.muri import muri_to_instance

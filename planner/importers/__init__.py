@@ -2,8 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+# A field of a PSPLIB or job-shop line: ASCII digits only (int() would also take '٣',
+# '+3' and '3_0').
+WHOLE = re.compile(r"[0-9]+")
+
+
+class FormatError(ValueError):
+    """A malformed PSPLIB or job-shop file: where (`line 18`, `line 18, field 5`, or `$`
+    for the whole file) and what. `plan import` reports it as an InputError problem, so
+    the user gets the file, the line and the problem, not a parser's exception text."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+def shown(token: str, limit: int = 20) -> str:
+    """A token of a bad line, quoted and cut short (a PSPLIB rule line is 72 '*')."""
+    return repr(token if len(token) <= limit else token[:limit] + "...")
 
 
 def project_instance(

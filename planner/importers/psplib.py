@@ -13,12 +13,17 @@ The cluster has no nodes: the project needs only its pools.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from planner.importers import project_instance
+from planner.importers import WHOLE, FormatError, project_instance, shown
+
+# `R 1  R 2 ...` after `duration` and in RESOURCEAVAILABILITIES; N (nonrenewable) and D
+# (doubly constrained) columns are multi-mode features this importer does not model.
+RESOURCES = re.compile(r"(?:\s*R\s*[0-9]+)*\s*")
 
 
-class PsplibFormatError(ValueError):
+class PsplibFormatError(FormatError):
     pass
 
 
@@ -26,52 +31,158 @@ def _section(lines: list[str], title: str) -> int:
     for i, line in enumerate(lines):
         if line.strip().upper().startswith(title):
             return i
-    raise PsplibFormatError(f"section {title!r} not found")
+    raise PsplibFormatError("$", f"no {title!r} section: not a PSPLIB .sm file")
 
 
-def _ints(line: str) -> list[int]:
-    return [int(x) for x in re.findall(r"-?\d+", line)]
+def _line(lines: list[str], i: int, where: str, expected: str) -> str:
+    if i >= len(lines):
+        raise PsplibFormatError(f"line {i + 1}", f"the file ends in {where}: expected {expected}")
+    return lines[i]
+
+
+def _ints(line: str, i: int, field: Callable[[int], str]) -> list[int]:
+    """The whole numbers of line `i` (0-based); `field(k)` names field k (1-based)."""
+    out = []
+    for k, token in enumerate(line.split(), 1):
+        if not WHOLE.fullmatch(token):
+            raise PsplibFormatError(
+                f"line {i + 1}, field {k}", f"{field(k)} {shown(token)} is not a whole number"
+            )
+        out.append(int(token))
+    return out
+
+
+def _rows(
+    lines: list[str], i: int, n_jobs: int, where: str, field: Callable[[int], str]
+) -> dict[int, tuple[int, list[int]]]:
+    """The lines of jobs 1..n_jobs from line `i` on, in order and each once, as
+    {job: (line index, fields)}, then the section's closing line of '*'. A dropped,
+    repeated or extra line is an error: read on, it would take the next section's
+    numbers as jobs."""
+    rows: dict[int, tuple[int, list[int]]] = {}
+    for job in range(1, n_jobs + 1):
+        while _line(lines, i, where, f"the line of job {job} of {n_jobs}").strip() == "":
+            i += 1
+        first = lines[i].split()[0]
+        if not WHOLE.fullmatch(first):
+            raise PsplibFormatError(
+                f"line {i + 1}",
+                f"{where} ends after {job - 1} of the file's {n_jobs} jobs "
+                f"(found {shown(lines[i].strip())})",
+            )
+        nums = _ints(lines[i], i, field)
+        if nums[0] != job:
+            raise PsplibFormatError(
+                f"line {i + 1}, field 1",
+                f"expected job {job}, found job {nums[0]}: {where} lists jobs 1..{n_jobs} in "
+                "order, each once",
+            )
+        if len(nums) < 2 or nums[1] != 1:
+            found = f"{field(2)} {nums[1]}" if len(nums) >= 2 else f"no {field(2)}"
+            raise PsplibFormatError(
+                f"line {i + 1}, field 2",
+                f"job {job} has {found}: only single-mode .sm files (1) are supported",
+            )
+        rows[job] = (i, nums)
+        i += 1
+    while _line(lines, i, where, "a line of '*' after the last job").strip() == "":
+        i += 1
+    if not lines[i].lstrip().startswith("*"):
+        raise PsplibFormatError(
+            f"line {i + 1}",
+            f"expected the end of {where} (a line of '*') after job {n_jobs}: the file "
+            f"declares {n_jobs} jobs (supersource and supersink included)",
+        )
+    return rows
 
 
 def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
-    """Parse a single-mode `.sm` file into an instance dict (objective: makespan)."""
+    """Parse a single-mode `.sm` file into an instance dict (objective: makespan).
+    PsplibFormatError names the line (and field) of the first thing wrong."""
     lines = text.splitlines()
     n_jobs = None
-    for line in lines:
+    for i, line in enumerate(lines):
         if line.lower().startswith("jobs (incl. supersource/sink )"):
-            n_jobs = _ints(line.split(":", 1)[1])[0]
+            value = line.split(":", 1)[1].split() if ":" in line else []
+            if len(value) != 1 or not WHOLE.fullmatch(value[0]) or int(value[0]) < 1:
+                raise PsplibFormatError(f"line {i + 1}", "expected the number of jobs after ':'")
+            n_jobs = int(value[0])
+            break
     if n_jobs is None:
-        raise PsplibFormatError("'jobs (incl. supersource/sink )' line not found")
+        raise PsplibFormatError(
+            "$", "no 'jobs (incl. supersource/sink )' line: not a PSPLIB .sm file"
+        )
 
+    where = "PRECEDENCE RELATIONS"
+    i = _section(lines, "PRECEDENCE RELATIONS:") + 1
+    if not _line(lines, i, where, "its header").lower().startswith("jobnr."):
+        raise PsplibFormatError(
+            f"line {i + 1}", "expected the header 'jobnr.  #modes  #successors  successors'"
+        )
+    names = {1: "job number", 2: "mode count", 3: "successor count"}
+    prec = _rows(lines, i + 1, n_jobs, where, lambda k: names.get(k, "successor"))
     succ: dict[int, list[int]] = {}
-    i = _section(lines, "PRECEDENCE RELATIONS:") + 2
-    while len(succ) < n_jobs:
-        nums = _ints(lines[i])
-        i += 1
-        if not nums:
-            continue
-        job, _modes, n_succ = nums[0], nums[1], nums[2]
-        succ[job] = nums[3 : 3 + n_succ]
+    for job, (i, nums) in prec.items():
+        listed = nums[3:]
+        if len(nums) < 3 or len(listed) != nums[2]:
+            declared = f"declares {nums[2]}" if len(nums) >= 3 else "has no successor count"
+            raise PsplibFormatError(
+                f"line {i + 1}, field 3",
+                f"job {job} {declared} successor(s) but lists {len(listed)}",
+            )
+        for k, b in enumerate(listed, 4):
+            if not 1 <= b <= n_jobs:
+                raise PsplibFormatError(
+                    f"line {i + 1}, field {k}", f"successor {b} is not a job (1..{n_jobs})"
+                )
+        succ[job] = listed
 
-    i = _section(lines, "REQUESTS/DURATIONS:")
-    header = lines[i + 1]
-    res_names = [f"R{n}" for n in _ints(header.split("duration", 1)[1])]
+    where = "REQUESTS/DURATIONS"
+    i = _section(lines, "REQUESTS/DURATIONS:") + 1
+    header = _line(lines, i, where, "its header")
+    head, _, rest = header.partition("duration")
+    if not head.lower().startswith("jobnr.") or not RESOURCES.fullmatch(rest):
+        raise PsplibFormatError(
+            f"line {i + 1}",
+            "expected the header 'jobnr. mode duration R 1 R 2 ...' (renewable resources only)",
+        )
+    res_names = [f"R{n}" for n in re.findall(r"[0-9]+", rest)]
+    if not _line(lines, i + 1, where, "a line of '-'").lstrip().startswith("-"):
+        raise PsplibFormatError(f"line {i + 2}", "expected a line of '-' under the header")
+    names = {1: "job number", 2: "mode", 3: "duration"}
+    names |= {k: f"request of {r}" for k, r in enumerate(res_names, 4)}
+    rows = _rows(lines, i + 2, n_jobs, where, lambda k: names.get(k, "field"))
     dur: dict[int, int] = {}
     req: dict[int, list[int]] = {}
-    i += 3  # title, header, dashes
-    while len(dur) < n_jobs:
-        nums = _ints(lines[i])
-        i += 1
-        if not nums:
-            continue
-        job, _mode, d = nums[0], nums[1], nums[2]
-        dur[job] = d
-        req[job] = nums[3 : 3 + len(res_names)]
+    for job, (i, nums) in rows.items():
+        if len(nums) != 3 + len(res_names):
+            raise PsplibFormatError(
+                f"line {i + 1}",
+                f"job {job}: expected {3 + len(res_names)} fields (job, mode, duration and "
+                f"{len(res_names)} resource requests), found {len(nums)}",
+            )
+        dur[job] = nums[2]
+        req[job] = nums[3:]
 
-    i = _section(lines, "RESOURCEAVAILABILITIES:")
-    caps = _ints(lines[i + 2])
+    where = "RESOURCEAVAILABILITIES"
+    i = _section(lines, "RESOURCEAVAILABILITIES:") + 1
+    header = _line(lines, i, where, "its header")
+    if not RESOURCES.fullmatch(header) or re.findall(r"[0-9]+", header) != [
+        n[1:] for n in res_names
+    ]:
+        raise PsplibFormatError(
+            f"line {i + 1}",
+            f"expected the header {'  '.join(n[0] + ' ' + n[1:] for n in res_names)!r}, the "
+            "resources of REQUESTS/DURATIONS",
+        )
+    values = _line(lines, i + 1, where, "the capacities")
+    names = {k: f"capacity of {r}" for k, r in enumerate(res_names, 1)}
+    caps = _ints(values, i + 1, lambda k: names.get(k, "field"))
     if len(caps) != len(res_names):
-        raise PsplibFormatError("resource availabilities do not match the resources")
+        raise PsplibFormatError(
+            f"line {i + 2}",
+            f"expected {len(res_names)} capacities (one per resource), found {len(caps)}",
+        )
 
     def dummy(j: int) -> bool:
         return dur[j] == 0 and not any(req[j]) and j in (1, n_jobs)
