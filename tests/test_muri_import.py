@@ -124,6 +124,30 @@ def test_bad_rows_and_bad_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    "end, count",
+    [
+        # a stray comma: the row's priority was read from the stage column (0, not 1)
+        (",446,,,0,1", 14),
+        (",446,8,0,1,7", 14),  # the extra field was dropped
+        (",446,8,0", 12),  # the priority was missing (None)
+    ],
+)
+def test_a_row_with_more_or_fewer_fields_than_the_header_is_refused(
+    tmp_path: Path, end: str, count: int
+) -> None:
+    lines = (DATA / "trace1_head200.csv").read_bytes().split(b"\r\n")  # CRLF, as the traces
+    assert lines[1].endswith(b",446,8,0,1")  # line 2, the first data row
+    lines[1] = lines[1].removesuffix(b",446,8,0,1") + end.encode()
+    f = tmp_path / "t.csv"
+    f.write_bytes(b"\r\n".join(lines))
+    with pytest.raises(InputError) as e:  # whichever rows are selected: the file is broken
+        muri_to_instance(f, name="t", nodes=8, gpus_per_node=8, offset=5)
+    [problem] = e.value.problems
+    assert problem.path == "line 2", problem
+    assert f"rows[0] has {count} fields but the header has 13" in problem.message
+
+
+@pytest.mark.parametrize(
     "row, path, fragment",
     [
         ({"iterations": "0"}, "rows[7].iterations", "0 is less than 1"),

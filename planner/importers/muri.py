@@ -50,9 +50,25 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
     from planner.jsonio import read_text
 
     text = read_text(path)
+    rows: list[dict[str, str]] = []
+    ragged: list[Problem] = []
     try:
         reader = csv.DictReader(io.StringIO(text, newline=""))
-        rows = list(reader)
+        for row in reader:
+            # DictReader puts a row's extra fields under None and fills missing ones with
+            # None: either way a stray or lost comma has shifted the values after it.
+            count = sum(v is not None for k, v in row.items() if k is not None)
+            count += len(row.get(None) or [])
+            width = len(reader.fieldnames or [])
+            if count != width:
+                ragged.append(
+                    Problem(
+                        f"line {reader.line_num}",
+                        f"rows[{len(rows)}] has {count} fields but the header has {width}: "
+                        "a stray or missing comma would shift the values after it",
+                    )
+                )
+            rows.append(row)
         header = reader.fieldnames or []
     except csv.Error as e:
         raise InputError(str(path), [Problem("$", f"not a CSV file: {e}")]) from None
@@ -61,6 +77,8 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
         raise InputError(
             str(path), [Problem("$", f"not a Muri trace: missing column(s) {', '.join(missing)}")]
         )
+    if ragged:
+        raise InputError(str(path), ragged)
     return rows
 
 
