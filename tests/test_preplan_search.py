@@ -150,7 +150,9 @@ def test_a_resumed_engine_run_equals_the_run_from_the_start(regroup_on):
     assert verify(inst, s) == []
 
 
-def test_the_search_resumes_runs_and_its_plan_verifies():
+def test_the_search_resumes_runs_and_its_plan_verifies(monkeypatch):
+    # this lane's search over keys alone (the weighted policy's lane: test_weighted.py)
+    monkeypatch.setattr(search, "eligible", lambda inst: False)
     inst = small(releases=True, reservations=False, multi_node=False)
     s = solve_preempt(inst, SolveOptions(time_limit=3, seed=2))
     assert verify(inst, s) == []
@@ -174,6 +176,7 @@ def test_a_second_lane_searches_other_random_keys_and_its_plan_verifies():
 
 
 def test_an_incumbent_the_verifier_rejects_gives_way_to_the_one_before(monkeypatch):
+    monkeypatch.setattr(search, "eligible", lambda inst: False)  # as above
     inst = small(releases=True, reservations=False, multi_node=False)
     real = search.verify
     start = solve_preempt(inst, SolveOptions(time_limit=60), search=False)

@@ -47,7 +47,8 @@ class Keys:
         """The policy's name as the schedule reports it."""
         if self.mode == "muri" and self.regroup:
             return "muri-s+regroup"
-        return {"muri": "muri-s", "solo": "srsf-p"}.get(self.mode, f"filler:{self.slack:g}")
+        names = {"muri": "muri-s", "solo": "srsf-p", "weighted": "weighted"}
+        return names.get(self.mode, f"filler:{self.slack:g}")
 
     def key(self, s: SimJob) -> tuple[float, int, str]:
         rest = s.remaining_solo if s.remaining_solo is not None else 0.0

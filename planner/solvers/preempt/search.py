@@ -33,7 +33,11 @@ starts, a forked child runs random keys from seed + 1 while this process runs th
 candidates above; the child's settled plan is the result when it is better. On
 cluster_trace.csv at 120 s (one run each, docs/PREEMPTION.md): 101,489 s average JCT with
 one lane, 101,039 s with two (the child's plan won; 139 and 153 engine runs, the starts
-counted in both).
+counted in both). On an instance the weighted policy plans (`weighted.eligible`: at most
+100 jobs, ...), the child runs that policy instead, from the start of the time limit (its
+run takes most of it): on the five heavy all-at-zero windows of 60 Muri jobs with
+preemption, `auto` 60 s, its plan won on four (trace1 jobs 120-179: 421,092 s against
+437,528 s before; docs/PREEMPTION.md has the figures).
 
 Measured on cluster_trace.csv (400 jobs, 8 x 8, Muri's restart costs; one run of
 `experiments/preemption_targets.py`, docs/PREEMPTION.md): 120 s give 107,144 s average
@@ -68,6 +72,12 @@ from planner.solvers.options import Progress, SolveOptions, objectives_of
 from planner.solvers.preempt.batch import batch_policy, batch_starts
 from planner.solvers.preempt.filler import Filler
 from planner.solvers.preempt.policy import REGROUP, KeyedMuri, KeyedSrsf, Keys, Memo
+from planner.solvers.preempt.weighted import (
+    RESERVE,
+    WeightedRegroup,
+    eligible,
+    reset_highs_threads,
+)
 from planner.verify import verify
 
 GPU_EXPONENTS = (1.5, 1.0, 0.5, 0.0)
@@ -104,11 +114,15 @@ class _Deadline(threading.Event):
         return self.other.is_set() or time.perf_counter() >= self.deadline
 
 
-def make(interleave: bool, keys: Keys, memo: Memo | None = None) -> Policy:
+def make(
+    interleave: bool, keys: Keys, memo: Memo | None = None, deadline: float = math.inf
+) -> Policy:
     """The policy `keys.mode` names; a preemptive list policy when the instance does not
     interleave."""
     if not interleave or keys.mode == "solo":
         return KeyedSrsf(keys)
+    if keys.mode == "weighted":
+        return WeightedRegroup(deadline)
     if keys.mode.startswith("batch"):
         return batch_policy(keys)
     if keys.mode == "filler":
@@ -125,14 +139,21 @@ def solve_preempt(
     (`planner.solvers.dispatch`), whose running jobs the engine may stop at `now`."""
     t0 = time.perf_counter()
     s = _Search(instance, options, t0, plain)
-    s.start()
+    two = search and lanes(options.workers) == 2
     theirs = None
-    if search and s.engine_ok and s.interleave_runs:
-        if lanes(options.workers) == 2 and not s.out_of_time():
-            left = s.deadline - time.perf_counter()
-            theirs, _ = side_by_side(s.second_lane, s.explore, left, options.stop)
-        else:
-            s.explore()
+    if two and s.interleave_runs and eligible(instance):
+        # the weighted policy's run (`weighted.py`) takes most of the time limit: it gets
+        # the second lane from the start, while this lane makes the starts and searches
+        limit = options.limit
+        theirs, _ = side_by_side(s.weighted_lane, s.start_and_explore, limit, options.stop)
+    else:
+        s.start()
+        if search and s.engine_ok and s.interleave_runs:
+            if two and not s.out_of_time():
+                left = s.deadline - time.perf_counter()
+                theirs, _ = side_by_side(s.second_lane, s.explore, left, options.stop)
+            else:
+                s.explore()
     s.settle()
     if theirs is not None:
         s.take(*theirs)
@@ -179,6 +200,24 @@ class _Search:
             if self.out_of_time():
                 break
             self.attempt(keys)
+
+    def start_and_explore(self) -> None:
+        self.start()
+        if self.engine_ok:
+            self.explore()
+
+    def weighted_lane(self) -> tuple[Schedule, list[float], Keys, str, int]:
+        """In a forked child: the weighted policy's engine run, verified (RuntimeError when
+        it was cut or broke the rules: the child then gives nothing)."""
+        self.options = replace(self.options, progress=None)  # the terminal is the parent's
+        # HiGHS's thread pool does not survive a fork: a MIP in the child of a process that
+        # had solved one hung (`tests/test_weighted.py`)
+        reset_highs_threads()
+        keys = Keys(mode="weighted")
+        plan = self.run(keys)
+        if plan is None or verify(self.instance, plan):
+            raise RuntimeError("no plan of the weighted policy")
+        return plan, self.value(plan), keys, f"engine {keys.policy}", self.stats["runs"]
 
     def second_lane(self) -> tuple[Schedule, list[float], Keys, str, int]:
         """In a forked child (`planner.solvers.lanes`): random keys around the incumbent
@@ -227,7 +266,7 @@ class _Search:
         try:
             res = simulate(
                 self.instance,
-                make(self.interleave_runs, keys, self.memo),
+                make(self.interleave_runs, keys, self.memo, self.weighted_until()),
                 start=start,
                 record=record,
                 every=SNAPSHOT_EVERY,
@@ -241,6 +280,11 @@ class _Search:
         except (RuntimeError, ValueError, KeyError):
             self.stats["failed"] += 1
             return None
+
+    def weighted_until(self) -> float:
+        """When the weighted policy hands its decisions to Muri's regrouping: early enough
+        that its run ends within the time limit, not cut (`weighted.RESERVE`)."""
+        return self.deadline - RESERVE * self.options.limit
 
     def resume_point(self, keys: Keys) -> Snapshot | None:
         base = self.best_keys
@@ -347,18 +391,19 @@ class _Search:
 
     def structured(self) -> Iterator[Keys]:
         """The incumbent with each GPU exponent, then each way of grouping, then weights."""
+        base = self.best_keys
         for a in GPU_EXPONENTS:
-            yield replace(self.best_keys, gpu_exp=a, mult={})
+            yield replace(base, gpu_exp=a, mult={})
         for mode, slack, regroup in (
             ("muri", 0.0, True),
             ("muri", 0.0, False),
             ("solo", 0.0, False),
             *(("filler", x, False) for x in FILLER_SLACKS),
         ):
-            yield replace(self.best_keys, mode=mode, slack=slack, regroup=regroup, mult={})
+            yield replace(base, mode=mode, slack=slack, regroup=regroup, mult={})
         if len({j.weight for j in self.instance.jobs}) > 1:
             for a in GPU_EXPONENTS:
-                yield replace(self.best_keys, gpu_exp=a, weighted=True, mult={})
+                yield replace(base, gpu_exp=a, weighted=True, mult={})
 
     def random_keys(self) -> Iterator[Keys]:
         ids = [j.id for j in sorted(self.instance.jobs, key=lambda j: (j.release, j.id))]

@@ -1,0 +1,128 @@
+"""The weighted regroup policy (planner/solvers/preempt/weighted.py): its decision is the best
+set of groups, checked against an enumeration of every set; its engine runs keep the
+rules; the preemptive planner runs it in its second lane."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from planner.durations import group_cycle, inadmissible_reason, solo_iteration_ms, stage_tuple
+from planner.generate import generate
+from planner.instance import Instance
+from planner.metrics import objective_values
+from planner.read import instance_from_dict
+from planner.schedule import schedule_from_dict
+from planner.simulate import result_to_schedule_dict, simulate
+from planner.simulate.engine import View
+from planner.simulate.model import Decision, SimJob
+from planner.solvers.lanes import lanes
+from planner.solvers.options import SolveOptions
+from planner.solvers.preempt import solve_preempt
+from planner.solvers.preempt.weighted import BETA, WeightedRegroup, eligible
+from planner.verify import verify
+
+
+class FirstView(WeightedRegroup):
+    """Keeps the view and the groups of its first decision."""
+
+    def __init__(self) -> None:
+        super().__init__(math.inf)
+        self.first: tuple[View, list[list[SimJob]]] | None = None
+
+    def decide(self, view: View) -> Decision:
+        if self.first is None:
+            groups = self._best(view)
+            assert groups is not None
+            self.first = (view, groups)
+        return super().decide(view)
+
+
+def worth(inst: Instance, group: tuple[SimJob, ...]) -> float | None:
+    """sum_j weight_j rate_j / remaining_j^BETA of one group, from the contract's cycle
+    (None: not admissible)."""
+    jobs = [s.job for s in group]
+    if len({j.gpus for j in jobs}) > 1:
+        return None
+    if len(jobs) > 1 and inadmissible_reason(inst, jobs, 1.0, None) is not None:
+        return None
+    gps = [inst.gpu_profile(j) for j in jobs]
+    rates = [1.0]
+    if len(jobs) > 1:
+        c = group_cycle([stage_tuple(g) for g in gps], inst.interleaving.overhead)
+        rates = [solo_iteration_ms(g) / c for g in gps]
+    return sum(
+        s.job.weight * r / max(s.remaining_solo or 0.0, 1.0) ** BETA
+        for s, r in zip(group, rates, strict=True)
+    )
+
+
+def best_by_enumeration(inst: Instance, jobs: tuple[SimJob, ...]) -> float:
+    """The greatest worth of disjoint groups within the cluster's GPUs: every subset of the
+    jobs, split into groups every way (a set partition), for small `jobs`."""
+    gpus = sum(n.group.gpus for n in inst.nodes)
+    size = inst.interleaving.max_group
+    memo: dict[tuple[frozenset[int], int], float] = {}
+
+    def best(left: frozenset[int], room: int) -> float:
+        if not left:
+            return 0.0
+        if (left, room) in memo:
+            return memo[left, room]
+        first, rest = min(left), left - {min(left)}
+        out = best(rest, room)  # the first job waits
+        for k in range(0, size):
+            for more in itertools.combinations(sorted(rest), k):
+                group = tuple(jobs[i] for i in (first, *more))
+                need = group[0].gpus
+                w = worth(inst, group)
+                if w is not None and need <= room:
+                    out = max(out, w + best(rest - set(more), room - need))
+        memo[left, room] = out
+        return out
+
+    return best(frozenset(range(len(jobs))), gpus)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_first_decision_is_the_best_set_of_groups(seed: int) -> None:
+    inst = instance_from_dict(generate("dl", 7, 1, seed, preemption=True))
+    pol = FirstView()
+    res = simulate(inst, pol)
+    assert verify(inst, schedule_from_dict(result_to_schedule_dict(inst, res))) == []
+    assert pol.first is not None
+    view, groups = pol.first
+    got = sum(worth(inst, tuple(g)) or 0.0 for g in groups)
+    assert got == pytest.approx(best_by_enumeration(inst, view.jobs), rel=1e-6)
+    assert sum(g[0].gpus for g in groups) <= sum(n.group.gpus for n in inst.nodes)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_engine_runs_keep_the_rules(seed: int) -> None:
+    inst = instance_from_dict(generate("dl", 40, 3, seed, preemption=True))
+    assert eligible(inst)
+    res = simulate(inst, WeightedRegroup(math.inf))
+    assert verify(inst, schedule_from_dict(result_to_schedule_dict(inst, res))) == []
+
+
+@pytest.mark.skipif(lanes(2) < 2, reason="needs fork and two cores")
+def test_the_preemptive_planner_runs_it_in_its_second_lane() -> None:
+    inst = instance_from_dict(generate("dl", 30, 2, 5, preemption=True))
+    s = solve_preempt(inst, SolveOptions(time_limit=20, workers=2))
+    assert verify(inst, s) == []
+    assert s.info["preempt"]["second_lane_runs"] == 1  # the weighted run, not random keys
+    alone = simulate(inst, WeightedRegroup(math.inf))
+    plan = schedule_from_dict(result_to_schedule_dict(inst, alone))
+    name = inst.objective[0]
+    value = objective_values(inst, s, [name])[name]
+    assert value <= objective_values(inst, plan, [name])[name] + 1e-6
+    one = solve_preempt(inst, SolveOptions(time_limit=5, workers=1))  # one lane: not run
+    assert verify(inst, one) == [] and "weighted" not in one.info["preempt"]["found_by"]
+
+
+def test_only_instances_it_can_price() -> None:
+    doc = generate("mixed", 30, 3, 1, preemption=True)
+    assert not eligible(instance_from_dict(doc))  # pools, strict priorities
+    assert eligible(instance_from_dict(generate("dl", 30, 3, 1, preemption=True)))
