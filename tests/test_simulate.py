@@ -489,14 +489,11 @@ def test_a_reservation_after_the_plan_leaves_the_preemptive_plan_alone() -> None
     assert objective_values(held, again, ["total_weighted_jct"]) == value
 
 
-@pytest.mark.parametrize("policy", ["srtf", "muri-s", "tiresias", "muri-l"])
-@pytest.mark.parametrize("blind", [False, True])
-def test_no_segment_is_only_a_restart(policy: str, blind: bool) -> None:
-    # One GPU, restart 3, holds over [5, 10) and [13, 18); a runs 0-5 and then had 3
-    # units, [10, 13), before the second hold: all restart, no progress (and blind
-    # policies started runs with one unit of room). Found by a fuzzing helper
-    inst = make_instance(
-        [Job("a", 1, duration=30)],
+def two_holds(duration: int) -> Instance:
+    """Job a of `duration` units on one GPU, restart 3, the GPU held over [5, 10) and
+    [13, 18)."""
+    return make_instance(
+        [Job("a", 1, duration=duration)],
         [NodeGroup("n", 1, 1)],
         preemption=Preemption(True, 3),
         reservations=(
@@ -504,6 +501,15 @@ def test_no_segment_is_only_a_restart(policy: str, blind: bool) -> None:
             reservation("r2", 13, 18, nodes=["n-0"]),
         ),
     )
+
+
+@pytest.mark.parametrize("policy", ["srtf", "muri-s", "tiresias", "muri-l"])
+@pytest.mark.parametrize("blind", [False, True])
+def test_no_segment_is_only_a_restart(policy: str, blind: bool) -> None:
+    # One GPU, restart 3, holds over [5, 10) and [13, 18); a runs 0-5 and then had 3
+    # units, [10, 13), before the second hold: all restart, no progress (and blind
+    # policies started runs with one unit of room). Found by a fuzzing helper
+    inst = two_holds(30)
     res = simulate(inst, make_policy(policy, blind=blind))
     assert_valid(inst, res)
     runs = [s.end - s.start for s in res.segments["a"]]
@@ -516,15 +522,7 @@ def test_a_resume_with_little_left_needs_room_for_its_restart(policy: str, blind
     # a (7 units, restart 3) runs 0-5 and has 2 left at 10; the next hold starts at 13.
     # Room to finish was taken as the work left (2), not the restart first: a resumed at 10
     # and [10, 13) was all restart. It now waits and ends at 23 all the same
-    inst = make_instance(
-        [Job("a", 1, duration=7)],
-        [NodeGroup("n", 1, 1)],
-        preemption=Preemption(True, 3),
-        reservations=(
-            reservation("r1", 5, 10, nodes=["n-0"]),
-            reservation("r2", 13, 18, nodes=["n-0"]),
-        ),
-    )
+    inst = two_holds(7)
     res = simulate(inst, make_policy(policy, blind=blind))
     assert_valid(inst, res)
     assert [(s.start, s.end) for s in res.segments["a"]] == [(0, 5), (18, 23)]
