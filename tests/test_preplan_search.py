@@ -197,7 +197,7 @@ def test_an_incumbent_the_verifier_rejects_gives_way_to_the_one_before(monkeypat
 
 
 def test_a_stop_before_the_start_cuts_every_run_and_the_greedy_plan_answers():
-    # Every engine run, the first start's too, ends at the stop (search.py, _Deadline):
+    # Every engine run, the first start's too, ends at the stop (policy.py, Deadline):
     # a stop or an expired limit returns at once with the greedy plan, made before them.
     inst = small(releases=True, reservations=False, multi_node=False)
     opts = SolveOptions(time_limit=60)

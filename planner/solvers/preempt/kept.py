@@ -15,7 +15,6 @@ keeps its members together to the end, so the plan needs no preemption.
 
 from __future__ import annotations
 
-import threading
 import time
 
 from planner.instance import Instance
@@ -28,7 +27,7 @@ from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
 from planner.simulate.policies import jobs_of, until
 from planner.solvers.options import SolveOptions, objectives_of
-from planner.solvers.preempt.policy import Keys
+from planner.solvers.preempt.policy import Deadline, Keys
 from planner.verify import verify
 
 # GPU exponents of the order tried (on cluster_trace.csv without preemption, 8 x 8: a = 0,
@@ -94,16 +93,10 @@ def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
         return None
     names = list(objectives_of(instance, options))
     best: tuple[list[float], Schedule] | None = None
-    deadline = time.perf_counter() + options.limit
-    halt = threading.Event()
-
-    def watch(_t: int, _done: int, _total: int) -> None:
-        if options.stop.is_set() or time.perf_counter() > deadline:
-            halt.set()
-
+    halt = Deadline(time.perf_counter() + options.limit, options.stop)
     for a in GPU_EXPONENTS:
         try:
-            res = simulate(instance, _Keyed(a), progress=watch, stop=halt)
+            res = simulate(instance, _Keyed(a), stop=halt)
         except Stopped:
             break
         except (RuntimeError, ValueError, KeyError):

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import math
 import random
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -71,7 +70,7 @@ from planner.solvers.lanes import lanes, side_by_side
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 from planner.solvers.preempt.batch import batch_policy, batch_starts
 from planner.solvers.preempt.filler import Filler
-from planner.solvers.preempt.policy import REGROUP, KeyedMuri, KeyedSrsf, Keys, Memo
+from planner.solvers.preempt.policy import REGROUP, Deadline, KeyedMuri, KeyedSrsf, Keys, Memo
 from planner.solvers.preempt.weighted import (
     RESERVE,
     WeightedRegroup,
@@ -96,22 +95,6 @@ FILLER_SLACKS = (0.3, 1.0)
 SNAPSHOT_EVERY = 8
 MURI_MAX_JOBS = 600
 SRSF_MAX_JOBS = 3_000
-
-
-class _Deadline(threading.Event):
-    """Set once the time limit has passed or the caller's stop is set. The engine looks at
-    it at every decision, so a run under way ends with the time limit (on the first 600
-    jobs of trace2 one run takes about 9 s), the first start's too: the greedy plan, made
-    before the starts, answers then. With strict priorities one engine run of 3,000
-    generated mixed jobs takes about 50 s; uncut, `auto --time-limit 20` took 64 s.
-    `simulate.rolling.gains` does not trust a plan whose engine starts were cut."""
-
-    def __init__(self, deadline: float, other: threading.Event):
-        super().__init__()
-        self.deadline, self.other = deadline, other
-
-    def is_set(self) -> bool:
-        return self.other.is_set() or time.perf_counter() >= self.deadline
 
 
 def make(
@@ -183,7 +166,7 @@ class _Search:
         self.stats = dict.fromkeys(
             ("runs", "resumed", "cut", "failed", "rejected", "improvements"), 0
         )
-        self.halt = _Deadline(self.deadline, options.stop)
+        self.halt = Deadline(self.deadline, options.stop)
         self.start_values: dict[str, float] = {}
         self.memo = Memo(instance)
         self.snaps: list[Snapshot] = []  # the incumbent engine run's
