@@ -30,7 +30,8 @@ from planner.solvers.preempt.regroup import Rates, admit, regroup
 class Keys:
     """One point of the search: the GPU exponent, whether weights divide, per-job factors,
     and how groups form: "muri" (Muri's matching), "solo" (none: srsf-p's rule) or
-    "filler" (`filler.py`, with `slack`)."""
+    "filler" (`filler.py`, with `slack`) or "weighted" (`weighted.py`, with `beta`; None:
+    its BETA)."""
 
     gpu_exp: float = 1.0
     weighted: bool = False
@@ -38,6 +39,7 @@ class Keys:
     mode: str = "muri"
     slack: float = 0.0
     regroup: bool = False
+    beta: float | None = None
 
     @property
     def shape(self) -> tuple[float, bool, str, float, bool]:

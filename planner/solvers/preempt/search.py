@@ -72,6 +72,8 @@ from planner.solvers.preempt.batch import batch_policy, batch_starts
 from planner.solvers.preempt.filler import Filler
 from planner.solvers.preempt.policy import REGROUP, Deadline, KeyedMuri, KeyedSrsf, Keys, Memo
 from planner.solvers.preempt.weighted import (
+    BETA,
+    BETAS,
     RESERVE,
     WeightedRegroup,
     eligible,
@@ -105,7 +107,7 @@ def make(
     if not interleave or keys.mode == "solo":
         return KeyedSrsf(keys)
     if keys.mode == "weighted":
-        return WeightedRegroup(deadline)
+        return WeightedRegroup(deadline, BETA if keys.beta is None else keys.beta)
     if keys.mode.startswith("batch"):
         return batch_policy(keys)
     if keys.mode == "filler":
@@ -190,17 +192,31 @@ class _Search:
             self.explore()
 
     def weighted_lane(self) -> tuple[Schedule, list[float], Keys, str, int]:
-        """In a forked child: the weighted policy's engine run, verified (RuntimeError when
-        it was cut or broke the rules: the child then gives nothing)."""
+        """In a forked child: the weighted policy's engine runs, one per beta of
+        `weighted.BETAS` while the time lasts, the best verified (RuntimeError when every
+        run was cut or broke the rules: the child then gives nothing)."""
         self.options = replace(self.options, progress=None)  # the terminal is the parent's
         # HiGHS's thread pool does not survive a fork: a MIP in the child of a process that
         # had solved one hung (`tests/test_weighted.py`)
         reset_highs_threads()
-        keys = Keys(mode="weighted")
-        plan = self.run(keys)
-        if plan is None or verify(self.instance, plan):
+        best: tuple[Schedule, list[float], Keys] | None = None
+        took = 0.0
+        for beta in BETAS:
+            if best is not None and self.weighted_until() - time.perf_counter() < 1.5 * took:
+                break  # the next run would be cut
+            t0 = time.perf_counter()
+            keys = Keys(mode="weighted", beta=beta)
+            plan = self.run(keys)
+            took = max(took, time.perf_counter() - t0)
+            if plan is None or verify(self.instance, plan):
+                continue
+            val = self.value(plan)
+            if best is None or val < best[1]:
+                best = (plan, val, keys)
+        if best is None:
             raise RuntimeError("no plan of the weighted policy")
-        return plan, self.value(plan), keys, f"engine {keys.policy}", self.stats["runs"]
+        label = f"engine {best[2].policy} (beta {best[2].beta:g})"
+        return best[0], best[1], best[2], label, self.stats["runs"]
 
     def second_lane(self) -> tuple[Schedule, list[float], Keys, str, int]:
         """In a forked child (`planner.solvers.lanes`): random keys around the incumbent

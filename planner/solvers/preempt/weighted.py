@@ -6,17 +6,21 @@ c(G)), `remaining_j` its solo work left; BETA = 1 would be SRPT's index, 0 throu
 alone. Rates depend only on the members' models and GPU count, so the best set of groups is
 a small MIP over how many groups of each model mix run (highspy), within the cluster's
 GPUs, each model's jobs taking its slots by falling rate (the heaviest job to the fastest
-slot). The engine places the groups (`settle`: a group going on keeps its GPUs), stops what
-moved and charges restarts (contract §8). After the deadline, or when a MIP finds no
-answer in MIP_SECONDS, the decision is the regroup policy's (`policy.REGROUP`).
+slot). Its LP, rounded down and filled greedily, is mostly within MIP_GAP of the best;
+else the MIP, over the kinds that the LP uses or prices best, starts from that rounding.
+The engine places the groups (`settle`: a group going on keeps its GPUs), stops what
+moved and charges restarts (contract §8). After the deadline, or when the LP finds no
+answer, the decision is the regroup policy's (`policy.REGROUP`).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,13 +35,24 @@ from planner.solvers.preempt.policy import REGROUP, KeyedMuri
 # On trace1 jobs 120-179 (experiments/weighted_regroup.py, scratch sweep in
 # docs/PREEMPTION.md): 0.25 best of 0-1 (421,187 s; 0.2: 421,448, 0.3: 421,639).
 BETA = 0.25
-# Seconds per MIP: on that window 2 of 60 stopped at 5 s.
+# The betas the preemptive planner's weighted lane runs, in turn, while its time lasts
+# (`search.py`). The best beta differs by window (docs/PREEMPTION.md, "All-at-zero
+# windows": trace2 jobs 0-59 469,351 s at 0.25, 463,861 s at 0.35).
+BETAS = (0.35, 0.25, 0.15, 0.45, 0.3, 0.2)
+# Seconds per MIP (rarely reached: on the heavy windows most take 0.05-1 s).
 MIP_SECONDS = 5.0
-# Relative gap at which a MIP stops: 1% took trace4 jobs 60-119's 59 MIPs from 98 s to 54 s.
+# Relative gap at which a MIP stops, and at which the LP's rounded answer is taken.
 MIP_GAP = 0.01
-# Jobs to plan at most: a MIP per decision takes 0.7-1.7 s on the 60-job windows; on
-# cluster_trace.csv (400 jobs, `auto` 120 s) the run was cut to its first decisions, and its
-# lane gave 102,275 s average JCT against 101,170 s from the random keys it replaced.
+# The MIP's kinds besides those the LP's answer and its rounding use: the KINDS of least
+# reduced cost. Scratch, trace4 jobs 60-119 (670 kinds at the start), beta 0.25, one run
+# each: every kind in the MIP 242,385-242,571 s average JCT in 44-85 s of MIPs; 80 kinds
+# 243,563 s in 15 s; 150 kinds and a 0.1% gap 244,152 s in 52 s. The other heavy windows
+# in 6-10 s (docs/PREEMPTION.md).
+KINDS = 80
+# Jobs to plan at most: when the MIPs held every kind they took 0.7-1.7 s each on the
+# 60-job windows; on cluster_trace.csv (400 jobs, `auto` 120 s) the run was cut to its first
+# decisions, and its lane gave 102,275 s average JCT against 101,170 s from the random
+# keys it replaced.
 MAX_JOBS = 100
 # The share of the time limit left, after the weighted decisions, for the rest of the run
 # (Muri's regrouping decides then): a run cut by the limit gives no plan.
@@ -45,6 +60,7 @@ RESERVE = 0.05
 
 Mix = tuple[str, ...]  # the models of a group, sorted
 Kind = tuple[int, Mix]  # GPU count, models
+Kind3 = tuple[int, Counter[str], dict[str, float]]  # GPU count, model counts, model rates
 
 
 def eligible(inst: Instance) -> bool:
@@ -110,7 +126,7 @@ class WeightedRegroup(Policy):
         ranked: dict[tuple[int, str], list[SimJob]] = {}
         for s in sorted(view.jobs, key=lambda s: -weight[s.id]):
             ranked.setdefault((s.gpus, s.job.model or ""), []).append(s)
-        kinds: list[tuple[int, Counter[str], dict[str, float]]] = []
+        kinds: list[Kind3] = []
         for k in sorted({g for g, _ in ranked}):
             models = sorted(m for g, m in ranked if g == k)
             for size in range(1, inst.interleaving.max_group + 1):
@@ -122,21 +138,72 @@ class WeightedRegroup(Policy):
                     r = self._rate(inst, (k, mix), rep)
                     if r is not None:
                         kinds.append((k, cnt, r))
-        return self._solve(view, ranked, kinds, weight)
+        return self._solve(view, ranked, kinds, weight) if kinds else []
 
     def _solve(
         self,
         view: View,
         ranked: dict[tuple[int, str], list[SimJob]],
-        kinds: list[tuple[int, Counter[str], dict[str, float]]],
+        kinds: list[Kind3],
         weight: dict[str, float],
     ) -> list[list[SimJob]] | None:
         import highspy
 
         gpus = sum(n.group.gpus for n in view.instance.nodes)
+        whole = _Mip(ranked, kinds, weight, gpus)
+        h = whole.model()
+        h.setOptionValue("solve_relaxation", True)
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        # the LP's answer rounded down and filled; if not within MIP_GAP of the LP's bound,
+        # the MIP over the kinds the LP uses or prices best starts from it
+        bound = -h.getInfo().objective_function_value
+        lp = h.getSolution()
+        y = whole.filled(np.floor(np.array(lp.col_value[: len(kinds)]) + 1e-6))
+        if whole.value(y) >= (1 - MIP_GAP) * bound:
+            return whole.groups(y)
+        cheap = np.argsort(np.array(lp.col_dual[: len(kinds)]))[:KINDS]
+        keep = sorted(
+            {
+                *np.flatnonzero(np.array(lp.col_value[: len(kinds)]) > 1e-6),
+                *np.flatnonzero(y > 0),
+                *cheap,
+            }
+        )
+        seconds = min(MIP_SECONDS, max(0.1, self.deadline - time.perf_counter()))
+        some = _Mip(ranked, [kinds[i] for i in keep], weight, gpus).solve(y[keep], seconds)
+        if some is not None:
+            other = np.zeros(len(kinds))
+            other[keep] = some
+            if whole.value(other) > whole.value(y):
+                y = other
+        return whole.groups(y)
+
+
+class _Mip:
+    """The choice of one decision: y_i groups of kind i (GPU count, model counts, each
+    model's rate), within the cluster's GPUs, each model's ranked jobs in its slots."""
+
+    def __init__(
+        self,
+        ranked: dict[tuple[int, str], list[SimJob]],
+        kinds: list[Kind3],
+        weight: dict[str, float],
+        gpus: int,
+    ):
+        self.ranked, self.kinds, self.weight, self.gpus = ranked, kinds, weight, gpus
+        self.heavy = {key: [weight[s.id] for s in jobs] for key, jobs in ranked.items()}
+
+    def model(self) -> Any:
+        """The MIP: y (integer) and, per kind and model, one column per ranked job (the
+        job in one of the kind's slots), each job in at most one slot."""
+        import highspy
+
+        kinds, gpus = self.kinds, float(self.gpus)
         h = quiet_highs()
         nk = len(kinds)
-        h.addVars(nk, np.zeros(nk), np.full(nk, float(gpus)))  # y: groups of each kind
+        h.addVars(nk, np.zeros(nk), np.full(nk, gpus))
         h.changeColsIntegrality(
             nk, np.arange(nk, dtype=np.int32), np.full(nk, highspy.HighsVarType.kInteger)
         )
@@ -146,9 +213,9 @@ class WeightedRegroup(Policy):
         slots: dict[tuple[int, str, int], list[int]] = {}  # the r-th job of (k, m), per kind
         for i, (k, cnt, r) in enumerate(kinds):
             for m, c in cnt.items():
-                jobs = ranked[k, m]
+                jobs = self.ranked[k, m]
                 cols = list(range(len(cost), len(cost) + len(jobs)))
-                cost += [-r[m] * weight[s.id] for s in jobs]
+                cost += [-r[m] * self.weight[s.id] for s in jobs]
                 h.addVars(len(cols), np.zeros(len(cols)), np.ones(len(cols)))
                 row = np.array([*([1.0] * len(cols)), -float(c)])
                 h.addRow(0, 0, len(cols) + 1, np.array([*cols, i], np.int32), row)
@@ -157,23 +224,70 @@ class WeightedRegroup(Policy):
         for cols in slots.values():
             h.addRow(-highspy.kHighsInf, 1, len(cols), np.array(cols, np.int32), np.ones(len(cols)))
         h.changeColsCost(len(cost), np.arange(len(cost), dtype=np.int32), np.array(cost))
-        h.setOptionValue(
-            "time_limit", min(MIP_SECONDS, max(0.1, self.deadline - time.perf_counter()))
-        )
+        return h
+
+    def solve(self, start: np.ndarray, seconds: float) -> np.ndarray | None:
+        """The MIP's y from `start` within `seconds` (None: no answer)."""
+        h = self.model()
+        h.setOptionValue("time_limit", seconds)
         h.setOptionValue("mip_rel_gap", MIP_GAP)
+        n = len(self.kinds)
+        h.setSolution(n, np.arange(n, dtype=np.int32), start.astype(float))
         h.run()
-        if h.getInfo().primal_solution_status != 2:  # no feasible answer in the time
+        if h.getInfo().primal_solution_status != 2:
             return None
-        y = h.getSolution().col_value
-        groups: list[list[SimJob]] = []
-        free: dict[tuple[int, str], list[tuple[float, int]]] = {key: [] for key in ranked}
-        for i, (k, cnt, r) in enumerate(kinds):
+        return np.round(np.array(h.getSolution().col_value[:n]))
+
+    def slots(self, y: np.ndarray) -> dict[tuple[int, str], list[tuple[float, int]]]:
+        """Per (GPU count, model): the slots of the groups y holds, (rate, group index)."""
+        out: dict[tuple[int, str], list[tuple[float, int]]] = {key: [] for key in self.ranked}
+        g = 0
+        for i, (k, cnt, r) in enumerate(self.kinds):
             for _ in range(round(y[i])):
                 for m, c in cnt.items():
-                    free[k, m] += [(r[m], len(groups))] * c
-                groups.append([])
-        for key, sl in free.items():  # the heaviest jobs to the fastest slots
+                    out[k, m] += [(r[m], g)] * c
+                g += 1
+        return out
+
+    def _worth(self, key: tuple[int, str], rates: list[float]) -> float:
+        """The heaviest jobs of `key` in the fastest of these slots (-inf: too few jobs)."""
+        heavy = self.heavy[key]
+        if len(rates) > len(heavy):
+            return -math.inf
+        return sum(w * r for w, r in zip(heavy, sorted(rates, reverse=True), strict=False))
+
+    def value(self, y: np.ndarray) -> float:
+        return sum(self._worth(key, [r for r, _ in sl]) for key, sl in self.slots(y).items())
+
+    def filled(self, y: np.ndarray) -> np.ndarray:
+        """`y` with groups added, the best gain first, while the GPUs left allow."""
+        y = y.copy()
+        rates = {key: [r for r, _ in sl] for key, sl in self.slots(y).items()}
+        room = self.gpus - sum(k * y[i] for i, (k, _, _) in enumerate(self.kinds))
+        while True:
+            best, pick = 0.0, -1
+            for i, (k, cnt, r) in enumerate(self.kinds):
+                if k > room:
+                    continue
+                gain = sum(
+                    self._worth((k, m), rates[k, m] + [r[m]] * c) - self._worth((k, m), rates[k, m])
+                    for m, c in cnt.items()
+                )
+                if gain > best:
+                    best, pick = gain, i
+            if pick < 0:
+                return y
+            k, cnt, r = self.kinds[pick]
+            y[pick] += 1
+            room -= k
+            for m, c in cnt.items():
+                rates[k, m] += [r[m]] * c
+
+    def groups(self, y: np.ndarray) -> list[list[SimJob]]:
+        """The groups of y, the heaviest jobs of each model in its fastest slots, the
+        heaviest groups first (so that the packer places them when not all fit)."""
+        groups: list[list[SimJob]] = [[] for _ in range(int(round(sum(y))))]
+        for key, sl in self.slots(y).items():
             for rank, (_, g) in enumerate(sorted(sl, key=lambda s: -s[0])):
-                groups[g].append(ranked[key][rank])
-        # the heaviest groups first, so that the packer places them when not all fit
-        return sorted(groups, key=lambda g: -sum(weight[s.id] for s in g))
+                groups[g].append(self.ranked[key][rank])
+        return sorted(groups, key=lambda g: -sum(self.weight[s.id] for s in g))
