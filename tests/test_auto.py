@@ -3,6 +3,10 @@ schedule says what ran and why, and carries lower bounds."""
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from planner.generate import generate
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
@@ -65,3 +69,33 @@ def test_plain_rcpsp_goes_to_cpsat_at_any_size():
     assert verify(i, g) == []
     ms = objective_values(i, s, ["makespan"])["makespan"]
     assert ms <= objective_values(i, g, ["makespan"])["makespan"]
+
+
+@pytest.mark.parametrize("spec", ["auto", "greedy:interleave"])
+def test_kept_plans_get_what_the_greedy_plan_leaves_of_the_limit(monkeypatch, spec):
+    """Past the CP-SAT size rule, without preemption, the greedy plan comes first and Muri's
+    kept grouping (`kept.kept_plan`) gets only what is left of the time limit, so a slow
+    greedy plan does not push the solve past it (README, time limits)."""
+    from planner.solvers import auto, dispatch
+    from planner.solvers.preempt import kept as kept_module
+
+    i = instance_from_dict(generate("dl", 150, 12, 2))
+    assert choose(i, 1.0)[0] == "greedy+improve"
+    real_greedy, real_kept = dispatch.solve_greedy, kept_module.kept_plan
+    limits: list[float] = []
+
+    def slow_greedy(*args, **kwargs):
+        time.sleep(0.5)
+        return real_greedy(*args, **kwargs)
+
+    def kept(instance, options):
+        limits.append(options.limit)
+        return real_kept(instance, options)
+
+    for module in (auto, dispatch):
+        monkeypatch.setattr(module, "solve_greedy", slow_greedy)
+    for module in (auto, kept_module):
+        monkeypatch.setattr(module, "kept_plan", kept)
+    s = solve(i, spec, SolveOptions(time_limit=1.0))
+    assert verify(i, s) == []
+    assert len(limits) == 1 and limits[0] <= 0.5

@@ -127,12 +127,20 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     name, why, size = choose(instance, options.time_limit, names[0])
     sched: Schedule | None = None
     kept = given_start(instance, options)  # the plan in force (`plan replan`), if it holds
+    first: Schedule | None = None
+    mark = t0
     if not instance.preemption.enabled:
+        if name != "cpsat":
+            # the greedy plan first, so that the kept plans keep to what is left of the
+            # limit: on trace1.csv whole (1,494 jobs) the greedy plan takes about 1.7 s,
+            # and `--time-limit 2` took 5.1 s when the kept plans had the whole limit
+            first = solve_greedy(instance, None, options)
+            options, mark = options.spent_since(t0), time.perf_counter()
         # Muri's grouping with groups kept to the end, and the batch or release plan: more
         # plans, compared at the end
         for other in (kept_plan(instance, options), batch_plan(instance, options)):
             kept = the_better(instance, options, kept, other)
-        options = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
+        options = options.spent_since(mark)
     t1 = time.perf_counter()  # options.limit counts from here
     if (
         instance.preemption.enabled
@@ -153,7 +161,7 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
         except ImportError as e:  # a back end that is not installed
             name, why = "greedy+improve", f"cpsat unavailable ({e}); greedy and improvement"
     if sched is None:
-        sched = solve_greedy(instance, None, options)
+        sched = first or solve_greedy(instance, None, options)
         left = options.limit - (time.perf_counter() - t1)
         if left > 0 and sched.status == "feasible" and not options.stop.is_set():
             sched = improve(instance, replace(options, time_limit=left), start=sched)

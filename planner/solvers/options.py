@@ -6,6 +6,7 @@ any of them can depend on it.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -66,6 +67,12 @@ class SolveOptions:
     def pinned(self) -> SolveOptions:
         """These options with `bound_lp_iterations` fixed from the present time limit."""
         return replace(self, bound_lp_iterations=self.bound_iterations)
+
+    def spent_since(self, since: float) -> SolveOptions:
+        """These options with what is left of the time limit after the time since `since`
+        (a `time.perf_counter()` reading)."""
+        left = self.limit - (time.perf_counter() - since)
+        return replace(self, time_limit=max(0.0, left))
 
 
 def objectives_of(instance: Instance, options: SolveOptions) -> tuple[str, ...]:
