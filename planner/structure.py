@@ -418,6 +418,9 @@ def _reservation(v: Any, path: str, ck: Checker, out: Parsed) -> None:
     if start is not None and end is not None and end <= start:
         ck.add(join(path, "end"), f"end {end} is not after start {start}")
     nodes = ck.str_list(d, "nodes", path, default=None)
+    for k, name in enumerate(nodes or ()):
+        if name in (nodes or [])[:k]:
+            ck.add(f"{join(path, 'nodes')}[{k}]", f"node '{name}' is listed twice")
     gpus = None
     if "gpus" in d:
         gp = join(path, "gpus")

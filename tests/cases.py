@@ -259,6 +259,12 @@ BAD = [
         "unknown node 'v100-2'",
     ),
     (
+        "res-node-twice",
+        _set(["reservations", 0, "nodes"], ["v100-0", "v100-0"]),
+        "reservations[0].nodes[1]",
+        "node 'v100-0' is listed twice",
+    ),
+    (
         "res-gpu-outside",
         _set(["reservations", 1, "gpus"], [0, 8]),
         "reservations[1].gpus[1]",
