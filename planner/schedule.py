@@ -6,6 +6,7 @@ schedule when it is written or shown.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, get_args
@@ -330,6 +331,10 @@ def schedule_from_dict(d: Any) -> Schedule:
     wall = d.get("wall_s") or 0.0
     if isinstance(wall, bool) or not isinstance(wall, int | float):
         probs.append(("wall_s", "not a number"))
+    if "format" in d and d["format"] != FORMAT:
+        # another document, or a format to come; the informational fields (solver,
+        # objective, lower_bound, metrics) are left to `plan show` (tests/test_show.py)
+        probs.append(("format", f"expected '{FORMAT}', found {json.dumps(d['format'])}"))
     if probs:
         raise ScheduleFormatError(probs)
     lb = d.get("lower_bound")

@@ -113,6 +113,19 @@ def test_check_of_another_instances_schedule_warns(tmp_path: Path) -> None:
     assert "warning:" in stderr and "instance 'another'" in stderr and "error" not in stderr
 
 
+@pytest.mark.parametrize("value", ["planner-schedule/9", "planner-instance/1", 1])
+def test_check_of_a_schedule_of_another_format_exit_2(tmp_path: Path, value: object) -> None:
+    # a schedule of a format to come (or another document) passed `plan check`
+    out = tmp_path / "demo.json"
+    assert run("solve", DEMO, "--solver", "greedy", "-o", out)[0] == 0
+    doc = json.loads(out.read_text())
+    doc["format"] = value
+    out.write_text(json.dumps(doc))
+    code, stdout, stderr = run("check", DEMO, out)
+    assert code == 2 and "no violations" not in stdout
+    assert f"{out}: format: expected 'planner-schedule/1', found {json.dumps(value)}" in stderr
+
+
 def test_check_reports_violations_exit_1(tmp_path: Path) -> None:
     inst = small_instance(tmp_path)
     out = tmp_path / "s.json"
