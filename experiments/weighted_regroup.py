@@ -40,7 +40,6 @@ from preemption_targets import load  # noqa: E402
 
 from planner.bounds_lp import quiet_highs  # noqa: E402
 from planner.durations import (  # noqa: E402
-    group_cycle,
     inadmissible_reason,
     restart_units,
     solo_duration,
@@ -54,6 +53,7 @@ from planner.progress import Runner, run_together  # noqa: E402
 from planner.schedule import Assignment, Group, Placement, Schedule, Segment  # noqa: E402
 from planner.solvers.dispatch import solve  # noqa: E402
 from planner.solvers.options import SolveOptions  # noqa: E402
+from planner.solvers.preempt.weighted import member_rates  # noqa: E402
 from planner.verify import verify  # noqa: E402
 
 Rates = dict[tuple[str, ...], dict[str, float]]  # model multiset -> member rate per model
@@ -75,14 +75,9 @@ def rate_table(inst: Instance) -> Rates:
             if any(len(by_model[m]) < c for m, c in cnt.items()):
                 continue
             rep = [j for m, c in cnt.items() for j in by_model[m][:c]]
-            if k == 1:
-                out[ms] = {ms[0]: 1.0}
-            elif inadmissible_reason(inst, rep, 1.0, mem) is None:
-                gps = [inst.gpu_profile(j) for j in rep]
-                c = group_cycle([stage_tuple(g) for g in gps], inst.interleaving.overhead)
-                out[ms] = {
-                    j.model or "": solo_iteration_ms(g) / c for j, g in zip(rep, gps, strict=True)
-                }
+            rates = member_rates(inst, rep, mem)
+            if rates is not None:
+                out[ms] = rates
     return out
 
 

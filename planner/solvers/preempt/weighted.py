@@ -85,6 +85,21 @@ def reset_highs_threads() -> None:
     highspy.Highs.resetGlobalScheduler(True)
 
 
+def member_rates(
+    inst: Instance, jobs: Sequence[Job], mem: float | None = None
+) -> dict[str, float] | None:
+    """Each member's model and its rate in a group of `jobs` against alone (contract §4:
+    solo iteration / c(G)); None when the group is not admissible (`mem`: the GPU memory
+    to check it against, as `durations.inadmissible_reason` takes it)."""
+    if len(jobs) == 1:
+        return {jobs[0].model or "": 1.0}
+    if inadmissible_reason(inst, jobs, 1.0, mem) is not None:
+        return None
+    gps = [inst.gpu_profile(j) for j in jobs]
+    c = group_cycle([stage_tuple(g) for g in gps], inst.interleaving.overhead)
+    return {j.model or "": solo_iteration_ms(g) / c for j, g in zip(jobs, gps, strict=True)}
+
+
 class WeightedRegroup(Policy):
     name = "weighted"
     preemptive = True
@@ -106,16 +121,7 @@ class WeightedRegroup(Policy):
     def _rate(self, inst: Instance, kind: Kind, jobs: Sequence[Job]) -> dict[str, float] | None:
         """Each model's rate in a group of `kind` (None: not admissible)."""
         if kind not in self.rates:
-            gps = [inst.gpu_profile(j) for j in jobs]
-            if len(jobs) == 1:
-                self.rates[kind] = {kind[1][0]: 1.0}
-            elif inadmissible_reason(inst, jobs, 1.0, None) is not None:
-                self.rates[kind] = None
-            else:
-                c = group_cycle([stage_tuple(g) for g in gps], inst.interleaving.overhead)
-                self.rates[kind] = {
-                    j.model or "": solo_iteration_ms(g) / c for j, g in zip(jobs, gps, strict=True)
-                }
+            self.rates[kind] = member_rates(inst, jobs)
         return self.rates[kind]
 
     def _best(self, view: View) -> list[list[SimJob]] | None:
