@@ -348,14 +348,18 @@ def _nodes_down(
             if j.state == "running" and live is not None and _starts_on(live, inst.now, hit):
                 jobs[jid] = _left(j, live.progress or 0.0)
         return out
+    # a job alone is keyed by its id, a group member by its label: a job may bear the
+    # label of another's group (`plan solve` labels groups g1, g2, ...)
     stopped = {
-        j.live.group or j.id
+        (j.live.group is not None, j.live.group or j.id)
         for j in jobs.values()
         if j.state == "running" and j.live is not None and {n for n, _ in j.live.placement} & hit
     }
     for jid, j in list(jobs.items()):
-        if j.state == "running" and j.live is not None and (j.live.group or jid) in stopped:
-            jobs[jid] = replace(j, live=None)
+        live = j.live
+        if j.state == "running" and live is not None:
+            if (live.group is not None, live.group or jid) in stopped:
+                jobs[jid] = replace(j, live=None)
     return out
 
 

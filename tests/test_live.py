@@ -1611,3 +1611,34 @@ def test_a_plan_whose_jobs_were_all_cancelled_is_replanned_again(tmp_path: Path)
     assert code == 0, text
     assert run("check", tmp_path / "l2.json", tmp_path / "r2.json")[0] == 0
     assert [a["id"] for a in json.loads((tmp_path / "r2.json").read_text())["jobs"]] == ["Y"]
+
+
+def test_a_node_going_down_stops_only_its_jobs_and_their_group(solver: str) -> None:
+    # job x runs alone on n-1 and bears the label of the group {a, b} on n-0: when n-0
+    # goes down (no preemption) x kept running (contract §9), though it was stopped
+    # because job ids and group labels were looked up as one set
+    doc = {
+        "version": 1, "name": "col",
+        "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 1, "gpu_mem_gb": 32}]},
+        "interleaving": {"enabled": True},
+        "jobs": [{"id": "x", "model": "bert", "gpus": 1, "iterations": 2000},
+                 {"id": "a", "model": "dqn", "gpus": 1, "iterations": 2000},
+                 {"id": "b", "model": "bert", "gpus": 1, "iterations": 2000}],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    on = [{"node": "n-0", "gpus": [0]}]
+    plan = {
+        "format": "planner-schedule/1",
+        "jobs": [{"id": "x", "start": 0, "end": 356, "placement": [{"node": "n-1", "gpus": [0]}]},
+                 {"id": "a", "start": 0, "end": 1190, "group": "x", "placement": on},
+                 {"id": "b", "start": 0, "end": 1190, "group": "x", "placement": on}],
+        "groups": [{"id": "x", "jobs": ["a", "b"]}],
+    }  # fmt: skip
+    old = schedule_from_dict(plan)
+    assert verify(inst, old) == []
+    live = live_instance(inst, old, 100, Changes(nodes_down=(("n-0", None),)))
+    states = {j.id: j.state for j in live.jobs}
+    assert states == {"x": "running", "a": "waiting", "b": "waiting"}
+    s = solve(live, solver, SolveOptions(time_limit=2.0))
+    assert verify(live, s) == []
+    assert (by_id(s)["x"].start, by_id(s)["x"].end) == (0, 356)
