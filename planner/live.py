@@ -164,15 +164,7 @@ class Residual:
         Without preemption no plan mends it; with it, a plan might stop a running job at
         `now`, which the residual's planners do only for a reservation (`planner.resume`)
         and the engine from the present does whenever it pays (`solvers.dispatch`)."""
-        holds = [
-            Hold(self.live.job_by_id[jid].as_placed(), a.start, a.end, _place(a), a.group)
-            for jid, a in self.fixed.items()
-        ]
-        found = clashes(self.live, holds)
-        if not found:
-            return None
-        state = self.live.job_by_id[found[0].job].state
-        return f"{state} job {found[0].job} cannot keep its segment: {found[0].message}"
+        return _clash(self.live, self.fixed)
 
     def shift(self, lb: Mapping[str, float]) -> dict[str, float]:
         """Residual lower bounds as bounds of the live instance: add what the fixed jobs
@@ -285,6 +277,24 @@ def _after(
                 sid, 0, duration=length, release=inst.now, priority=top, weight=0.0
             )
             yield sid
+
+
+def kept_clash(inst: Instance) -> str | None:
+    """`Residual.clash` with every running job kept to the end of its segment, as it is
+    kept without preemption (`plan simulate`), or None."""
+    return _clash(inst, fixed_assignments(inst))
+
+
+def _clash(live: Instance, fixed: Mapping[str, Assignment]) -> str | None:
+    holds = [
+        Hold(live.job_by_id[jid].as_placed(), a.start, a.end, _place(a), a.group)
+        for jid, a in fixed.items()
+    ]
+    found = clashes(live, holds)
+    if not found:
+        return None
+    state = live.job_by_id[found[0].job].state
+    return f"{state} job {found[0].job} cannot keep its segment: {found[0].message}"
 
 
 def fixed_assignments(inst: Instance) -> dict[str, Assignment]:

@@ -357,9 +357,12 @@ def _nodes_down(
     }
     for jid, j in list(jobs.items()):
         live = j.live
-        if j.state == "running" and live is not None:
-            if (live.group is not None, live.group or jid) in stopped:
-                jobs[jid] = replace(j, live=None)
+        if (
+            j.state == "running"
+            and live is not None
+            and (live.group is not None, live.group or jid) in stopped
+        ):
+            jobs[jid] = replace(j, live=None)
     return out
 
 

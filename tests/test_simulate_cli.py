@@ -134,6 +134,38 @@ def test_a_running_job_on_a_node_gone_down_stops_at_now(tmp_path: Path, policy: 
             assert first["end"] == 10 and rest[0]["start"] >= 30
 
 
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p"])
+@pytest.mark.parametrize("preemption", [True, False])
+def test_a_running_job_a_later_hold_would_cut_stops_at_now(
+    tmp_path: Path, policy: str, preemption: bool
+) -> None:
+    # a running job on GPUs that a reservation takes later, before it would end: the
+    # planners stop it at now (resume.must_stop); the engine kept it on under a policy
+    # that stops nothing and reported an engine bug (exit 3, found by a QA pass). Without
+    # preemption no schedule exists (exit 1, as `plan solve` says)
+    live = {
+        "version": 1, "name": "hold", "now": 100,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "policy": {"preemption": {"enabled": preemption, "restart": 10}},
+        "reservations": [{"id": "maint", "start": 500, "end": 600, "nodes": ["n-0"],
+                          "for": None}],
+        "jobs": [{"id": "a", "duration": 1000, "gpus": 1, "state": "running", "started": 0,
+                  "placement": [{"node": "n-0", "gpus": [0]}]}],
+    }  # fmt: skip
+    inst, out = write(tmp_path, live), tmp_path / "r.json"
+    r = run("simulate", inst, "--policy", policy, "-o", out)
+    if not preemption:
+        assert r.exit_code in (1, 2) and not out.exists()
+        if policy != "srsf-p":  # a preemptive policy is refused first (exit 2)
+            assert r.exit_code == 1 and "no schedule exists: running job a" in r.stderr
+        return
+    assert r.exit_code == 0, r.stderr
+    assert run("check", inst, out).exit_code == 0
+    segments = json.loads(out.read_text())["jobs"][0]["segments"]
+    assert [s["end"] for s in segments[:-1]] == ([500] if policy == "srsf-p" else [100])
+    assert segments[-1]["start"] >= 600
+
+
 def test_a_preemptive_policy_needs_preemption(tmp_path: Path) -> None:
     inst = write(tmp_path, doc(preemption=False))
     out = tmp_path / "r.json"

@@ -24,7 +24,8 @@ from planner.durations import (
     stage_tuple,
 )
 from planner.instance import Instance, Job, NodeGroup
-from planner.live import progress_at
+from planner.live import fixed_assignments, progress_at
+from planner.resume import must_stop
 from planner.schedule import Placement
 from planner.simulate.model import (
     Decision,
@@ -196,10 +197,15 @@ class Engine:
         if inst.preemption.enabled:
             # §9: the plan may end a running segment at now. One on GPUs that a reservation
             # takes from now (a node down, `plan replan`) ends there whatever the policy:
-            # no policy may run it on
+            # no policy may run it on. Under a policy that stops no job, so does one that
+            # a reservation would cut later, as the planners stop it (`resume.must_stop`);
+            # a preemptive policy stops it when the reservation begins
+            keep = self.policy.preemptive
+            stop = set() if keep else must_stop(inst, fixed_assignments(inst))
             free = Packer(inst, now)
             for run in list(self.runs.values()):
-                if free.blocked_now(run.placement, [self.as_run[a] for a in run.members]):
+                jobs = [self.as_run[a] for a in run.members]
+                if stop & set(run.members) or free.blocked_now(run.placement, jobs):
                     self._stop(run, list(run.members), now)
         waiting = {j.id for j in inst.jobs if j.live is None}
         self.arrivals = [
