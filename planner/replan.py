@@ -228,7 +228,7 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
             continue
         work = j.work
         if not 0 <= value < work:
-            problems.append(Problem(f"progress.{jid}", f"{value:g} is not in [0, {work:.13g})"))
+            problems.append(Problem(f"progress.{jid}", f"{value!r} is not in [0, {work:.13g})"))
             continue
         jobs[jid] = replace(j, live=replace(j.live, progress=value))
     profiles = dict(inst.profiles)

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict, get_args
 
+from planner.limits import MAX_SCHEDULE_TIME
+
 FORMAT = "planner-schedule/1"
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 STATUSES: tuple[Status, ...] = get_args(Status)
@@ -222,6 +224,17 @@ def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _time(v: Any) -> bool:
+    return _int(v) and abs(v) <= MAX_SCHEDULE_TIME
+
+
+def _check_time(v: Any, path: str, probs: list[tuple[str, str]]) -> None:
+    if not _int(v):
+        probs.append((path, "missing or not an integer"))
+    elif not _time(v):
+        probs.append((path, f"an integer outside ±{MAX_SCHEDULE_TIME:,} (2**53)"))
+
+
 def _parse_placement(raw: Any, path: str, probs: list[tuple[str, str]]) -> tuple[Placement, ...]:
     pl: list[Placement] = []
     raw_pl = raw or []
@@ -264,11 +277,10 @@ def _parse_segments(raw: Any, path: str, probs: list[tuple[str, str]]) -> tuple[
             continue
         times = [g.get("start"), g.get("end")]
         for key, v in zip(("start", "end"), times, strict=True):
-            if not _int(v):
-                probs.append((f"{sp}.{key}", "missing or not an integer"))
+            _check_time(v, f"{sp}.{key}", probs)
         pl = _parse_placement(g.get("placement"), sp, probs)
         group = _parse_group(g.get("group"), sp, probs)
-        if all(_int(v) for v in times):
+        if all(_time(v) for v in times):
             out.append(Segment(g["start"], g["end"], pl, group))
     return tuple(out)
 
@@ -296,15 +308,14 @@ def schedule_from_dict(d: Any) -> Schedule:
             probs.append((f"{path}.id", "missing or not a string"))
             continue
         for key in ("start", "end"):
-            if not _int(j.get(key)):
-                probs.append((f"{path}.{key}", "missing or not an integer"))
+            _check_time(j.get(key), f"{path}.{key}", probs)
         pl = _parse_placement(j.get("placement"), path, probs)
         group = _parse_group(j.get("group"), path, probs)
         segs = _parse_segments(j.get("segments"), path, probs)
         count = j.get("gpus")
         if count is not None and not _int(count):
             probs.append((f"{path}.gpus", "not an integer (the first segment's GPU count)"))
-        if _int(j.get("start")) and _int(j.get("end")):
+        if _time(j.get("start")) and _time(j.get("end")):
             gpus = count if _int(count) else None
             jobs.append(Assignment(j["id"], j["start"], j["end"], pl, group, segs, gpus))
     groups: list[Group] = []

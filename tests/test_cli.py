@@ -126,6 +126,30 @@ def test_check_of_a_schedule_of_another_format_exit_2(tmp_path: Path, value: obj
     assert f"{out}: format: expected 'planner-schedule/1', found {json.dumps(value)}" in stderr
 
 
+@pytest.mark.parametrize("command", ["check", "export", "replan", "show"])
+def test_a_schedule_time_past_the_limit_is_bad_input(tmp_path: Path, command: str) -> None:
+    # 10**400 passed `plan check`, then `plan replan` and `plan show` failed on it
+    # (OverflowError, exit 3; found by a QA pass); the limit is 2**53 (README)
+    out = tmp_path / "demo.json"
+    assert run("solve", DEMO, "--solver", "greedy", "-o", out)[0] == 0
+    doc = json.loads(out.read_text())
+    doc["jobs"][-1]["start"] = 10**400
+    doc["jobs"][-1]["end"] = 2**53 + 1
+    out.write_text(json.dumps(doc))
+    written = tmp_path / "written"
+    args = {
+        "check": ["check", DEMO, out],
+        "export": ["export", out, "--gantt", written],
+        "replan": ["replan", DEMO, out, "--now", 1, "-o", written],
+        "show": ["show", out, "--instance", DEMO, "-o", written],
+    }[command]
+    code, _, stderr = run(*args)
+    n = len(doc["jobs"]) - 1
+    assert code == 2 and not written.exists()
+    assert f"{out}: jobs[{n}].start: an integer outside" in stderr
+    assert f"{out}: jobs[{n}].end: an integer outside ±9,007,199,254,740,992" in stderr
+
+
 def test_check_reports_violations_exit_1(tmp_path: Path) -> None:
     inst = small_instance(tmp_path)
     out = tmp_path / "s.json"

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from planner.bounds import lower_bounds
+from planner.checker import Checker
 from planner.cli import main
 from planner.durations import restart_units
 from planner.errors import InputError
@@ -24,7 +25,7 @@ from planner.instance import OBJECTIVES, Instance
 from planner.live import residual
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
-from planner.replan import Changes, live_instance
+from planner.replan import Changes, changes_from_dict, live_instance
 from planner.schedule import Assignment, Schedule, schedule_from_dict
 from planner.solvers import solve
 from planner.solvers.exact import given_start
@@ -1642,3 +1643,26 @@ def test_a_node_going_down_stops_only_its_jobs_and_their_group(solver: str) -> N
     s = solve(live, solver, SolveOptions(time_limit=2.0))
     assert verify(live, s) == []
     assert (by_id(s)["x"].start, by_id(s)["x"].end) == (0, 356)
+
+
+@pytest.mark.parametrize("preemption", [True, False])
+def test_a_deadline_passed_at_now_is_proved_missed(solver: str, preemption: bool) -> None:
+    # W runs; X, added now with a deadline already past, can end no earlier than now + 5.
+    # With preemption every solver said `unknown` (the residual is stricter than the live
+    # state in general, but not for a job that waits for nothing; found by a QA pass)
+    doc = _two_gpus({"id": "W", "duration": 100, "gpus": 1}, restart=3)
+    doc["policy"]["preemption"]["enabled"] = preemption
+    inst = instance_from_dict(doc)
+    old = schedule_from_dict(
+        {"format": "planner-schedule/1", "groups": [],
+         "jobs": [{"id": "W", "start": 0, "end": 100, "placement": _on(0)}]}
+    )  # fmt: skip
+    ck = Checker()
+    changes = changes_from_dict(
+        {"add": [{"id": "X", "duration": 5, "gpus": 1, "deadline": 10}]}, ck
+    )
+    assert not ck.problems
+    live = live_instance(inst, old, 50, changes)
+    s = solve(live, solver, SolveOptions(time_limit=2.0))
+    assert s.status == "infeasible" and not s.jobs
+    assert s.info["reason"] == "job X: deadline 10 passed (earliest end 55)"

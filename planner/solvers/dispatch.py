@@ -19,7 +19,7 @@ from planner.solvers.greedy import RULES as GREEDY_RULES
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.greedy.order import default_rule
 from planner.solvers.options import SolveOptions, objectives_of
-from planner.solvers.plain import plain_infeasibility
+from planner.solvers.plain import missed_limit, plain_infeasibility
 
 if TYPE_CHECKING:
     from planner.live import Residual
@@ -161,7 +161,11 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     from planner.bounds import lower_bounds
     from planner.verify import verify
 
-    late = res.late()
+    # a waiting job's earliest end in the residual, released at now at the earliest, is
+    # one in every plan of the live state when nothing it waits for runs now (stopping a
+    # running job's co-member could speed that up): a deadline it misses is proved missed
+    waits = frozenset(j.id for j in res.instance.jobs if j.after) | res.stand_ins
+    late = res.late() or missed_limit(res.instance, waits)
     if late is not None:
         return Schedule(instance.name, spec, "infeasible", info={"reason": late})
     clash = res.clash()

@@ -19,11 +19,16 @@ from planner.precedence import ancestors
 def plain_infeasibility(instance: Instance) -> str | None:
     """The first job that cannot meet the horizon or its deadline, or that strict priority
     and `after` put in contradiction; None if there is none."""
-    conflict = priority_after_conflict(instance)
-    if conflict is not None:
-        return conflict
+    return priority_after_conflict(instance) or missed_limit(instance)
+
+
+def missed_limit(instance: Instance, skip: frozenset[str] = frozenset()) -> str | None:
+    """The first job (not in `skip`) whose earliest end lies after the horizon or its
+    deadline, or None."""
     ends = earliest_ends(instance)
     for job in instance.jobs:
+        if job.id in skip:
+            continue
         end = math.ceil(ends[job.id] - 1e-9)
         if instance.horizon is not None and end > instance.horizon:
             return f"job {job.id}: horizon {instance.horizon} passed (earliest end {end})"
