@@ -348,22 +348,20 @@ def _nodes_down(
             if j.state == "running" and live is not None and _starts_on(live, inst.now, hit):
                 jobs[jid] = _left(j, live.progress or 0.0)
         return out
-    # a job alone is keyed by its id, a group member by its label: a job may bear the
-    # label of another's group (`plan solve` labels groups g1, g2, ...)
+    running = {jid: j.live for jid, j in jobs.items() if j.state == "running" and j.live}
     stopped = {
-        (j.live.group is not None, j.live.group or j.id)
-        for j in jobs.values()
-        if j.state == "running" and j.live is not None and {n for n, _ in j.live.placement} & hit
+        _unit(jid, live) for jid, live in running.items() if {n for n, _ in live.placement} & hit
     }
-    for jid, j in list(jobs.items()):
-        live = j.live
-        if (
-            j.state == "running"
-            and live is not None
-            and (live.group is not None, live.group or jid) in stopped
-        ):
-            jobs[jid] = replace(j, live=None)
+    for jid, live in running.items():
+        if _unit(jid, live) in stopped:
+            jobs[jid] = replace(jobs[jid], live=None)
     return out
+
+
+def _unit(jid: str, live: Live) -> tuple[str, str]:
+    """What runs together: a group by its label, a job alone by its id (a job may bear
+    the label of another's group: `plan solve` labels groups g1, g2, ...)."""
+    return ("group", live.group) if live.group is not None else ("job", jid)
 
 
 def _starts_on(live: Live, now: int, nodes: set[str]) -> bool:

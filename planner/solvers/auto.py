@@ -128,19 +128,18 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
     sched: Schedule | None = None
     kept = given_start(instance, options)  # the plan in force (`plan replan`), if it holds
     first: Schedule | None = None
-    mark = t0
     if not instance.preemption.enabled:
         if name != "cpsat":
             # the greedy plan first, so that the kept plans keep to what is left of the
             # limit: on trace1.csv whole (1,494 jobs) the greedy plan takes about 1.7 s,
             # and `--time-limit 2` took 5.1 s when the kept plans had the whole limit
             first = solve_greedy(instance, None, options)
-            options, mark = options.spent_since(t0), time.perf_counter()
         # Muri's grouping with groups kept to the end, and the batch or release plan: more
         # plans, compared at the end
-        for other in (kept_plan(instance, options), batch_plan(instance, options)):
+        rest = options.spent_since(t0)
+        for other in (kept_plan(instance, rest), batch_plan(instance, rest)):
             kept = the_better(instance, options, kept, other)
-        options = options.spent_since(mark)
+        options = options.spent_since(t0)
     t1 = time.perf_counter()  # options.limit counts from here
     if (
         instance.preemption.enabled
