@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from planner.simulate.model import Decision, SimJob
 from planner.solvers.lanes import lanes
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt import solve_preempt, weighted
+from planner.solvers.preempt.policy import Memo
 from planner.solvers.preempt.weighted import BETA, BETAS, MIP_GAP, WeightedRegroup, eligible
 from planner.verify import verify
 
@@ -110,6 +112,29 @@ def test_engine_runs_keep_the_rules(seed: int) -> None:
     assert eligible(inst)
     res = simulate(inst, WeightedRegroup(math.inf))
     assert verify(inst, schedule_from_dict(result_to_schedule_dict(inst, res))) == []
+
+
+def test_runs_sharing_a_memo_price_each_kind_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    inst = instance_from_dict(generate("dl", 40, 3, 2, preemption=True))
+    calls = [0]
+    rates = weighted.member_rates
+
+    def counted(*args: Any, **kw: Any) -> dict[str, float] | None:
+        calls[0] += 1
+        return rates(*args, **kw)
+
+    monkeypatch.setattr(weighted, "member_rates", counted)
+    memo = Memo(inst)
+    priced, plans = [], []
+    for shared in (None, memo, memo):  # alone, then two runs sharing the memo
+        calls[0] = 0
+        res = simulate(inst, WeightedRegroup(math.inf, 0.3, shared))
+        priced.append(calls[0])
+        plans.append(result_to_schedule_dict(inst, res))
+    assert priced[0] > 0 and priced[1] == priced[0] and priced[2] == 0
+    # the same plan, priced once ("info" holds the run's timings)
+    assert plans[0]["jobs"] == plans[1]["jobs"] == plans[2]["jobs"]
+    assert verify(inst, schedule_from_dict(plans[2])) == []
 
 
 @pytest.mark.skipif(lanes(2) < 2, reason="needs fork and two cores")

@@ -73,14 +73,16 @@ REGROUP = Keys(regroup=True, gpu_exp=1.5)
 
 class Memo:
     """What Muri's policy learns about one instance that no job order changes: matching
-    weights, type-level matchings and group rates. The search's engine runs share one
-    (on cluster_trace.csv a later run takes 0.74 s instead of 1.19 s)."""
+    weights, type-level matchings and group rates, and the weighted policy's member rates
+    per kind of group (`weighted.py`). The search's engine runs share one (on
+    cluster_trace.csv a later run takes 0.74 s instead of 1.19 s)."""
 
     def __init__(self, instance: Instance):
         self.instance = instance
         self.weights: dict[tuple[int, tuple[str, ...]], float] = {}
         self.matchers: dict[int, TypeMatcher] = {}
         self.rates = Rates(instance)
+        self.weighted_rates: dict[tuple[int, tuple[str, ...]], dict[str, float] | None] = {}
 
 
 class KeyedMuri(Muri):

@@ -107,7 +107,7 @@ def make(
     if not interleave or keys.mode == "solo":
         return KeyedSrsf(keys)
     if keys.mode == "weighted":
-        return WeightedRegroup(deadline, BETA if keys.beta is None else keys.beta)
+        return WeightedRegroup(deadline, BETA if keys.beta is None else keys.beta, memo)
     if keys.mode.startswith("batch"):
         return batch_policy(keys)
     if keys.mode == "filler":

@@ -30,7 +30,7 @@ from planner.instance import Instance, Job
 from planner.simulate.engine import Policy, View
 from planner.simulate.model import Decision, SimJob
 from planner.simulate.policies import settle
-from planner.solvers.preempt.policy import REGROUP, KeyedMuri
+from planner.solvers.preempt.policy import REGROUP, KeyedMuri, Memo
 
 # On trace1 jobs 120-179 (experiments/weighted_regroup.py, scratch sweep in
 # docs/PREEMPTION.md): 0.25 best of 0-1 (421,187 s; 0.2: 421,448, 0.3: 421,639).
@@ -104,11 +104,16 @@ class WeightedRegroup(Policy):
     name = "weighted"
     preemptive = True
 
-    def __init__(self, deadline: float, beta: float = BETA):
+    def __init__(self, deadline: float, beta: float = BETA, memo: Memo | None = None):
         self.deadline = deadline
         self.beta = beta
-        self.rates: dict[Kind, dict[str, float] | None] = {}
-        self.fallback = KeyedMuri(REGROUP)
+        self.memo = memo
+        # the rates of each kind of group; the lane's runs share them through `memo` (scratch,
+        # trace4 jobs 60-119: 1.3 s of CPU of the first run's 10 s, none in the later runs)
+        self.rates: dict[Kind, dict[str, float] | None] = (
+            {} if memo is None else memo.weighted_rates
+        )
+        self.fallback = KeyedMuri(REGROUP, memo)
 
     def decide(self, view: View) -> Decision:
         if time.perf_counter() > self.deadline:
@@ -120,6 +125,9 @@ class WeightedRegroup(Policy):
 
     def _rate(self, inst: Instance, kind: Kind, jobs: Sequence[Job]) -> dict[str, float] | None:
         """Each model's rate in a group of `kind` (None: not admissible)."""
+        if self.memo is not None and self.memo.instance is not inst:
+            self.memo = None
+            self.rates = {}
         if kind not in self.rates:
             self.rates[kind] = member_rates(inst, jobs)
         return self.rates[kind]
