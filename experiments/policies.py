@@ -29,9 +29,10 @@ from muri_figures import MURI  # a module beside this script
 from planner.importers.muri import muri_to_instance
 from planner.instance import Instance
 from planner.metrics import metrics
+from planner.online import POLICIES, make_policy
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
-from planner.simulate import POLICIES, make_policy, result_to_schedule_dict, simulate
+from planner.simulate import result_to_schedule_dict, simulate
 from planner.solvers import SolveOptions, solve
 from planner.verify import verify
 

@@ -21,11 +21,12 @@ import time
 from pathlib import Path
 
 from planner.importers.muri import muri_to_instance
+from planner.online import make_policy
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
-from planner.simulate import Policy, make_policy, simulate
+from planner.simulate import Policy, simulate
 from planner.simulate.output import result_to_schedule_dict, sim_metrics
-from planner.simulate.rolling import DEFAULT_TRUST, RollingHorizon
+from planner.solvers.rolling import DEFAULT_TRUST, RollingHorizon
 from planner.verify import verify
 
 

@@ -22,9 +22,10 @@ from pathlib import Path
 from muri_figures import MURI  # a module beside this script
 
 from planner.importers.muri import muri_to_instance
+from planner.online import make_policy
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
-from planner.simulate import make_policy, simulate
+from planner.simulate import simulate
 from planner.simulate.output import result_to_schedule_dict, sim_metrics
 from planner.verify import verify
 

@@ -1031,8 +1031,9 @@ def test_replanning_muris_plan_mid_way_keeps_every_job_s_work(seed: int) -> None
     # jobs resumed before now. Each such job is running from its current segment with the
     # work of its whole history as progress (planner.history), and the replan verifies
     from planner.history import work_done
+    from planner.online import make_policy
     from planner.replan import stopped_at
-    from planner.simulate import make_policy, result_to_schedule_dict, simulate
+    from planner.simulate import result_to_schedule_dict, simulate
 
     inst = instance_from_dict(generate("dl", 16, 2, seed, preemption=True))
     plan = schedule_from_dict(result_to_schedule_dict(inst, simulate(inst, make_policy("muri-s"))))
@@ -1514,7 +1515,8 @@ def test_a_replan_with_nothing_changed_is_no_worse_than_the_plan(seed: int) -> N
     # Muri's engine's plan replanned at every eighth of its makespan and between segments
     # of stopped jobs: never worse than the plan in force (the residual cannot hold it
     # when it stops running jobs after now; `Residual.in_force` carries it on)
-    from planner.simulate import make_policy, result_to_schedule_dict, simulate
+    from planner.online import make_policy
+    from planner.simulate import result_to_schedule_dict, simulate
 
     inst = instance_from_dict(generate("dl", 16, 2, seed, preemption=True))
     plan = schedule_from_dict(result_to_schedule_dict(inst, simulate(inst, make_policy("muri-s"))))

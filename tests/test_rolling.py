@@ -1,4 +1,4 @@
-"""`plan[:SOLVER]` on a preemptive instance (contract §10; `planner.simulate.rolling` and
+"""`plan[:SOLVER]` on a preemptive instance (contract §10; `planner.solvers.rolling` and
 `forecast`): each decision plans the known jobs with preemption, plus phantom copies of
 the jobs released lately as a forecast, and runs what the plan runs now. Every realized
 schedule passes the verifier."""
@@ -20,8 +20,8 @@ from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.engine import View
 from planner.simulate.forecast import PHANTOM, original, phantoms, remaining_jobs, starts_now
 from planner.simulate.model import SimJob
-from planner.simulate.rolling import RollingHorizon
 from planner.solvers.preempt.policy import REGROUP, KeyedMuri
+from planner.solvers.rolling import RollingHorizon
 from planner.verify import verify
 
 PROFILES = [

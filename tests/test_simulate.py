@@ -19,9 +19,10 @@ from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
 from planner.instance import Admits, Instance, Interleaving, Job, NodeGroup, Preemption
 from planner.metrics import metrics
+from planner.online import POLICIES, make_policy
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
-from planner.simulate import POLICIES, make_policy, result_to_schedule_dict, simulate
+from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.model import SimResult
 from planner.solvers.preempt.policy import REGROUP, Keys
 from planner.solvers.preempt.search import make

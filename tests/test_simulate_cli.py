@@ -13,9 +13,10 @@ from click.testing import CliRunner
 
 from planner.batch.run import Task, execute
 from planner.cli import main
+from planner.online import make_policy
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
-from planner.simulate import make_policy, result_to_schedule_dict, simulate
+from planner.simulate import result_to_schedule_dict, simulate
 from planner.verify import verify
 
 

@@ -14,8 +14,9 @@ from test_simulate import assert_valid
 
 from planner.generate import generate
 from planner.instance import GpuProfile, Instance, Job, NodeGroup, Preemption, Profile, Stages
+from planner.online import POLICIES, make_policy
 from planner.read import instance_from_dict
-from planner.simulate import POLICIES, make_policy, result_to_schedule_dict, simulate
+from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.model import SimResult
 
 # E: 1000 ms per iteration on 4 GPUs, 1500 ms on 2; restarting costs 1 s on 4, 3 s on 2.

@@ -244,7 +244,7 @@ def _plan(instance: Any, spec: str, options: Any) -> Any:
     """A planner's schedule, or the realized schedule of `simulate:POLICY` (contract §10),
     measured and verified alike."""
     if spec.startswith("simulate:"):
-        from planner.simulate import simulate_spec
+        from planner.online import simulate_spec
 
         return simulate_spec(instance, spec, stop=options.stop)
     from planner.solvers import solve

@@ -30,7 +30,7 @@ def parse_solvers(text: str) -> list[str]:
         raise UsageError("--solvers: give at least one solver")
     for s in solvers:
         if s.startswith("simulate:"):  # a policy simulated online (contract §10)
-            from planner.simulate import check_spec
+            from planner.online import check_spec
 
             try:
                 check_spec(s)

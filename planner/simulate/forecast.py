@@ -1,4 +1,4 @@
-"""What `plan[:SOLVER]` plans at a decision on a preemptive instance (`rolling.py`), and
+"""What `plan[:SOLVER]` plans at a decision on a preemptive instance (`solvers/rolling.py`), and
 what it takes from the plan.
 
 The plan's instance holds the known jobs (running and waiting, each released at `now` with

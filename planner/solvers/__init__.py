@@ -9,7 +9,9 @@ Layering (a module may import only those below it):
   (`auto` also calls `cpsat` directly);
 - `preempt` (planning with preemption through `planner.simulate`'s engine, and Muri's
   grouping kept to the end without it) uses `greedy`; `auto` and `dispatch` call it;
-- `dispatch` maps a spec string to one of them, importing the back end only when used.
+- `dispatch` maps a spec string to one of them, importing the back end only when used;
+- `rolling` (`plan simulate`'s `plan[:SOLVER]`) runs `dispatch.solve` at the engine's
+  decisions.
 """
 
 from planner.solvers.dispatch import GREEDY_RULES, parse_spec, solve

@@ -63,7 +63,7 @@ class Keys:
 
 
 # The regroup start of the planner's search and the policy `plan[:SOLVER]` falls back on
-# (simulate/rolling.py): GPUs^1.5 in the order. Online, one run each, avg JCT: cluster_trace
+# (solvers/rolling.py): GPUs^1.5 in the order. Online, one run each, avg JCT: cluster_trace
 # 110,314 s (GPUs^1: 111,674 s; 1.75: 109,602 s; 2: 110,890 s); first 600 jobs of trace2
 # 220,943 s (1: 221,211; 1.75: 224,218); first 400 of trace1 1,403,549 s (1: 1,424,348;
 # 1.75: 1,413,533); first 200 of trace1, trace2, trace4 within 0.2% of the others. These
@@ -146,7 +146,7 @@ class Deadline(threading.Event):
     jobs of trace2 one run takes about 9 s), the first start's too: the greedy plan, made
     before the starts, answers then. With strict priorities one engine run of 3,000
     generated mixed jobs takes about 50 s; uncut, `auto --time-limit 20` took 64 s.
-    `simulate.rolling.gains` does not trust a plan whose engine starts were cut. Muri's
+    `solvers.rolling.gains` does not trust a plan whose engine starts were cut. Muri's
     kept grouping (`kept.py`) stops its runs with one too."""
 
     def __init__(self, deadline: float, other: threading.Event):

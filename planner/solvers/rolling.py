@@ -48,6 +48,9 @@ from planner.simulate.forecast import (
 from planner.simulate.model import Decision, PlacementT, SimJob, Want
 from planner.simulate.packer import Packer
 from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
+from planner.solvers.dispatch import parse_spec, solve
+from planner.solvers.options import SolveOptions
+from planner.solvers.preempt.policy import REGROUP, KeyedMuri
 
 # Waiting jobs given to one plan: with 8 nodes per job that is a few hundred placement
 # options, the size `auto` still hands to CP-SAT at a 1 s budget (README, Choosing a
@@ -88,8 +91,6 @@ class RollingHorizon(Policy):
         follow: bool = False,
         trust: float = DEFAULT_TRUST,
     ):
-        from planner.solvers import parse_spec
-
         parse_spec(solver)
         self.name = f"plan:{solver}"
         self.solver = solver
@@ -128,8 +129,6 @@ class RollingHorizon(Policy):
         return Decision(tuple(keep) + starts, wake)
 
     def _solve(self, inst: Instance) -> Schedule:
-        from planner.solvers import SolveOptions, solve
-
         self.plans += 1
         return solve(inst, self.solver, SolveOptions(time_limit=self.budget, seed=0, workers=1))
 
@@ -166,8 +165,6 @@ class RollingHorizon(Policy):
         """The preemptive planner's regroup policy (Muri's matching, groups re-formed for
         throughput), the planner's own online rule; it needs only what the view shows."""
         if self._base is None:
-            from planner.solvers.preempt.policy import REGROUP, KeyedMuri
-
             self._base = KeyedMuri(REGROUP)
         return self._base
 
