@@ -27,7 +27,8 @@ class SolveInfo(TypedDict, total=False):
 
     # every planner
     reason: str  # why no schedule, or why the model's schedule was not returned
-    bound_by: dict[str, str]  # per objective, the tightest bound: path|volume|wspt|lp|config|cpsat
+    # per objective, the tightest bound: path|volume|wspt|lp|config|cpsat|milp
+    bound_by: dict[str, str]
     interrupted: bool  # stopped by Ctrl-C (options.stop)
     instance_file: str  # set by `plan solve`
     live: dict[str, Any]  # a live state (contract §9): now and the jobs per state

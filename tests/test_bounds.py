@@ -9,12 +9,14 @@ import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from planner import bounds
 from planner.bounds import _Bounds, _enumerate_groups, _loads, gap, lower_bounds
 from planner.bounds_config import multiset_cycles, undominated
 from planner.catalogue import load_catalogue
@@ -779,3 +781,19 @@ def test_a_stop_ends_the_bound_lps_and_the_bound_stays_valid() -> None:
         assert got != "config" and 0 < value < full
     # the bounds of a stopped solve are not kept for the next one
     assert named_lower_bounds(fresh, ["total_weighted_jct"])["total_weighted_jct"][1] == "config"
+
+
+def test_every_solver_plans_on_when_the_bound_fails(
+    solver: str, solve_verified: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bound is optional (`bounds.optional_bounds`): when computing it breaks, the plan
+    stands without one and says why."""
+
+    def broken(*args: Any, **kw: Any) -> Any:
+        raise RuntimeError("injected bound failure")
+
+    monkeypatch.setattr(bounds, "named_lower_bounds", broken)
+    inst = _one_node([Job("a", 2, duration=5), Job("b", 4, duration=3), Job("c", 1, duration=4)])
+    s = solve_verified(inst, solver, time_limit=5.0)
+    assert {a.id for a in s.jobs} == {"a", "b", "c"}
+    assert "injected bound failure" in s.info["relaxation_bound_error"]

@@ -414,7 +414,7 @@ def test_internal_error_while_exporting_leaves_no_file(
     assert not out.exists() and not gantt.exists()
 
 
-@pytest.mark.parametrize("solver", ["greedy:fifo", "cpsat"])
+@pytest.mark.parametrize("solver", ["greedy:fifo", "cpsat", "milp"])
 def test_solve_names_the_tightest_bound_next_to_the_gap(tmp_path: Path, solver: str) -> None:
     inst = small_instance(tmp_path)
     out = tmp_path / "s.json"
@@ -423,7 +423,7 @@ def test_solve_names_the_tightest_bound_next_to_the_gap(tmp_path: Path, solver: 
     doc = json.loads(out.read_text())
     assert verify(read_instance(inst), schedule_from_dict(doc)) == []
     word = doc["info"]["bound_by"][next(iter(doc["objective"]))]
-    assert word in ("path", "volume", "wspt", "lp", "config", "cpsat")
+    assert word in ("path", "volume", "wspt", "lp", "config", "cpsat", "milp")
     assert f"({word}, gap " in stdout
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from planner.bounds_lp import stoppable
 from planner.errors import UsageError
 from planner.instance import Instance
-from planner.schedule import Schedule
+from planner.schedule import Schedule, SolveInfo
 from planner.solvers.greedy import RULES as GREEDY_RULES
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.greedy.order import default_rule
@@ -158,7 +158,7 @@ def _from_the_present(
 
 
 def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
-    from planner.bounds import lower_bounds
+    from planner.bounds import optional_bounds
     from planner.verify import verify
 
     # a waiting job's earliest end in the residual, released at now at the earliest, is
@@ -182,8 +182,12 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     names = objectives_of(res.instance, options)
     # bounds of the residual hold for the live state only when it is `bounded`
     tight = res.tightened and res.bounded
-    bounds = lower_bounds(res.instance, names, options.bound_iterations) if tight else None
+    failed: SolveInfo = {}
+    named = optional_bounds(res.instance, names, options.bound_iterations, failed) if tight else {}
+    bounds = {k: v for k, (v, _) in named.items()} or None
     merged = res.merge(sched, bounds)
+    if failed:
+        merged = merged.with_(info={**merged.info, **failed})
     if res.stopped and merged.jobs and verify(instance, merged):
         # a resumed job's own profile holds only its solo time (planner.resume): a group
         # formed with it would not be one of §8. Its profile forbids every group, so this

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from planner.bounds import lower_bounds, named_lower_bounds
+from planner.bounds import lower_bounds, optional_bounds
 from planner.groups import (
     CandidateGroup,
     exact_candidates,
@@ -358,11 +358,7 @@ def _lower_bound(
     """The best valid bound on the first objective: CP-SAT's (when the model is exact and
     complete) or planner.bounds' relaxation bound (always valid)."""
     vals = [] if model_bound is None else [(model_bound, "cpsat")]
-    try:
-        found = named_lower_bounds(instance, [name], iterations)
-    except Exception as e:  # a bound is optional: report the failure, never fail
-        info["relaxation_bound_error"] = repr(e)
-        found = {}
+    found = optional_bounds(instance, [name], iterations, info)
     if name in found:  # planner.bounds has none for some objectives (energy_cost)
         static, word = found[name]
         info["relaxation_bound"] = {name: static}

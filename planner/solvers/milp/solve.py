@@ -42,7 +42,7 @@ from typing import Any
 import pulp
 
 import planner.solvers.milp.model as milp_model
-from planner.bounds import lower_bounds
+from planner.bounds import optional_bounds
 from planner.groups import (
     exact_candidates,
     split_by_reservation,
@@ -153,7 +153,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     if start is not None and gvals is not None:
         r.info["greedy_solver"] = start.solver
         r.info["greedy_objective"] = gvals
-    simple = lower_bounds(instance, r.names, options.bound_iterations)
+    named = optional_bounds(instance, r.names, options.bound_iterations, r.info)
+    simple = {k: v for k, (v, _) in named.items()}
     groups, complete = exact_candidates(instance, 4, ALL_GROUPS_MAX, start)
     units = milp_model.build_units(instance, groups)
     first = r.names[0]
@@ -204,6 +205,9 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     gfirst = None if gvals is None else gvals[first]
     sound = complete and not split  # the model's bound holds on every grid schedule
     lower = _lower_bound(instance, units, r.names, grid, st.bounds, simple, exact, sound, gfirst)
+    if first in lower:  # the tightest: the solver's own, or the relaxation's ingredient
+        own = lower[first] > simple.get(first, -math.inf)
+        r.info["bound_by"] = {first: "milp" if own else named[first][1]}
     schedule = _extract(instance, built) if st.chosen is not None else None
     first_status = st.stages[0]["status"] if st.stages else "none"
     why_none = f"no MILP schedule ({first_status})"
