@@ -57,16 +57,17 @@ Ingredients
    eligible set that occurs. Pools: the same with `demand * p_min` and the pool capacity
    minus amounts held by reservations admitting none of the pool's users (Hall's condition
    with U = those reservations).
-4. Weighted completion on a resource (`_lp_bound`, Goemans' mean-busy-time relaxation):
+4. Weighted completion on a resource (`_lp_bound`, the mean-busy-time relaxation):
    map the GPU-time shares of a feasible schedule onto one machine of rate 1 by dividing
    by the capacity C: job j gets processing `p_j = share_j / C` at rate at most
    `u_j = gpus_j / C`, never before head_j, total rate <= 1. Its mean busy time M_j then
    satisfies `C_j >= M_j + p_j / (2 u_j) = M_j + share_j / (2 gpus_j)` (a rate-capped amount
    ends at the earliest half its minimal spread after its mean). The preemptive schedule
    that always runs the available job of largest w_j / p_j minimises `sum w_j M_j` over all
-   preemptive single-machine schedules with release dates (Goemans 1997), a fortiori over
-   rate-capped ones. So `sum w C >= LP + sum w share/(2 gpus)`. Run per node-group family
-   (with its scheme of largest volume, to save time) and on every pool.
+   preemptive single-machine schedules with release dates (an exchange argument on the
+   mean busy times), a fortiori over rate-capped ones. So
+   `sum w C >= LP + sum w share/(2 gpus)`. Run per node-group family (with its scheme of
+   largest volume, to save time) and on every pool.
    We take the max of this and ingredient 2 for the jobs on the resource, plus
    ingredient 2 for the others.
 5. Tardiness: for any set S of jobs with due dates, `sum w T >= sum_S w (C_j - due_j) +
@@ -707,9 +708,6 @@ class _Bounds:
     def _jct_parts(self) -> list[float]:
         return self._completion(np.ones(self.n, dtype=bool), self.lp_resources)
 
-    def weighted_jct(self) -> float:
-        return self.weighted_jct_named()[0]
-
     def weighted_jct_named(self) -> tuple[float, str]:
         """The weighted JCT bound and the name of the ingredient that gives it: "path"
         (ingredient 2), "wspt" (4) or "lp" (6)."""
@@ -1013,7 +1011,8 @@ def _room(points: np.ndarray, cap: float, events: list[tuple[float, float]]) -> 
 
 def _lp_bound(release: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
     """min sum w_j M_j over preemptive one-machine schedules with release dates: the
-    preemptive largest-w/p-first schedule (Goemans 1997); jobs with p = 0 add nothing."""
+    preemptive largest-w/p-first schedule (module docstring, ingredient 4); jobs with
+    p = 0 add nothing."""
     keep = p > 0
     rel, p, w = release[keep], p[keep], w[keep]
     order = np.argsort(rel, kind="stable")

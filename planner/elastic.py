@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from planner.durations import solo_duration
 from planner.energy import price_curve
-from planner.instance import ENERGY_OBJECTIVES, Instance, Job
+from planner.instance import Instance, Job
 from planner.schedule import Schedule
 
 # Hold-back instants tried by the greedy planner under an energy objective (the first
@@ -150,7 +150,3 @@ def held_back(instance: Instance, starts: Mapping[str, int]) -> Instance:
         for j in instance.jobs
     )
     return replace(instance, jobs=jobs)
-
-
-def prices_matter(names: tuple[str, ...] | list[str]) -> bool:
-    return any(n in ENERGY_OBJECTIVES for n in names)

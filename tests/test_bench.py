@@ -365,7 +365,7 @@ def test_a_results_file_that_cannot_be_finished_keeps_its_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a full disk at the final rewrite said "nothing was written" while the rows appended
-    # as runs finished were in the file (found by a fuzzing helper)
+    # as runs finished were in the file
     import errno
     import os
 

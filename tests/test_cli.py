@@ -129,7 +129,7 @@ def test_check_of_a_schedule_of_another_format_exit_2(tmp_path: Path, value: obj
 @pytest.mark.parametrize("command", ["check", "export", "replan", "show"])
 def test_a_schedule_time_past_the_limit_is_bad_input(tmp_path: Path, command: str) -> None:
     # 10**400 passed `plan check`, then `plan replan` and `plan show` failed on it
-    # (OverflowError, exit 3; found by a QA pass); the limit is 2**53 (README)
+    # (OverflowError, exit 3); the limit is 2**53 (README)
     out = tmp_path / "demo.json"
     assert run("solve", DEMO, "--solver", "greedy", "-o", out)[0] == 0
     doc = json.loads(out.read_text())
@@ -529,7 +529,7 @@ def test_a_schedule_of_ours_that_breaks_the_rules_is_an_internal_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
 ) -> None:
     # a planner or engine bug exits 3, as every bug of ours, not 1 ("no feasible
-    # schedule"); nothing is written (found by a fuzzing helper: plan simulate said 1)
+    # schedule"); nothing is written (plan simulate said 1)
     from planner.verify.base import Violation
 
     def broken(*args: Any, **kw: Any) -> list[Violation]:
@@ -559,7 +559,7 @@ FILE_ONLY = [
 def test_an_output_that_is_not_printed_is_not_written_as_a_file_named_dash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[Any]
 ) -> None:
-    # they wrote a file named "-" and said "wrote -" (found by a fuzzing helper)
+    # they wrote a file named "-" and said "wrote -"
     monkeypatch.chdir(tmp_path)
     plan = tmp_path / "plan.json"
     assert run("solve", DEMO, "--solver", "greedy", "-o", plan)[0] == 0

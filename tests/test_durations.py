@@ -1,7 +1,8 @@
 """planner.durations against the contract's test vectors.
 
-tests/data/interleave_vectors.json is a copy of the contract's interleave_vectors.json
-(/work/shared/spec/, built from the Muri artifact's trace2.csv stage times, Apache-2.0).
+docs/interleave_vectors.json is the contract's file of test vectors (docs/CONTRACT.md §4:
+"beside this file"), built from the stage times of Muri's trace2.csv (Apache-2.0; README,
+"Data and credits").
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from planner.instance import DEFAULT_OVERHEAD, Interleaving, Job, NodeGroup
 from planner.solvers import SolveOptions, solve
 from planner.verify import verify
 
-VECTORS = json.loads((Path(__file__).parent / "data" / "interleave_vectors.json").read_text())
+VECTORS = json.loads(
+    (Path(__file__).parent.parent / "docs" / "interleave_vectors.json").read_text()
+)
 REL = 1e-6
 
 

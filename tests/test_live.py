@@ -1651,7 +1651,7 @@ def test_a_node_going_down_stops_only_its_jobs_and_their_group(solver: str) -> N
 def test_a_deadline_passed_at_now_is_proved_missed(solver: str, preemption: bool) -> None:
     # W runs; X, added now with a deadline already past, can end no earlier than now + 5.
     # With preemption every solver said `unknown` (the residual is stricter than the live
-    # state in general, but not for a job that waits for nothing; found by a QA pass)
+    # state in general, but not for a job that waits for nothing)
     doc = _two_gpus({"id": "W", "duration": 100, "gpus": 1}, restart=3)
     doc["policy"]["preemption"]["enabled"] = preemption
     inst = instance_from_dict(doc)

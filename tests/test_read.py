@@ -263,7 +263,7 @@ def test_malformed_json_has_line_and_column(tmp_path: Path) -> None:
 
 
 def test_a_key_twice_in_one_object_is_refused(tmp_path: Path) -> None:
-    # the parser kept the last value silently (found by a fuzzing helper)
+    # the parser kept the last value silently
     path = tmp_path / "dup.json"
     doc = '{"version": 1, "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]}, '
     path.write_text(doc + '"jobs": [{"id": "a", "duration": 5, "gpus": 1, "gpus": 2}]}')

@@ -117,8 +117,7 @@ def test_the_decision_is_the_plans_segments_at_now_of_known_jobs() -> None:
 
 def test_an_elastic_job_starts_at_the_count_the_plan_gives_it() -> None:
     # c runs at 2 GPUs; the plan resumes it at 1 in a group with b: it was started at 2, in
-    # a group of members of different counts (R3, R5; found by a fuzzing helper on the
-    # demo with preemption)
+    # a group of members of different counts (R3, R5; seen on the demo with preemption)
     b = Job("b", 1, "B", 10)
     c = replace(Job("c", 2, "A", 10), gpu_counts=(2, 1))
     pl = (place("n-0", 1),)

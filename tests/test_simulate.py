@@ -473,7 +473,7 @@ def test_a_reservation_after_the_plan_leaves_the_preemptive_plan_alone() -> None
     # `plan generate --family dl --jobs 12 --nodes 2 --seed 7 --preemption`: greedy (the
     # Muri engine's runs) plans 23,300 with makespan 12,377. A hold of both nodes over
     # [13000, 13049), after that makespan, made it 30,114: the preemptive policies started
-    # a run only when all of it fit before the hold (found by a fuzzing helper)
+    # a run only when all of it fit before the hold
     from planner.metrics import objective_values
     from planner.solvers import SolveOptions, solve
 
@@ -509,7 +509,7 @@ def two_holds(duration: int) -> Instance:
 def test_no_segment_is_only_a_restart(policy: str, blind: bool) -> None:
     # One GPU, restart 3, holds over [5, 10) and [13, 18); a runs 0-5 and then had 3
     # units, [10, 13), before the second hold: all restart, no progress (and blind
-    # policies started runs with one unit of room). Found by a fuzzing helper
+    # policies started runs with one unit of room)
     inst = two_holds(30)
     res = simulate(inst, make_policy(policy, blind=blind))
     assert_valid(inst, res)

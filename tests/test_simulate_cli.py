@@ -142,7 +142,7 @@ def test_a_running_job_a_later_hold_would_cut_stops_at_now(
 ) -> None:
     # a running job on GPUs that a reservation takes later, before it would end: the
     # planners stop it at now (resume.must_stop); the engine kept it on under a policy
-    # that stops nothing and reported an engine bug (exit 3, found by a QA pass). Without
+    # that stops nothing and reported an engine bug (exit 3). Without
     # preemption no schedule exists (exit 1, as `plan solve` says)
     live = {
         "version": 1, "name": "hold", "now": 100,

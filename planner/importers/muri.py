@@ -1,4 +1,4 @@
-"""Convert a Muri trace (SIGCOMM 2022 artifact, CSV) into an instance dict (contract §2).
+"""Convert a Muri trace (CSV; README, "Data and credits") into an instance dict (contract §2).
 
 Columns used: `job_id, num_gpu, submit_time (ms), iterations, model_name, priority (0/1)`.
 The stage columns are not copied: the models/ catalogue carries the same figures (one profile

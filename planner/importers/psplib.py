@@ -1,9 +1,9 @@
 """PSPLIB single-mode RCPSP (`.sm`) files to the contract's instance JSON.
 
-Kolisch & Sprecher (1996), "PSPLIB - A project scheduling problem library", EJOR
-96:205-216. Each renewable resource R1..Rk becomes a cluster pool with its capacity;
-each non-dummy activity becomes an explicit-duration job `j<n>` with `gpus: 0`, its
-resource requests as `demand` and its predecessors in `after`.
+The library and its credit: README, "Data and credits". Each renewable resource R1..Rk
+becomes a cluster pool with its capacity; each non-dummy activity becomes an
+explicit-duration job `j<n>` with `gpus: 0`, its resource requests as `demand` and its
+predecessors in `after`.
 
 The supersource and supersink (activities with duration 0 and no requests, first and
 last) are dropped: they constrain nothing, and the makespan (max end) is the same.

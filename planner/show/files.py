@@ -3,7 +3,7 @@
 `show_files` is the one entry point for every command that shows a schedule (`plan
 show`, `plan solve --show`, and later `plan simulate --show`): it returns the files'
 contents, which the command writes with its other outputs by `planner.outputs.write_all`
-(all or nothing). `write_show` does both for a caller with no other outputs.
+(all or nothing).
 """
 
 from __future__ import annotations
@@ -55,17 +55,6 @@ def show_files(
     if png_path:
         files[png_path] = gantt_png(data)
     return files
-
-
-def write_show(
-    doc: Mapping[str, Any],
-    instance: Instance | None,
-    html_path: str | None,
-    png_path: str | None = None,
-    colour_by: str = "group",
-) -> None:
-    """Draw `doc` and write the pictures, both or neither."""
-    write_all(show_files(doc, instance, html_path, png_path, colour_by))
 
 
 def write_report(

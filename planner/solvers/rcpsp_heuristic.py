@@ -12,10 +12,10 @@ Then a schedule is just start times, and the classic RCPSP heuristics apply:
 - Priority rules: LFT and LST (latest finish/start from the critical path), MTS (most
   total successors), GRPW (greatest rank positional weight), and random-biased variants
   of them: with the greedy planner's schedules, the first population.
-- Forward-backward improvement (justification, Valls, Ballestin and Quintanilla 2005,
-  EJOR 165:375-386): right-justify the schedule against its makespan (a serial SGS on the
-  reversed network, jobs by decreasing finish time), then left-justify it again (jobs by
-  increasing start in the right-justified schedule); repeat while the makespan drops.
+- Forward-backward improvement (justification): right-justify the schedule against its
+  makespan (a serial SGS on the reversed network, jobs by decreasing finish time), then
+  left-justify it again (jobs by increasing start in the right-justified schedule); repeat
+  while the makespan drops.
   Justification never makes the makespan worse; it is also applied to the greedy
   planner's schedules, so with time for those the result is never worse than list
   scheduling.

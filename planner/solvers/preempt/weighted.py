@@ -44,10 +44,10 @@ MIP_SECONDS = 5.0
 # Relative gap at which a MIP stops, and at which the LP's rounded answer is taken.
 MIP_GAP = 0.01
 # The MIP's kinds besides those the LP's answer and its rounding use: the KINDS of least
-# reduced cost. Scratch, trace4 jobs 60-119 (670 kinds at the start), beta 0.25, one run
-# each: every kind in the MIP 242,385-242,571 s average JCT in 44-85 s of MIPs; 80 kinds
-# 243,563 s in 15 s; 150 kinds and a 0.1% gap 244,152 s in 52 s. The other heavy windows
-# in 6-10 s (docs/PREEMPTION.md).
+# reduced cost. docs/PREEMPTION.md, "Made faster on 2026-12-02, evening": on trace4 jobs
+# 60-119 (670 kinds at the start), beta 0.25, every kind in the MIP 242,385 s average JCT
+# in 84 s of MIPs, 80 kinds 243,563 s in 14 s; a 0.1% gap 243,544 s in 33 s, 150 kinds
+# 244,152 s in 51 s. The other heavy windows in 5-9 s.
 KINDS = 80
 # Jobs to plan at most: when the MIPs held every kind they took 0.7-1.7 s each on the
 # 60-job windows; on cluster_trace.csv (400 jobs, `auto` 120 s) the run was cut to its first
@@ -108,8 +108,8 @@ class WeightedRegroup(Policy):
         self.deadline = deadline
         self.beta = beta
         self.memo = memo
-        # the rates of each kind of group; the lane's runs share them through `memo` (scratch,
-        # trace4 jobs 60-119: 1.3 s of CPU of the first run's 10 s, none in the later runs)
+        # the rates of each kind of group; the lane's runs share them through `memo`
+        # (docs/PREEMPTION.md, "Tried later on 2026-12-03")
         self.rates: dict[Kind, dict[str, float] | None] = (
             {} if memo is None else memo.weighted_rates
         )
