@@ -1,7 +1,8 @@
 """The `plan` entry point: Ctrl-C while the CLI's modules are still being imported ends
 with one line and exit 130, not a KeyboardInterrupt traceback (once a command runs,
 `planner.cli.common.handle_errors` does the same). Usage errors are shown as click
-shows them (exit 2)."""
+shows them (exit 2). The one line is written here, not by `planner.cli.terminal`: the
+interrupt may have come while rich, which that module needs, was being imported."""
 
 from __future__ import annotations
 

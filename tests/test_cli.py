@@ -100,6 +100,36 @@ def test_solve_demo_and_check(tmp_path: Path) -> None:
     assert code == 0 and "no violations" in stdout
 
 
+def test_check_names_the_schedule_as_given(tmp_path: Path) -> None:
+    # a path with brackets was read as rich markup: "a[red]b/s[bold].json" printed "ab/s.json"
+    out = tmp_path / "a[red]b" / "s[bold].json"
+    out.parent.mkdir()
+    assert run("solve", DEMO, "--solver", "greedy", "-o", out)[0] == 0
+    code, stdout, _ = run("check", DEMO, out)
+    squeezed = "".join(stdout.split())  # rich may wrap a long path
+    assert code == 0 and "".join(f"ok {out}:".split()) in squeezed
+
+
+def test_user_text_in_brackets_is_shown_as_given(tmp_path: Path) -> None:
+    # rich read "[bold]" in a name, an id or a message as a style: the summary said "plan
+    # for demo", the job table "xy", the error "unknown job 'nosuch'"
+    doc = json.loads(Path(DEMO).read_text())
+    doc["name"], doc["jobs"][0]["id"] = "de[bold]mo", "x[red]y"
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc))
+    code, stdout, _ = run("solve", good, "--solver", "greedy", "--jobs", "-o", tmp_path / "s.json")
+    assert code == 0 and "plan for de[bold]mo" in stdout and "x[red]y" in stdout
+    doc["jobs"][1]["after"] = ["no[bold]such"]
+    bad = tmp_path / "b[red]ad.json"
+    bad.write_text(json.dumps(doc))
+    code, _, stderr = run("validate", bad)
+    squeezed = "".join(stderr.split())
+    assert (
+        code == 2
+        and "".join(f"{bad}: jobs[1].after[0]: unknown job 'no[bold]such'".split()) in squeezed
+    )
+
+
 def test_check_of_another_instances_schedule_warns(tmp_path: Path) -> None:
     # a valid schedule whose "instance" names another: the verdict is the rules' (exit
     # 0), so the mismatch is a warning; it was printed as "error:" with exit 0

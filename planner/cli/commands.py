@@ -86,7 +86,7 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
     elif violations:
         terminal.print_violations(violations)
     else:
-        terminal.out.print(f"[green]ok[/] {schedule}: {len(sched.jobs)} jobs, no violations")
+        terminal.print_check_ok(schedule, len(sched.jobs))
     if violations:
         sys.exit(EXIT_INFEASIBLE)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -36,8 +37,11 @@ def silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-out = _Console(highlight=False, soft_wrap=True)
-err = _Console(stderr=True, highlight=False, soft_wrap=True)
+# No markup by default: ids, names, paths and messages are the user's text, and rich would
+# read "[red]" in them as a style (tables too); a line that styles says markup=True and
+# escapes what it echoes (`tests/test_cli.py`).
+out = _Console(highlight=False, soft_wrap=True, markup=False)
+err = _Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def print_json(data: Any) -> None:
@@ -54,9 +58,10 @@ def print_input_error(e: InputError, as_json: bool = False) -> None:
                 "problems": [{"path": p.path, "message": p.message} for p in e.problems],
             }
         )
-    err.print(f"[bold red]error:[/] {e.file}: {len(e.problems)} problem(s)")
+    file = escape(e.file)
+    err.print(f"[bold red]error:[/] {file}: {len(e.problems)} problem(s)", markup=True)
     for p in e.problems:
-        err.print(f"  {e.file}: [bold]{p.path}[/]: {p.message}", markup=True)
+        err.print(f"  {file}: [bold]{escape(p.path)}[/]: {escape(p.message)}", markup=True)
 
 
 def busy(message: str, enabled: bool) -> Any:
@@ -174,10 +179,14 @@ def print_job_table(rows: Sequence[Any], time_unit: str) -> None:
     out.print(t)
 
 
+def print_check_ok(schedule: str, jobs: int) -> None:
+    out.print(f"[green]ok[/] {escape(schedule)}: {jobs} jobs, no violations", markup=True)
+
+
 def print_violations(violations: Sequence[Any]) -> None:
-    err.print(f"[bold red]{len(violations)} violation(s)[/]")
+    err.print(f"[bold red]{len(violations)} violation(s)[/]", markup=True)
     for v in violations:
-        err.print(f"  {v}", markup=False)
+        err.print(f"  {v}")
 
 
 def print_models(rows: Iterable[Mapping[str, Any]]) -> None:
@@ -199,7 +208,7 @@ def print_models(rows: Iterable[Mapping[str, Any]]) -> None:
 
 def print_validated(name: str, counts: Mapping[str, int]) -> None:
     parts = ", ".join(f"{v} {k}" for k, v in counts.items())
-    out.print(f"[green]ok[/] {name}: {parts}")
+    out.print(f"[green]ok[/] {escape(name)}: {escape(parts)}", markup=True)
 
 
 class StatusLine:
@@ -328,7 +337,7 @@ class BenchProgress:
         if row.get("status") in ("error", "timeout") or not row.get("verified"):
             self.failed += 1
         if self._progress is not None and self._task is not None:
-            last = f"{row.get('name')} {row.get('solver')}: {row.get('status')}"
+            last = escape(f"{row.get('name')} {row.get('solver')}: {row.get('status')}")
             failed = f"  [red]{self.failed} failed[/]" if self.failed else ""
             self._progress.update(self._task, advance=1, description=last + failed)
             self._progress.refresh()
