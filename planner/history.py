@@ -122,7 +122,7 @@ def _runner(
 ) -> Runner:
     """Segment `k` of job `jid` with `left` work, run from `origin` until `stop` (None: until
     its work is done)."""
-    j = _at_count(inst.job_by_id[jid], sum(len(x.gpus) for x in p.placement))
+    j = inst.job_by_id[jid].run_at(sum(len(x.gpus) for x in p.placement))
     restart = restart_units(inst, j) * inst.unit_ms if k and origin == p.start else 0.0
     stop_ms = None if stop is None else (stop - origin) * inst.unit_ms
     if not j.profiled:  # one "iteration" per time unit
@@ -131,11 +131,6 @@ def _runner(
     speed = node.speed if node is not None else 1.0
     gp = inst.gpu_profile(j)
     return Runner(left, stage_tuple(gp, speed), solo_iteration_ms(gp, speed), restart, stop_ms)
-
-
-def _at_count(j: Job, count: int) -> Job:
-    """The job as it runs at `count` GPUs (contract §12), when that is one of its counts."""
-    return j.at_count(count) if j.elastic and count in j.gpu_counts else j
 
 
 def _given(j: Job) -> float:

@@ -156,6 +156,11 @@ class Job:
         """The job run at `gpus` GPUs (its allowed counts unchanged)."""
         return self if gpus == self.gpus else replace(self, gpus=gpus)
 
+    def run_at(self, gpus: int) -> Job:
+        """The job as a placement of `gpus` GPUs runs it (contract §12): at that count when
+        it is one of an elastic job's counts, else as it is."""
+        return self.at_count(gpus) if self.elastic and gpus in self.gpu_counts else self
+
     @property
     def work(self) -> float:
         """What progress counts to (contract §8): iterations, or time units for a job with

@@ -129,7 +129,7 @@ class Engine:
         self.jobs = {j.id: j for j in instance.jobs}
         # each job as its current (or last) segment runs it: at that segment's count (§12)
         self.as_run: dict[str, Job] = dict(self.jobs)
-        self.rem: dict[str, float] = {j.id: _work(j) for j in instance.jobs}
+        self.rem: dict[str, float] = {j.id: j.work for j in instance.jobs}
         self.segments: dict[str, list[Segment]] = {j.id: [] for j in instance.jobs}
         self.attained: dict[str, int] = dict.fromkeys(self.jobs, 0)
         self.released: dict[str, int] = {}
@@ -190,8 +190,8 @@ class Engine:
             assert first is not None
             place = tuple(Placement(n, g) for n, g in first.placement)
             for j in members:
-                self.as_run[j.id] = _at(j, count_of(place))
-                self.rem[j.id] = max(0.0, _work(j) - done_by.get(j.id, 0.0))
+                self.as_run[j.id] = j.run_at(count_of(place))
+                self.rem[j.id] = max(0.0, j.work - done_by.get(j.id, 0.0))
             restarts = dict.fromkeys((j.id for j in members), 0.0)  # §9: its first segment
             self._open(now, place, first.group, restarts, first.started)
         if inst.preemption.enabled:
@@ -464,7 +464,7 @@ class Engine:
         count = count_of(w.placement)
         rst = {}
         for a in w.jobs:
-            j = self.as_run[a] = _at(self.jobs[a], count)
+            j = self.as_run[a] = self.jobs[a].run_at(count)
             # contract §8: the profile's restart_ms at the new count, else the instance's
             again = bool(self.segments[a])
             rst[a] = restart_units(self.inst, j) * self.unit if again else 0.0
@@ -494,18 +494,6 @@ class Engine:
         }
         segs = {a: tuple(s) for a, s in self.segments.items()}
         return SimResult(self.inst.name, self.policy.name, segs, info, tuple(self.events))
-
-
-def _at(j: Job, count: int) -> Job:
-    """The job at the count its placement gives, when that is one of its counts (§12)."""
-    return j.at_count(count) if j.elastic and count in j.gpu_counts else j
-
-
-def _work(j: Job) -> float:
-    """Work of a job in its own progress units: iterations, or time units when explicit."""
-    if j.model is not None:
-        return float(j.iterations or 0)
-    return float(j.duration or 0)
 
 
 def simulate(

@@ -236,7 +236,7 @@ def live_state(view: View, waiting: Sequence[SimJob]) -> Instance:
             continue
         info = view.runs[s.run]
         placement = tuple((p.node, tuple(p.gpus)) for p in info.placement)
-        done = _work(s.job) - (s.remaining_iters or 0.0)
+        done = s.job.work - (s.remaining_iters or 0.0)
         live = Live("running", info.started, None, placement, info.label, max(0.0, done))
         jobs.append(replace(s.job, after=(), live=live))
     jobs.extend(replace(s.job, after=()) for s in waiting)
@@ -249,7 +249,3 @@ def live_state(view: View, waiting: Sequence[SimJob]) -> Instance:
 def planned_starts(sched: Schedule, ids: frozenset[str]) -> dict[str, Start]:
     """Start, placement and group label of every planned waiting job."""
     return {a.id: (a.start, tuple(a.placement), a.group) for a in sched.jobs if a.id in ids}
-
-
-def _work(j: Job) -> float:
-    return float(j.iterations or 0) if j.model is not None else float(j.duration or 0)
