@@ -175,6 +175,33 @@ def test_explicit_segment_may_not_outlast_its_work():
     assert rules(v) == {"R3"} and "later segments" in v[0].message
 
 
+@pytest.mark.parametrize(
+    ("j", "first", "then"),
+    [
+        # 50 units all done in [0, 50); each later segment is only its 2-unit restart
+        (E, seg(0, 50), [seg(60, 62), seg(70, 72)]),
+        # 100 iterations of 1 s all done in [0, 100); the restart is 5 s
+        (A, seg(0, 100), [seg(110, 115)]),
+    ],
+)
+def test_no_segment_after_the_work_is_done(j: Job, first: Segment, then: list[Segment]):
+    # contract §8: earlier segments end before the work is done; a segment after it does
+    # nothing and ended when its restart did, and was accepted (the job's end was late)
+    v = check(instance(j), job(j.id, first, *then))
+    assert rules(v) == {"R3"} and len(v) == 1  # one fault, reported once
+    assert f"segment 1 [{then[0].start}, {then[0].end})" in v[0].message
+    assert "after its job's work is done" in v[0].message
+    assert check(instance(j), job(j.id, first)) == []  # the same work in one segment
+    # a fault already reported on the earlier segment (it runs on past the work) is not
+    # reported again for the segments after it
+    longer = Segment(first.start, first.end + 5, first.placement, None)
+    v = check(
+        instance(j),
+        job(j.id, longer, *[Segment(x.start + 5, x.end + 5, x.placement, None) for x in then]),
+    )
+    assert len(v) == 1 and "later segments follow" in v[0].message
+
+
 def test_r4_uses_the_last_end_and_r8_frees_the_pool_between_segments():
     a = Job("a", 1, model="dat", iterations=100, demand={"p": 1.0})
     c = Job("c", 0, duration=20, demand={"p": 1.0}, after=())

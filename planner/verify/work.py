@@ -21,6 +21,9 @@ from planner.verify.base import Key, Violation, job_for, piece_key
 
 # --- R3: durations and group admissibility ------------------------------------------
 
+# Work left, as a share of a job's work, below which a segment has nothing to do.
+_NOTHING = 1e-9
+
 
 def _speed(inst: Instance, a: Assignment) -> float:
     if a.placement and a.placement[0].node in inst.node_by_name:
@@ -65,11 +68,12 @@ def check_r3(
     # pieces field by field, quadratic in a job's segments (a simulation with `--interval`
     # gives jobs hundreds of them)
     order = {id(p): k for segs in by_job.values() for k, p in enumerate(segs)}
+    late: set[str] = set()  # jobs with a segment after their work was done, reported once
     for _, gid, segs in sorted(units, key=lambda u: (u[0], u[1], u[2][0].id)):
         if any(p.id in skip for p in segs):
             skip.update(p.id for p in segs)  # co-runners' progress is unknown too
             continue
-        _run_unit(inst, gid, segs, by_job, order, left, out)
+        _run_unit(inst, gid, segs, by_job, order, left, late, out)
 
 
 def _work(j: Job) -> float:
@@ -117,6 +121,7 @@ def _run_unit(
     by_job: dict[str, list[Assignment]],
     order: dict[int, int],
     left: dict[str, float],
+    late: set[str],
     out: list[Violation],
 ) -> None:
     """Run one set of segments that start together and check each member's end. Done
@@ -138,6 +143,14 @@ def _run_unit(
     where = f" in group {gid} ({', '.join(p.id for p in segs)})" if gid else ""
     for p, k, z, leave in zip(segs, index, last, leaves, strict=True):
         j = inst.job_by_id[p.id]
+        if k and left[p.id] <= _NOTHING * _work(j):
+            # contract §8: earlier segments end before the work is done, so no segment
+            # starts after it (it would end when its restart does, doing nothing)
+            if p.id not in late:
+                msg = f"segment {k} [{p.start}, {p.end}){where} starts after its job's work is done"
+                out.append(Violation("R3", msg, p.id, time=p.start))
+                late.add(p.id)
+            continue
         left[p.id] = max(0.0, left[p.id] - leave.done)
         want = ceil_units(leave.at_ms, inst.unit_ms)
         if len(by_job[p.id]) == 1:
@@ -153,6 +166,7 @@ def _run_unit(
                 f"{origin + want}, yet later segments follow"
             )
             out.append(Violation("R3", msg, p.id, time=p.start))
+            late.add(p.id)  # its later segments are the same fault
 
 
 def _inadmissible(inst: Instance, jobs: Sequence[Job], speed: float) -> str | None:
