@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,7 +48,7 @@ from planner.groups import (
 )
 from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.metrics import objective_values
-from planner.schedule import Assignment, Group, Placement, Schedule, SolveInfo
+from planner.schedule import Schedule, SolveInfo
 from planner.solvers.exact import (
     best_start,
     earliest_starts,
@@ -58,9 +57,10 @@ from planner.solvers.exact import (
     semi_active_horizon,
 )
 from planner.solvers.milp.backends import RunResult, run
-from planner.solvers.milp.energy import add_energy, complete_pieces
-from planner.solvers.milp.gpus import Holder, colour
+from planner.solvers.milp.energy import add_energy
+from planner.solvers.milp.extract import extract
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
+from planner.solvers.milp.hint import grid_starts, set_warm
 from planner.solvers.milp.objective import (
     kwh_caps,
     max_durations,
@@ -194,7 +194,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     split = split_by_reservation(instance, groups)
     r.info["groups_complete"], r.info["groups_split"] = complete, split
     exact = exact_grid and complete and not split
-    warm = "no greedy" if start is None else _set_warm(instance, built, start, warm_slots)
+    warm = "no greedy" if start is None else set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
 
     r.floor, r.own_bound_valid = simple.get(first), exact
@@ -208,7 +208,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     if first in lower:  # the tightest: the solver's own, or the relaxation's ingredient
         own = lower[first] > simple.get(first, -math.inf)
         r.info["bound_by"] = {first: "milp" if own else named[first][1]}
-    schedule = _extract(instance, built) if st.chosen is not None else None
+    schedule = extract(instance, built) if st.chosen is not None else None
     first_status = st.stages[0]["status"] if st.stages else "none"
     why_none = f"no MILP schedule ({first_status})"
     if st.chosen is not None and schedule is None:
@@ -300,7 +300,7 @@ def _choose_grid(
     prev_slots: int | None = None
     while True:
         grid = make_grid(hz.length, length, options.slot is None)
-        warm_slots = None if start is None else _grid_starts(start, length)
+        warm_slots = None if start is None else grid_starts(start, length)
         if warm_slots is not None:
             end = max((t * length + d for t, d in warm_slots.values()), default=0)
             if instance.horizon is None or end <= instance.horizon:
@@ -388,128 +388,6 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
     return st
 
 
-# --- warm start ----------------------------------------------------------------------------
-
-
-def _grid_starts(greedy: Schedule, length: int) -> dict[str, tuple[int, int]]:
-    """Greedy's schedule moved onto the grid: job -> (start slot, exact duration).
-
-    s' = ceil_L(sigma), sigma_j = max(s_j, e_i + D_i + a_i for jobs i ending by s_j, sigma
-    of jobs starting no later): see objective.rounding_allowance for why this keeps
-    capacity, precedence and priority (not reservation windows or deadlines: the solver
-    then rejects the start, which costs nothing). With slot length 1 it is the identity.
-    """
-    jobs = sorted(greedy.jobs, key=lambda a: (a.start, a.id))
-    sigma: dict[str, float] = {}
-    out: dict[str, tuple[int, int]] = {}
-    run_max = 0.0
-    i = 0
-    while i < len(jobs):
-        k = i
-        while k < len(jobs) and jobs[k].start == jobs[i].start:
-            k += 1
-        s = jobs[i].start
-        need = float(s)
-        for a in jobs[:i]:
-            if a.end <= s:
-                d = a.end - a.start
-                allowance = (length - 1) + (-(-d // length) * length - d)
-                shift = sigma[a.id] - a.start
-                need = max(need, a.end + shift + allowance)
-        need = max(need, run_max)
-        slot = math.ceil(need / length - 1e-9)
-        for a in jobs[i:k]:
-            sigma[a.id] = need
-            out[a.id] = (slot, a.end - a.start)
-        run_max = need
-        i = k
-    return out
-
-
-def _set_warm(
-    instance: Instance,
-    built: milp_model.Built,
-    greedy: Schedule,
-    slots: dict[str, tuple[int, int]] | None,
-) -> str:
-    """Give every variable its value in greedy's (grid-shifted) schedule; "used" or why not."""
-    if slots is None:
-        return "off"
-    node_map = _relabel(instance, greedy)
-    group_of = {a.id: a.group for a in greedy.jobs}
-    members: dict[str, tuple[str, ...]] = defaultdict(tuple)
-    for g in greedy.groups:
-        members[g.id] = tuple(sorted(g.jobs))
-    by_key: dict[tuple[tuple[str, ...], str | None, bool, int], milp_model.StartUnit] = {}
-    for u in built.units:
-        ng = u.node_group.name if u.node_group else None
-        by_key[(tuple(sorted(u.job_ids)), ng, u.group, u.gpus)] = u
-    for v in built.prob.variables():
-        v.varValue = 0.0
-    done: set[str] = set()
-    for a in greedy.jobs:
-        if a.id in done:
-            continue
-        gid = group_of[a.id]
-        ids = members[gid] if gid is not None else (a.id,)
-        nodes = [node_map.get(p.node, p.node) for p in a.placement]
-        ng = instance.node_by_name[nodes[0]].group.name if nodes else None
-        count = sum(len(set(p.gpus)) for p in a.placement)
-        found = by_key.get((ids, ng, gid is not None, count))
-        if found is None:
-            return f"greedy uses a group or placement the model lacks ({a.id})"
-        u = found
-        t = slots[a.id][0]
-        if u.node_group is None or u.nodes_needed > 1:
-            z = built.starts.get((u.index, -1, t))
-            if z is None:
-                return f"greedy start of {a.id} is outside the model's start range"
-            z.varValue = 1.0
-            for n in nodes:
-                y = built.picks.get((u.index, instance.node_by_name[n].index, t))
-                if y is None:
-                    return f"greedy node of {a.id} excluded by symmetry breaking"
-                y.varValue = 1.0
-        else:
-            x = built.starts.get((u.index, instance.node_by_name[nodes[0]].index, t))
-            if x is None:
-                return f"greedy start of {a.id} is outside the model's start range"
-            x.varValue = 1.0
-        done.update(ids)
-    _complete(built)
-    return "used"
-
-
-def _complete(built: milp_model.Built) -> None:
-    """Values of the continuous variables implied by the binaries."""
-    for c, prev, vs in built.cumulative:
-        before = prev.varValue if prev is not None else 0.0
-        c.varValue = before + sum(v.varValue or 0.0 for v in vs)
-    if built.cmax is not None:
-        built.cmax.varValue = max(
-            (e for ends in built.ends.values() for v, e in ends.items() if (v.varValue or 0) > 0.5),
-            default=0.0,
-        )
-    complete_pieces(built)
-
-
-def _relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
-    """Rename identical nodes so the schedule obeys the model's symmetry breaking: within
-    each group's interchangeable nodes, the node first used by the earliest job comes first."""
-    reserved = milp_model.gpu_reserved_nodes(instance)
-    pos = {j.id: i for i, j in enumerate(instance.jobs)}
-    first: dict[str, int] = {}
-    for a in schedule.jobs:
-        for p in a.placement:
-            first[p.node] = min(first.get(p.node, len(pos)), pos[a.id])
-    out: dict[str, str] = {}
-    for ng in instance.node_groups:
-        ident = [n.name for n in instance.nodes_of(ng) if n.name not in reserved]
-        order = sorted(ident, key=lambda n: (first.get(n, len(pos) + 1), ident.index(n)))
-        out.update({old: new for old, new in zip(order, ident, strict=True)})
-    return out
-
-
 # --- stages ----------------------------------------------------------------------------
 
 
@@ -571,57 +449,3 @@ def _lower_bound(
     if first in out and first == "makespan":
         out[first] = float(math.ceil(out[first] - 1e-9))
     return out
-
-
-# --- extraction ---------------------------------------------------------------------------
-
-
-def _extract(instance: Instance, built: milp_model.Built) -> Schedule | None:
-    L = built.grid.length
-    units = {u.index: u for u in built.units}
-    picked: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for (ui, ni, t), y in built.picks.items():
-        if (y.varValue or 0) > 0.5:
-            picked[(ui, t)].append(ni)
-    holders: list[Holder] = []
-    chosen: list[tuple[int, milp_model.StartUnit, int, list[str]]] = []
-    for (ui, ni, t), v in built.starts.items():
-        if (v.varValue or 0) <= 0.5:
-            continue
-        u = units[ui]
-        nodes = (
-            [instance.nodes[ni].name]
-            if ni >= 0
-            else [instance.nodes[n].name for n in sorted(picked[(ui, t)])]
-        )
-        key = len(chosen)
-        chosen.append((key, u, t, nodes))
-        for n in nodes:
-            holders.append(
-                Holder(
-                    key, n, t * L, t * L + u.hold, u.gpus_per_node, tuple(m.job for m in u.members)
-                )
-            )
-    gpus = colour(instance, holders)
-    if gpus is None:
-        return None
-    jobs: list[Assignment] = []
-    groups: list[Group] = []
-    for key, u, t, nodes in chosen:
-        gid = None
-        if u.group:
-            gid = f"g{len(groups) + 1}"
-            groups.append(Group(gid, u.job_ids))
-        placement = tuple(Placement(n, gpus[(key, n)]) for n in nodes)
-        for m in u.members:
-            count = u.gpus if m.job.elastic else None  # contract §12: the chosen count
-            jobs.append(Assignment(m.job.id, t * L, t * L + m.duration, placement, gid, gpus=count))
-    order = {j.id: i for i, j in enumerate(instance.jobs)}
-    jobs.sort(key=lambda a: order[a.id])
-    return Schedule(
-        instance=instance.name,
-        solver="milp",
-        status="feasible",
-        jobs=tuple(jobs),
-        groups=tuple(groups),
-    )
