@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import pulp
 from pulp.apis.coin_api import PULP_CBC_CMD
@@ -40,9 +41,13 @@ STOP_GRACE = 10.0
 ProgressFn = Callable[[float | None, float | None], None]  # (incumbent, bound)
 
 
+# "none": no solution, and nothing proved
+RunStatus = Literal["optimal", "feasible", "infeasible", "none"]
+
+
 @dataclass
 class RunResult:
-    status: str  # "optimal" | "feasible" | "infeasible" | "none" (no solution, not proved)
+    status: RunStatus
     objective: float | None
     bound: float | None
     interrupted: bool
