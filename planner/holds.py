@@ -4,7 +4,7 @@ R8 (pools) and R10 (GPU reservations). No plan moves those jobs, so no plan mend
 
 `clashes` takes each fixed job with the interval it holds its resources over. Two callers
 choose the intervals:
-- the cross-reference pass (`planner.state.check_live`) takes what the fixed data alone
+- the cross-reference pass (`planner.state.check_live_input`) takes what the fixed data alone
   make certain: a done job's `[started, ended)`, a running job's `[started, now)` (and
   its first time unit when it started at `now`); a break there is bad input;
 - `planner.live.Residual.clash` takes the segments the planners keep (a running job's

@@ -34,7 +34,7 @@ from planner.history import work_done
 from planner.instance import Instance, Job, Live, Reservation
 from planner.read import raw_json
 from planner.schedule import Schedule, Segment
-from planner.state import STATE_FIELDS, check_live
+from planner.state import STATE_FIELDS, check_live_input
 from planner.structure import Parsed, _parse_job
 from planner.validate import after_cycles, counts_profiled, job_fit, job_limits
 
@@ -135,7 +135,7 @@ def live_instance(
     # What §9 cannot hold, such as a group whose members left it before now (stopped,
     # resumed elsewhere, cancelled), leaving a set that is no admissible group: the
     # reader's own checks of a live state, on the one built here (paths as in --live).
-    wrong = check_live([(f"jobs[{i}]", j) for i, j in enumerate(out.jobs)], out)
+    wrong = check_live_input([(f"jobs[{i}]", j) for i, j in enumerate(out.jobs)], out)
     if wrong:
         raise InputError(f"the live state at {now}", wrong)
     return out

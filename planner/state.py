@@ -2,7 +2,7 @@
 `placement`, `group`, `progress`.
 
 `parse_live` is part of the structural pass (types, which fields go with which state);
-`check_live` is part of the cross-reference pass (times against `now`, nodes and GPUs of
+`check_live_input` is part of the cross-reference pass (times against `now`, nodes and GPUs of
 a placement, predecessors, group labels). Choices where the contract is silent (README):
 a done job may carry `group` with its `placement` (so members of a finished interleaving
 group may share GPUs); the running members of one group give `progress` all or none.
@@ -79,7 +79,7 @@ def _placement(v: Any, path: str, ck: Checker) -> tuple[tuple[str, tuple[int, ..
     return tuple(out)
 
 
-def check_live(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]:
+def check_live_input(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]:
     """Cross-checks of the live state: times, placements, predecessors, groups, and the
     rules the fixed jobs break among themselves."""
     out: list[Problem] = []

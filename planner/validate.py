@@ -15,7 +15,7 @@ from planner.durations import ceil_units, solo_iteration_ms
 from planner.errors import Problem
 from planner.instance import TOL, Instance, Job, Profile, Reservation
 from planner.limits import MAX_DURATION
-from planner.state import check_live, ends_before_now
+from planner.state import check_live_input, ends_before_now
 from planner.structure import Parsed
 
 
@@ -27,7 +27,7 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
     for path, job in p.jobs:
         _check_job_refs(p, instance, available, path, job, job_ids, group_names, out)
     out += after_cycles(p)
-    out += check_live(p.jobs, instance)
+    out += check_live_input(p.jobs, instance)
     if not out and instance.is_live:
         out += ends_before_now(p.jobs, instance)
     for path, r in p.reservations:

@@ -135,7 +135,7 @@ class _NodeGroupState:
         return len(self.lists[self.G]) >= g // self.G
 
 
-def simulate(
+def plan_in_order(
     instance: Instance,
     ranks: Sequence[int],
     interleave: bool,

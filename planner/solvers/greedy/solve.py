@@ -34,7 +34,7 @@ from planner.instance import Instance
 from planner.metrics import objective_values
 from planner.precedence import effective_priorities
 from planner.schedule import Schedule
-from planner.solvers.greedy.events import Result, simulate
+from planner.solvers.greedy.events import Result, plan_in_order
 from planner.solvers.greedy.order import (
     RULES,
     best_solo_duration,
@@ -170,13 +170,13 @@ def plan_order(
 ) -> Schedule:
     """One event-driven run with an explicit list order (`ranks` aligned with the jobs):
     the building block of the improvement search. No bounds, no solo/grouped comparison.
-    `eager`: form a group whenever one fits (see events.simulate)."""
+    `eager`: form a group whenever one fits (see events.plan_in_order)."""
     t_begin = time.perf_counter()
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if interleave and strict else None
     if interleave and cands is None:
         cands = candidate_groups(instance)
-    res = simulate(
+    res = plan_in_order(
         instance,
         ranks,
         interleave and instance.interleaving.enabled,
