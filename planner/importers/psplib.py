@@ -100,19 +100,44 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
     """Parse a single-mode `.sm` file into an instance dict (objective: makespan).
     PsplibFormatError names the line (and field) of the first thing wrong."""
     lines = text.splitlines()
-    n_jobs = None
+    n_jobs = _job_count(lines)
+    succ = _successors(lines, n_jobs)
+    res_names, dur, req = _requests(lines, n_jobs)
+    caps = _capacities(lines, res_names)
+
+    def dummy(j: int) -> bool:
+        return dur[j] == 0 and not any(req[j]) and j in (1, n_jobs)
+
+    pred: dict[int, list[int]] = {j: [] for j in dur}
+    for a, bs in succ.items():
+        for b in bs:
+            pred[b].append(a)
+    jobs = []
+    for j in sorted(dur):
+        if dummy(j):
+            continue
+        demand = {r: q for r, q in zip(res_names, req[j], strict=True) if q}
+        entry: dict[str, Any] = {"id": f"j{j}", "duration": dur[j], "gpus": 0, "demand": demand}
+        after = [f"j{a}" for a in sorted(pred[j]) if not dummy(a)]
+        if after:
+            entry["after"] = after
+        jobs.append(entry)
+    return project_instance(name, dict(zip(res_names, caps, strict=True)), jobs)
+
+
+def _job_count(lines: list[str]) -> int:
+    """The 'jobs (incl. supersource/sink )' line's number."""
     for i, line in enumerate(lines):
         if line.lower().startswith("jobs (incl. supersource/sink )"):
             value = line.split(":", 1)[1].split() if ":" in line else []
             if len(value) != 1 or not WHOLE.fullmatch(value[0]) or int(value[0]) < 1:
                 raise PsplibFormatError(f"line {i + 1}", "expected the number of jobs after ':'")
-            n_jobs = int(value[0])
-            break
-    if n_jobs is None:
-        raise PsplibFormatError(
-            "$", "no 'jobs (incl. supersource/sink )' line: not a PSPLIB .sm file"
-        )
+            return int(value[0])
+    raise PsplibFormatError("$", "no 'jobs (incl. supersource/sink )' line: not a PSPLIB .sm file")
 
+
+def _successors(lines: list[str], n_jobs: int) -> dict[int, list[int]]:
+    """PRECEDENCE RELATIONS: each job's successors."""
     where = "PRECEDENCE RELATIONS"
     i = _section(lines, "PRECEDENCE RELATIONS:") + 1
     if not _line(lines, i, where, "its header").lower().startswith("jobnr."):
@@ -136,7 +161,13 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
                     f"line {i + 1}, field {k}", f"successor {b} is not a job (1..{n_jobs})"
                 )
         succ[job] = listed
+    return succ
 
+
+def _requests(
+    lines: list[str], n_jobs: int
+) -> tuple[list[str], dict[int, int], dict[int, list[int]]]:
+    """REQUESTS/DURATIONS: the resources' names, each job's duration and requests."""
     where = "REQUESTS/DURATIONS"
     i = _section(lines, "REQUESTS/DURATIONS:") + 1
     header = _line(lines, i, where, "its header")
@@ -163,7 +194,11 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
             )
         dur[job] = nums[2]
         req[job] = nums[3:]
+    return res_names, dur, req
 
+
+def _capacities(lines: list[str], res_names: list[str]) -> list[int]:
+    """RESOURCEAVAILABILITIES: one capacity per resource of REQUESTS/DURATIONS."""
     where = "RESOURCEAVAILABILITIES"
     i = _section(lines, "RESOURCEAVAILABILITIES:") + 1
     header = _line(lines, i, where, "its header")
@@ -183,22 +218,4 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
             f"line {i + 2}",
             f"expected {len(res_names)} capacities (one per resource), found {len(caps)}",
         )
-
-    def dummy(j: int) -> bool:
-        return dur[j] == 0 and not any(req[j]) and j in (1, n_jobs)
-
-    pred: dict[int, list[int]] = {j: [] for j in dur}
-    for a, bs in succ.items():
-        for b in bs:
-            pred[b].append(a)
-    jobs = []
-    for j in sorted(dur):
-        if dummy(j):
-            continue
-        demand = {r: q for r, q in zip(res_names, req[j], strict=True) if q}
-        entry: dict[str, Any] = {"id": f"j{j}", "duration": dur[j], "gpus": 0, "demand": demand}
-        after = [f"j{a}" for a in sorted(pred[j]) if not dummy(a)]
-        if after:
-            entry["after"] = after
-        jobs.append(entry)
-    return project_instance(name, dict(zip(res_names, caps, strict=True)), jobs)
+    return caps
