@@ -105,3 +105,14 @@ def gantt_csv(rows: Iterable[Sequence[Any]]) -> str:
 
 def write_gantt(path: str | Path, schedule: Schedule, instance: Instance | None) -> None:
     write_atomic(path, gantt_csv(gantt_rows(schedule, instance)))
+
+
+def schedule_files(
+    instance: Instance, schedule: Schedule, doc: Any, output: str | None, gantt: str | None
+) -> dict[str, str]:
+    """The schedule document (`doc`, as `schedule_document` makes it) at `output` and its
+    Gantt CSV at `gantt`, as path -> text for `outputs.write_all` (either may be None)."""
+    files = {output: dumps(doc)} if output else {}
+    if gantt:
+        files[gantt] = gantt_csv(gantt_rows(schedule, instance))
+    return files

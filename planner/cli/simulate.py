@@ -19,8 +19,7 @@ from planner.cli.show import show_page
 from planner.errors import InputError, Problem, UsageError
 
 if TYPE_CHECKING:
-    from planner.instance import Instance
-    from planner.schedule import Schedule
+    pass
 
 
 @click.command()
@@ -132,6 +131,7 @@ def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tu
     from planner.schedule import schedule_from_dict
     from planner.simulate import Stopped, result_to_schedule_dict
     from planner.simulate import simulate as run_policy
+    from planner.simulate.output import missed_limits
     from planner.verify import verify
 
     shown = terminal.SimProgress(bar, len(inst.jobs), inst.time_unit)
@@ -149,27 +149,15 @@ def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tu
     realized = schedule_from_dict(doc)
     violations = verify(inst, realized)
     if violations:  # never write a realized schedule that breaks the rules
-        late = _late(inst, realized)
-        missed = all(v.rule == "R2" and v.job in late for v in violations)
-        if missed:  # the policy's doing, not the engine's: an online policy may miss them
-            what = f"missed the deadline or horizon of {len(late)} job(s)"
+        late = missed_limits(inst, realized, violations)
+        if late is not None:  # the policy's doing: an online policy may miss them
+            what = f"missed the deadline or horizon of {late} job(s)"
         else:  # an engine bug: exit 3, as for any bug of ours (README, exit codes)
             what = "broke the rules"
         terminal.print_error(f"simulation {pol.name} {what}; nothing written")
         terminal.print_violations(violations)
-        sys.exit(EXIT_INFEASIBLE if missed else EXIT_INTERNAL)
+        sys.exit(EXIT_INFEASIBLE if late is not None else EXIT_INTERNAL)
     return doc, res
-
-
-def _late(inst: Instance, realized: Schedule) -> set[str]:
-    """The jobs that end after their deadline or the horizon."""
-    out = set()
-    for a in realized.jobs:
-        j = inst.job_by_id[a.id]
-        limits = [x for x in (j.deadline, inst.horizon) if x is not None]
-        if any(a.end > x for x in limits):
-            out.add(a.id)
-    return out
 
 
 def _files(
@@ -180,15 +168,10 @@ def _files(
     gantt: str | None,
     events: str | None,
 ) -> dict[str, str]:
-    from planner.export import gantt_csv, gantt_rows
-    from planner.jsonio import dumps
+    from planner.export import schedule_files
     from planner.schedule import schedule_from_dict
 
-    files: dict[str, str] = {}
-    if output:
-        files[output] = dumps(doc)
-    if gantt:
-        files[gantt] = gantt_csv(gantt_rows(schedule_from_dict(doc), inst))
+    files = schedule_files(inst, schedule_from_dict(doc), doc, output, gantt)
     if events:
         # one line per decision (JSON Lines), never NaN like every JSON file written
         files[events] = "".join(json.dumps(e.to_dict(), allow_nan=False) + "\n" for e in res.events)

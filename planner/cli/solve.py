@@ -243,8 +243,7 @@ def plan_and_write(
 ) -> None:
     """Solve with a live line and Ctrl-C / SIGTERM handling, verify, write every output or
     none, print (`plan solve` and `plan replan`)."""
-    from planner.export import gantt_csv, gantt_rows, schedule_document
-    from planner.jsonio import dumps
+    from planner.export import schedule_document, schedule_files
     from planner.outputs import write_all
     from planner.solvers import solve as run_solver
     from planner.verify import verify
@@ -269,10 +268,7 @@ def plan_and_write(
             terminal.print_violations(violations)
             sys.exit(EXIT_INTERNAL)
         doc = schedule_document(inst, sched, objectives_of(inst, options))
-        files = {outs.output: dumps(doc)} if outs.output else {}
-        if outs.gantt:
-            files[outs.gantt] = gantt_csv(gantt_rows(sched, inst))
-        files.update(outs.extra)
+        files = schedule_files(inst, sched, doc, outs.output, outs.gantt) | dict(outs.extra)
         if found:
             if outs.show:
                 files[outs.show] = show_page(doc, inst, outs.show)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from planner.instance import Instance
@@ -78,3 +79,18 @@ def _label_key(label: str) -> tuple[int, str]:
     """The engine's labels g1, g2, ... in number order; a live state's own first."""
     num = label[1:]
     return (int(num), "") if label.startswith("g") and num.isdigit() else (-1, label)
+
+
+def missed_limits(instance: Instance, realized: Schedule, violations: Sequence[Any]) -> int | None:
+    """How many jobs end after their deadline or the horizon, when that is every violation
+    of the realized schedule (an online policy may miss them: the policy's doing); None
+    when some violation is of another kind (the engine broke a rule)."""
+    late = set()
+    for a in realized.jobs:
+        j = instance.job_by_id[a.id]
+        limits = [x for x in (j.deadline, instance.horizon) if x is not None]
+        if any(a.end > x for x in limits):
+            late.add(a.id)
+    if all(v.rule == "R2" and v.job in late for v in violations):
+        return len(late)
+    return None
