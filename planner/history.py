@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
 
-from planner.durations import ceil_units, restart_units, solo_iteration_ms, stage_tuple
+from planner.durations import ceil_units, restart_units
 from planner.instance import Instance, Job
 from planner.progress import Runner, run_together
 from planner.schedule import Group, Schedule, Segment
@@ -125,12 +125,9 @@ def _runner(
     j = inst.job_by_id[jid].run_at(sum(len(x.gpus) for x in p.placement))
     restart = restart_units(inst, j) * inst.unit_ms if k and origin == p.start else 0.0
     stop_ms = None if stop is None else (stop - origin) * inst.unit_ms
-    if not j.profiled:  # one "iteration" per time unit
-        return Runner(left, (0.0, 0.0, 0.0), inst.unit_ms, restart, stop_ms)
     node = inst.node_by_name.get(p.placement[0].node) if p.placement else None
     speed = node.speed if node is not None else 1.0
-    gp = inst.gpu_profile(j)
-    return Runner(left, stage_tuple(gp, speed), solo_iteration_ms(gp, speed), restart, stop_ms)
+    return Runner.of_job(inst, j, speed, left, restart, stop_ms)
 
 
 def _given(j: Job) -> float:

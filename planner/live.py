@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any
 
-from planner.durations import ceil_units, solo_iteration_ms, stage_tuple
+from planner.durations import ceil_units
 from planner.history import retimed
 from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation
@@ -414,13 +414,10 @@ def _runner(inst: Instance, j: Job, origin: int, ended: int | None, stop: int | 
     work = math.inf if ended is not None else j.work - (j.live.progress or 0.0)
     until = min(x for x in (ended, stop, math.inf) if x is not None)
     stop_ms = None if until == math.inf else (until - origin) * inst.unit_ms
-    if not j.profiled:
-        return Runner(work, (0.0, 0.0, 0.0), inst.unit_ms, 0.0, stop_ms)
-    node = inst.node_by_name[j.live.placement[0][0]]
-    gp = inst.gpu_profile(j.as_placed())  # at the count it runs at (contract §12)
-    return Runner(
-        work, stage_tuple(gp, node.speed), solo_iteration_ms(gp, node.speed), 0.0, stop_ms
-    )
+    # an explicit-duration job may hold no GPUs (pools only): its speed does not matter
+    speed = inst.node_by_name[j.live.placement[0][0]].speed if j.live.placement else 1.0
+    # at the count it runs at (contract §12)
+    return Runner.of_job(inst, j.as_placed(), speed, work, 0.0, stop_ms)
 
 
 def _held(inst: Instance, fixed: Mapping[str, Assignment]) -> Iterable[Reservation]:

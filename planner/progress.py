@@ -11,7 +11,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from planner.durations import StageTuple, group_cycle
+from planner.durations import StageTuple, group_cycle, solo_iteration_ms, stage_tuple
+from planner.instance import Instance, Job
 
 # Float slack, in ms, when deciding that a stop instant has been reached.
 _EPS_MS = 1e-6
@@ -30,6 +31,24 @@ class Runner:
     solo_ms: float  # solo iteration time on that node
     restart_ms: float = 0.0  # restart cost at the segment's start (0 for a first segment)
     stop_ms: float | None = None  # an earlier segment's end; None: runs until its work is done
+
+    @staticmethod
+    def of_job(
+        inst: Instance,
+        j: Job,
+        speed: float,
+        work: float,
+        restart_ms: float = 0.0,
+        stop_ms: float | None = None,
+    ) -> Runner:
+        """A segment of `j` (as the GPU count it runs at) on a node of `speed`: its
+        profile's stages, or one "iteration" per time unit for an explicit duration."""
+        if not j.profiled:
+            return Runner(work, (0.0, 0.0, 0.0), inst.unit_ms, restart_ms, stop_ms)
+        gp = inst.gpu_profile(j)
+        return Runner(
+            work, stage_tuple(gp, speed), solo_iteration_ms(gp, speed), restart_ms, stop_ms
+        )
 
 
 @dataclass(frozen=True)

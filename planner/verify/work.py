@@ -11,8 +11,6 @@ from planner.durations import (
     ceil_units,
     inadmissible_reason,
     restart_units,
-    solo_iteration_ms,
-    stage_tuple,
 )
 from planner.instance import Instance, Job
 from planner.progress import Runner, run_together
@@ -87,10 +85,7 @@ def _runner(
     j = job_for(inst, p)  # the restart cost and profile at this segment's count (§12)
     restart = restart_units(inst, j) * inst.unit_ms if index else 0.0
     stop = None if last else (p.end - origin) * inst.unit_ms
-    if not j.profiled:  # one "iteration" per time unit
-        return Runner(work, (0.0, 0.0, 0.0), inst.unit_ms, restart, stop)
-    gp, speed = inst.gpu_profile(j), _speed(inst, p)
-    return Runner(work, stage_tuple(gp, speed), solo_iteration_ms(gp, speed), restart, stop)
+    return Runner.of_job(inst, j, _speed(inst, p), work, restart, stop)
 
 
 def _live_origin(inst: Instance, segs: list[Assignment], left: dict[str, float]) -> int:
