@@ -159,6 +159,13 @@ def metrics(instance: Instance, schedule: Schedule) -> dict[str, float]:
     }
 
 
+def objective_vector(instance: Instance, schedule: Schedule, names: Sequence[str]) -> list[float]:
+    """The schedule's objective values in the order of `names`: what the planners compare
+    (lexicographically) when they choose between plans."""
+    v = objective_values(instance, schedule, names)
+    return [float(v[n]) for n in names]
+
+
 def objective_values(
     instance: Instance, schedule: Schedule, names: Sequence[str]
 ) -> dict[str, float]:

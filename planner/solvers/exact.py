@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from planner.instance import Instance
-from planner.metrics import objective_values
+from planner.metrics import objective_vector
 from planner.precedence import heads_tails
 from planner.schedule import Schedule, SolveInfo, Status
 from planner.solvers.greedy import RULES, solve_greedy
@@ -31,8 +31,7 @@ _TOL = 1e-6
 
 def values(instance: Instance, schedule: Schedule, names: Sequence[str]) -> tuple[float, ...]:
     """The schedule's objective values, in the order of `names`."""
-    v = objective_values(instance, schedule, names)
-    return tuple(float(v[n]) for n in names)
+    return tuple(objective_vector(instance, schedule, names))
 
 
 def better(a: Sequence[float], b: Sequence[float]) -> bool:

@@ -31,7 +31,7 @@ from planner.bounds import with_bounds
 from planner.elastic import count_choices, fixed_counts, held_back, hold_backs
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
-from planner.metrics import objective_values
+from planner.metrics import objective_values, objective_vector
 from planner.precedence import effective_priorities
 from planner.schedule import Schedule
 from planner.solvers.greedy.events import Result, plan_in_order
@@ -106,8 +106,7 @@ def _variants(
             if s.status != "feasible" or (hold and verify(instance, s)):
                 best = best or s
                 continue
-            ov = objective_values(instance, s, names)
-            val = [ov[n] for n in names]
+            val = objective_vector(instance, s, names)
             if best_val is None or val < best_val:
                 info = {**s.info, "elastic": name} if instance.elastic else dict(s.info)
                 if hold:
@@ -139,8 +138,7 @@ def _solve_fixed(instance: Instance, rule: str, names: list[str], engine: str) -
         if s.status != "feasible":
             best = best or s
             continue
-        ov = objective_values(instance, s, names)
-        val = [ov[n] for n in names]
+        val = objective_vector(instance, s, names)
         if best_val is None or val < best_val:
             best, best_val = s, val
     assert best is not None

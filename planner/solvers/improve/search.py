@@ -38,7 +38,7 @@ from planner.bounds import with_bounds
 from planner.elastic import counts_of, fixed_counts
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
-from planner.metrics import objective_values
+from planner.metrics import objective_vector
 from planner.precedence import effective_priorities
 from planner.schedule import Schedule
 from planner.solvers.greedy import RULES, plan_order, rule_ranks, solve_greedy
@@ -106,8 +106,7 @@ class _Search:
         self.found_by = "start"
 
     def value(self, s: Schedule) -> list[float]:
-        ov = objective_values(self.instance, s, self.names)
-        return [ov[n] for n in self.names]
+        return objective_vector(self.instance, s, self.names)
 
     def out_of_time(self) -> bool:
         if self.options.stop.is_set():

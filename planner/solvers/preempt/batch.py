@@ -22,7 +22,7 @@ import time
 
 from planner.durations import solo_iteration_ms
 from planner.instance import Admits, Instance
-from planner.metrics import objective_values
+from planner.metrics import objective_vector
 from planner.schedule import Placement, Schedule, schedule_from_dict
 from planner.simulate.engine import Policy, View, simulate
 from planner.simulate.model import Decision, PlacementT, SimJob, Want
@@ -346,8 +346,7 @@ def _seeds(
         except (RuntimeError, ValueError, KeyError):
             break  # a rule the engine does not know: the other planners answer
         s = schedule_from_dict(result_to_schedule_dict(instance, res))
-        ov = objective_values(instance, s, names)
-        v = [ov[n] for n in names]
+        v = objective_vector(instance, s, names)
         if (best is None or v < best[0]) and not verify(instance, s):
             best = (v, s.with_(solver=f"{pol.name}-kept:seed={s0}"))
     return best

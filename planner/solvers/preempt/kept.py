@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 
 from planner.instance import Instance
-from planner.metrics import objective_values
+from planner.metrics import objective_values, objective_vector
 from planner.schedule import Schedule, schedule_from_dict
 from planner.simulate.engine import Stopped, View, simulate
 from planner.simulate.model import Decision, SimJob, Want
@@ -103,8 +103,7 @@ def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
         except (RuntimeError, ValueError, KeyError):
             continue
         s = schedule_from_dict(result_to_schedule_dict(instance, res))
-        ov = objective_values(instance, s, names)
-        v = [ov[n] for n in names]
+        v = objective_vector(instance, s, names)
         if (best is None or v < best[0]) and not verify(instance, s):
             best = (v, s.with_(solver=f"muri-kept:a={a:g}"))
     return None if best is None else best[1]

@@ -61,7 +61,7 @@ from typing import Any
 
 from planner.bounds import with_bounds
 from planner.instance import Instance
-from planner.metrics import objective_values
+from planner.metrics import objective_values, objective_vector
 from planner.schedule import Schedule, schedule_from_dict
 from planner.simulate.engine import Policy, Snapshot, Stopped, simulate
 from planner.simulate.output import result_to_schedule_dict
@@ -245,8 +245,7 @@ class _Search:
         return self.options.stop.is_set() or time.perf_counter() >= self.deadline
 
     def value(self, s: Schedule) -> list[float]:
-        ov = objective_values(self.instance, s, self.names)
-        return [ov[n] for n in self.names]
+        return objective_vector(self.instance, s, self.names)
 
     def run(self, keys: Keys) -> Schedule | None:
         """One engine run as a schedule; None if the engine could not finish it, or the time
