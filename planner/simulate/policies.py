@@ -53,6 +53,16 @@ def _paid(view: View, m: SimJob) -> int:
     return restart_units(view.instance, m.job) if m.attained and m.run is None else 0
 
 
+def kept_packer(view: View) -> Packer:
+    """A packer with the GPUs, CPUs, memory and pools of every running run taken (what a
+    policy that stops nothing places around)."""
+    p = Packer(view.instance, view.now)
+    by_id = {s.id: s for s in view.jobs}
+    for info in view.runs.values():
+        p.book_running(info.placement, [by_id[a].job for a in info.members])
+    return p
+
+
 def jobs_of(members: Sequence[SimJob]) -> list[Job]:
     return [m.job for m in members]
 
@@ -151,12 +161,8 @@ class ListPolicy(Policy):
         self.key = KEYS[name]
 
     def decide(self, view: View) -> Decision:
-        p = Packer(view.instance, view.now)
-        by_id = {s.id: s for s in view.jobs}
-        wants = []
-        for info in view.runs.values():
-            p.book_running(info.placement, [by_id[a].job for a in info.members])
-            wants.append(Want(info.members, info.placement))
+        p = kept_packer(view)
+        wants = [Want(info.members, info.placement) for info in view.runs.values()]
         waiting = sorted((s for s in view.jobs if s.run is None), key=self.key)
         for sj in waiting:
             pl = p.place([sj.job], until(view, [sj], preemptive=False))

@@ -47,7 +47,7 @@ from planner.simulate.forecast import (
 )
 from planner.simulate.model import Decision, PlacementT, SimJob, Want
 from planner.simulate.packer import Packer
-from planner.simulate.policies import KEYS, ListPolicy, first_fit, settle
+from planner.simulate.policies import KEYS, ListPolicy, first_fit, kept_packer, settle
 from planner.solvers.dispatch import parse_spec, solve
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt.policy import REGROUP, KeyedMuri
@@ -112,7 +112,7 @@ class RollingHorizon(Policy):
         if view.instance.preemption.enabled:
             self.preemptive = True  # the engine may stop what the plan does not start now
             return self._afresh(view)
-        packer = _booked(view)
+        packer = kept_packer(view)
         keep = [Want(info.members, info.placement) for info in view.runs.values()]
         waiting = [s for s in view.jobs if s.run is None]
         if not waiting or packer.free_gpus < min(s.gpus for s in waiting):
@@ -124,7 +124,7 @@ class RollingHorizon(Policy):
         if stuck and not fresh:  # the cluster went another way than the plan: plan again
             if not self._plan(view, waiting):
                 return self._fallback.decide(view)
-            packer = _booked(view)
+            packer = kept_packer(view)
             starts, wake, _ = self._due(view, packer, {s.id for s in waiting})
         return Decision(tuple(keep) + starts, wake)
 
@@ -216,15 +216,6 @@ def gains(plan: Instance, sched: Schedule, share: float) -> bool:
         return False
     name = plan.objective[0]
     return objective_values(plan, sched, [name])[name] <= (1.0 - share) * start
-
-
-def _booked(view: View) -> Packer:
-    """A packer with the GPUs, CPUs and memory of every running run taken."""
-    packer = Packer(view.instance, view.now)
-    by_id = {s.id: s for s in view.jobs}
-    for info in view.runs.values():
-        packer.book_running(info.placement, [by_id[a].job for a in info.members])
-    return packer
 
 
 def live_state(view: View, waiting: Sequence[SimJob]) -> Instance:

@@ -28,7 +28,7 @@ from planner.simulate.engine import Policy, View, simulate
 from planner.simulate.model import Decision, PlacementT, SimJob, Want
 from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
-from planner.simulate.policies import jobs_of, placed_as, settle, until
+from planner.simulate.policies import jobs_of, kept_packer, placed_as, settle, until
 from planner.solvers.lanes import lanes, side_by_side
 from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.preempt.partition import Batcher, Ids, Timed
@@ -162,11 +162,8 @@ class Batch(Policy):
             self.timed = b.timed(self.plan, as_listed=True) if not view.runs else None
             self.planned, self.t0 = set(wait_ids), view.now
         by_id = {s.id: s for s in view.jobs}
-        p = Packer(view.instance, view.now)
-        wants = []
-        for info in view.runs.values():
-            p.book_running(info.placement, [by_id[a].job for a in info.members])
-            wants.append(Want(info.members, info.placement))
+        p = kept_packer(view)
+        wants = [Want(info.members, info.placement) for info in view.runs.values()]
         wake: float | None = None
         timed = self.timed or [Timed(g, 0.0, ()) for g in self.plan]
         for t in timed:

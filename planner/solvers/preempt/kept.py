@@ -25,7 +25,7 @@ from planner.simulate.model import Decision, SimJob, Want
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
-from planner.simulate.policies import jobs_of, until
+from planner.simulate.policies import jobs_of, kept_packer, until
 from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.preempt.policy import Deadline, Keys
 from planner.verify import verify
@@ -45,11 +45,7 @@ class KeptMuri(Muri):
         self.name = "muri-kept"
 
     def _free_packer(self, view: View) -> Packer:
-        p = Packer(view.instance, view.now)
-        by_id = {s.id: s for s in view.jobs}
-        for info in view.runs.values():
-            p.book_running(info.placement, [by_id[a].job for a in info.members])
-        return p
+        return kept_packer(view)
 
     def _capacity(self, view: View) -> int:
         return self._free_packer(view).free_gpus
