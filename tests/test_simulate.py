@@ -11,12 +11,14 @@ import math
 import threading
 from collections import defaultdict
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from builders import make_instance, profile, reservation
 
 from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
+from planner.importers.psplib import parse_sm
 from planner.instance import Admits, Instance, Interleaving, Job, NodeGroup, Preemption
 from planner.metrics import metrics
 from planner.online import POLICIES, make_policy
@@ -555,3 +557,16 @@ def test_blind_muri_makes_progress_at_every_tick(policy: str, blind: bool, inter
     assert_valid(inst, res)
     for segs in res.segments.values():
         assert all(s.end - s.start > restart for s in segs[1:]), segs
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_runs_an_instance_without_gpus(policy: str) -> None:
+    # A PSPLIB import has `cluster.nodes: []` and only pools (README, importers): every
+    # run is on no GPUs at all.
+    sm = Path(__file__).parent.parent / "instances" / "psplib" / "j30" / "j3010_7.sm"
+    inst = instance_from_dict(parse_sm(sm.read_text(), "j3010_7"))
+    inst = replace(inst, preemption=Preemption(True, 1))
+    assert inst.node_groups == ()
+    res = simulate(inst, make_policy(policy))
+    assert all(res.segments[j.id] for j in inst.jobs)
+    assert_valid(inst, res)

@@ -97,7 +97,7 @@ _SCALARS = ("next_rid", "next_label", "preemptions", "policy_seconds", "decision
 class _Run:
     rid: int
     placement: PlacementT
-    node_group: NodeGroup
+    node_group: NodeGroup | None  # None: a run on no GPUs (pool-only jobs)
     label: str | None
     epoch_ms: float
     traj: Trajectory
@@ -216,8 +216,9 @@ class Engine:
         self.wake = now
 
     # -- progress -----------------------------------------------------------------------
-    def _its(self, ng: NodeGroup) -> Callable[[Sequence[str]], Mapping[str, float]]:
+    def _its(self, ng: NodeGroup | None) -> Callable[[Sequence[str]], Mapping[str, float]]:
         inst = self.inst
+        speed = ng.speed if ng is not None else 1.0
 
         def cycle(active: Sequence[str]) -> Mapping[str, float]:
             jobs = [self.as_run[a] for a in active]
@@ -225,8 +226,8 @@ class Engine:
                 j = jobs[0]
                 if j.model is None:
                     return {j.id: self.unit}
-                return {j.id: solo_iteration_ms(inst.gpu_profile(j), ng.speed)}
-            stages = [stage_tuple(inst.gpu_profile(j), ng.speed) for j in jobs]
+                return {j.id: solo_iteration_ms(inst.gpu_profile(j), speed)}
+            stages = [stage_tuple(inst.gpu_profile(j), speed) for j in jobs]
             c = group_cycle(stages, inst.interleaving.overhead)
             return dict.fromkeys(active, c)
 
@@ -476,8 +477,7 @@ class Engine:
         """A run from `t` of the jobs of `rst` (each with its restart cost) on `placement`,
         their segments starting at `since` (`t`, or a live state's `started`)."""
         ng = self.inst.node_by_name[placement[0].node].group if placement else None
-        run = _Run(self.next_rid, placement, ng or self.inst.node_groups[0], label, 0.0,
-                   trajectory({}, {}, lambda a: {}))  # fmt: skip
+        run = _Run(self.next_rid, placement, ng, label, 0.0, trajectory({}, {}, lambda a: {}))
         self.next_rid += 1
         self._retraj(run, t, {a: self.rem[a] for a in rst}, rst)
         for a in rst:
