@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib.util
 import logging
 import multiprocessing
+import os
+import signal
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -28,13 +30,29 @@ def run_inline(tasks: Sequence[Task]) -> Iterator[dict[str, Any]]:
         yield run_task(task)
 
 
+def _stop_worker(signum: int, frame: object) -> None:
+    for child in multiprocessing.active_children():  # the job's forked child (`run_task`)
+        child.kill()
+    os._exit(143)  # not SystemExit: the pool would catch it and hand this worker a next job
+
+
+def _worker_start() -> None:
+    """A pool worker leaves Ctrl-C to the bench, which stops it with SIGTERM; then it
+    kills the job it runs and exits (no orphans)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_worker)
+
+
 def run_local(tasks: Sequence[Task], workers: int) -> Iterator[dict[str, Any]]:
-    """Run on `workers` local processes (in this process when `workers` is 1)."""
+    """Run on `workers` local processes (in this process when `workers` is 1). Left
+    early (an interrupted bench), the workers still running are stopped."""
     if workers <= 1 or len(tasks) <= 1:
         yield from run_inline(tasks)
         return
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx)
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=_worker_start
+    )
     pending: dict[Future[dict[str, Any]], Task] = {}
     try:
         for t in tasks:
@@ -48,6 +66,9 @@ def run_local(tasks: Sequence[Task], workers: int) -> Iterator[dict[str, Any]]:
                 except Exception as e:  # the pool broke (a worker was killed)
                     yield error_row(task, f"worker failed: {type(e).__name__}: {e}")
     finally:
+        if pending:  # interrupted: a running job would otherwise go on as an orphan
+            for worker in multiprocessing.active_children():
+                worker.terminate()
         pool.shutdown(wait=not pending, cancel_futures=True)
 
 

@@ -15,6 +15,7 @@ import click
 
 import planner.cli.terminal as terminal
 from planner.cli.common import EXIT_INFEASIBLE, EXIT_USAGE, handle_errors
+from planner.cli.interrupts import Interrupted, Stopping
 from planner.cli.params import SECONDS, SEED, THREADS
 from planner.errors import UsageError
 
@@ -158,17 +159,21 @@ def bench(
     # In-process runs fork each job: no refresh thread then (a fork copies no threads
     # but may copy a lock one of them holds).
     live = workers > 1 or executor == "ray"
-    with terminal.BenchProgress(enabled=not as_json, auto_refresh=live) as progress:
-        result = run_bench(
-            tasks,
-            output,
-            executor,
-            workers,
-            address,
-            retry_failed,
-            on_start=progress.start,
-            on_row=progress.advance,
-        )
+    try:
+        with Stopping(), terminal.BenchProgress(enabled=not as_json, auto_refresh=live) as progress:
+            result = run_bench(
+                tasks,
+                output,
+                executor,
+                workers,
+                address,
+                retry_failed,
+                on_start=progress.start,
+                on_row=progress.advance,
+            )
+    except Interrupted as e:  # run_bench has put the finished rows in order
+        terminal.print_error(f"interrupted: {output} holds the finished runs; rerun to resume")
+        sys.exit(e.exit_code)
     summary = summarize(result.rows, baseline or None, specs)
     if report:
         from planner.show.files import write_report

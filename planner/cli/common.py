@@ -47,9 +47,9 @@ def handle_errors(fn: F) -> F:
         except UsageError as e:
             terminal.print_error(str(e))
             sys.exit(EXIT_USAGE)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:  # `Interrupted` carries 143 for SIGTERM
             terminal.print_error("interrupted")
-            sys.exit(EXIT_INTERRUPTED)
+            sys.exit(getattr(e, "exit_code", EXIT_INTERRUPTED))
         except BrokenPipeError:  # `plan ... | head`: not a bug, and nothing more to say
             terminal.silence_stdout()
             sys.exit(EXIT_PIPE)

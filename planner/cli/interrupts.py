@@ -6,6 +6,10 @@ usual, and the command exits 130 (SIGINT) or 143 (SIGTERM). Signals repeated wit
 `REPEAT_S` seconds of the first are the same request (`timeout -s INT` delivers SIGINT
 to the process and its group microseconds apart), so they are ignored; a Ctrl-C given
 later means "stop waiting": the solve is abandoned and nothing is written.
+
+`Stopping` is for commands with nothing to return early (`plan bench`): either signal
+raises `Interrupted` in the main thread, so the command's `finally` blocks run (the bench
+rewrites its results file and stops its workers) and it exits 130 or 143.
 """
 
 from __future__ import annotations
@@ -18,6 +22,39 @@ from typing import Any
 
 REPEAT_S = 1.0
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived; `exit_code` is 130 or 143."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.exit_code = EXIT_CODES[signal.Signals(signum)]
+
+
+class Stopping:
+    """Context manager turning SIGINT and SIGTERM into `Interrupted` (main thread only)."""
+
+    def __init__(self) -> None:
+        self._previous: dict[int, Any] = {}
+
+    @staticmethod
+    def _handle(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    def __enter__(self) -> Stopping:
+        for s in EXIT_CODES:
+            self._previous[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
 
 
 class Interrupts:
