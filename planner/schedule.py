@@ -85,7 +85,6 @@ class SolveInfo(TypedDict, total=False):
     stages: list[dict[str, Any]]
     extract: str
     optimal_on_grid: bool
-    energy_idle_relaxed: bool  # a negative price with idle draw: energy_cost only relaxed
 
 
 @dataclass(frozen=True)

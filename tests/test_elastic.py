@@ -297,3 +297,42 @@ def test_auto_plans_an_energy_objective_with_preemption_by_price() -> None:
     s = solve(inst, "auto", SolveOptions(time_limit=5))
     assert verify(inst, s) == [] and metrics(inst, s)["energy_cost"] == 0.0
     assert s.info["auto"]["chose"] != "preempt"
+
+
+def _priced(busy_w: float, prices: list[tuple[int, int, float]], **job: Any) -> Instance:
+    return instance_from_dict({
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1, "gpu_idle_w": 100,
+                               "gpu_busy_w": busy_w}],
+                    "power_price": [{"start": a, "end": b, "price": p} for a, b, p in prices]},
+        "horizon": 200,
+        "objective": ["energy_cost"],
+        "jobs": [{"id": "a", "duration": 5, "gpus": 1, **job}],
+    })  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", ["cpsat", "milp:cbc", "milp:highs"])
+def test_energy_cost_with_a_gpu_drawing_less_busy_than_idle(solve_verified: Any, spec: str) -> None:
+    # 100 W idle, 50 W busy; price 1 on [0, 10), -1 on [10, 100), 0 after: P(t) = 20 - t
+    # on [10, 100]. Cost = 100 W x P(makespan) - 50 W x (P(end) - P(start)): ending at 100
+    # or later pays 100 x -80 and the job's own term is 0 after 100, so -8000 W s. CP-SAT
+    # built a watts variable with domain [0, -50] before: MODEL_INVALID, the greedy plan;
+    # the MILP, its makespan only bounded below, ran the job at 0 (250 W s).
+    inst = _priced(50, [(0, 10, 1.0), (10, 100, -1.0)])
+    s = solve_verified(inst, spec, time_limit=10, objective=("energy_cost",))
+    assert s.info["returned"] == spec.split(":")[0]
+    assert metrics(inst, s)["energy_cost"] == pytest.approx(-8000 / 3.6e6)
+
+
+@pytest.mark.parametrize("spec", ["cpsat", "milp:cbc", "milp:highs"])
+def test_energy_cost_charges_idle_power_up_to_the_last_end(solve_verified: Any, spec: str) -> None:
+    # 100 W idle, 150 W busy; price 1 on [0, 4), 0.5 on [4, 10), -1 on [10, 100); the job
+    # (5 s) must end by 9. Starting at s: 100 x P(s + 5) + 50 x (P(s + 5) - P(s)):
+    # 450 + 225 = 675 at 0, 500 + 200 at 1, ..., 650 + 125 = 775 at 4. With a makespan only
+    # bounded below, CP-SAT (and the MILP) put it after 100 (-8000 for idle power it does
+    # not draw), so they only saw the job's own term and started the job at 4.
+    inst = _priced(150, [(0, 4, 1.0), (4, 10, 0.5), (10, 100, -1.0)], deadline=9)
+    s = solve_verified(inst, spec, time_limit=10, objective=("energy_cost",))
+    assert s.info["returned"] == spec.split(":")[0]
+    assert s.jobs[0].start == 0
+    assert metrics(inst, s)["energy_cost"] == pytest.approx(675 / 3.6e6)

@@ -162,14 +162,3 @@ def test_kwh_caps_hold_for_the_schedule_they_come_from(solve_verified: Any, spec
         s = solve_verified(inst, spec, time_limit=10, objective=names)
         caps = kwh_caps(inst, units, metrics(inst, s)["energy_kwh"])
         assert all(a.end <= caps[a.id] for a in s.jobs)
-
-
-def test_a_negative_price_with_idle_draw_claims_no_optimum(solve_verified: Any) -> None:
-    """With a negative price a later Cmax lowers the model's idle cost below the schedule's,
-    so the model is a relaxation: the plan is valid but never called optimal."""
-    prices = (PriceInterval(0, 100, 1.0), PriceInterval(100, 300, -0.5))
-    inst = _inst(_jobs(1), idle=10.0, power_price=prices, horizon=400)
-    s = solve_verified(inst, "milp:highs", time_limit=10, objective=("energy_cost",))
-    assert s.info["energy_idle_relaxed"] is True
-    assert s.status == "feasible"
-    assert s.info["exact_grid"] is False

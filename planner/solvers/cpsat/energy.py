@@ -17,6 +17,7 @@ those draws over time:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -35,11 +36,16 @@ def _watts(cm: CpsatModel) -> tuple[int, float]:
 
 
 def makespan_var(cm: CpsatModel) -> cp_model.IntVar:
+    """The makespan, equal to the last end: the idle draw runs to it, and with a negative
+    price a makespan only bounded below would be pushed past the last end to earn money
+    the schedule does not earn."""
     if cm.makespan is None:
         lo = max((jv.earliest_end for jv in cm.jobs.values()), default=0)
         cm.makespan = cm.model.new_int_var(lo, max(lo, cm.horizon), "makespan")
         for jv in cm.jobs.values():
             cm.model.add(cm.makespan >= jv.end)
+    if cm.jobs:
+        cm.model.add_max_equality(cm.makespan, [jv.end for jv in cm.jobs.values()])
     return cm.makespan
 
 
@@ -74,7 +80,7 @@ class _Price:
             return vals[a] + round(self.curve.price_at(a) * self.scale) * (t - a)
         m = self.cm.model
         self.count += 1
-        hi_v = max(vals.values()) + round(
+        hi_v = max(abs(v) for v in vals.values()) + round(
             max(abs(p.price) for p in self.cm.instance.power_price) * self.scale * (hi - lo + 1)
         )
         pv = m.new_int_var(-hi_v, hi_v, f"price_{self.count}")
@@ -103,14 +109,14 @@ def cost_expr(cm: CpsatModel) -> tuple[Any, float]:
             continue
         lo, hi = jv.earliest_start, jv.latest_end
         span = price.at(jv.end, lo, hi) - price.at(jv.start, lo, hi)
-        expr += _product(m, sum(w[id(o)] * o.lit for o in solo), max(w.values()), span, jid)
+        expr += _product(m, sum(w[id(o)] * o.lit for o in solo), w.values(), span, jid)
     for gi, gv in enumerate(cm.groups):
         extra = round(gv.cand.gpus * _extra(gv.node_group) * s)
         if not extra:
             continue
         lo, hi = 0, cm.horizon + gv.cand.span
         span = price.at(gv.start + gv.cand.span, lo, hi) - price.at(gv.start, lo, hi)
-        expr += _product(m, extra * gv.lit, extra, span, f"g{gi}")
+        expr += _product(m, extra * gv.lit, [extra], span, f"g{gi}")
     return expr, s * price.scale / kwh_per_watt_unit(cm.instance)
 
 
@@ -121,13 +127,16 @@ def _extra(ng: NodeGroup) -> float:
 def _product(
     m: cp_model.CpModel,
     watts: cp_model.LinearExprT,
-    w_max: int,
+    values: Iterable[int],
     span: cp_model.LinearExprT,
     tag: str,
 ) -> cp_model.IntVar:
-    """A variable equal to `watts x span` (both integer expressions; `span` may be < 0)."""
-    big = 10**15 // max(1, w_max)
-    wv = m.new_int_var(0, w_max, f"w_{tag}")
+    """A variable equal to `watts x span` (integer expressions; `watts` is 0 or one of
+    `values`, which are < 0 where a GPU draws less busy than idle; `span` is < 0 under a
+    negative price)."""
+    lo, hi = min(0, *values), max(0, *values)
+    big = 10**15 // max(1, hi, -lo)
+    wv = m.new_int_var(lo, hi, f"w_{tag}")
     m.add(wv == watts)
     sv = m.new_int_var(-big, big, f"span_{tag}")
     m.add(sv == span)

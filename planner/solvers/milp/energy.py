@@ -10,9 +10,9 @@ are exact), and no GPU is held twice at once, so:
   (P(t L + hold) - P(t L)), P the price integral (planner.energy). The busy part is
   precomputed per start slot, so exact. P(Cmax) is piecewise linear between the price
   breakpoints: one binary per piece picks the piece Cmax lies in and a continuous offset
-  places it inside, so P(Cmax) is exact too. With a negative price the minimisation may
-  place Cmax beyond the latest end (a later Cmax then costs less), so the model's value
-  is no longer the schedule's: noted as `energy_idle_relaxed` (no "optimal" claim).
+  places it inside, so P(Cmax) is exact too. With a negative price and idle draw a later
+  Cmax costs less, so Cmax is also held down to the latest end: one binary per job
+  without successors picks the last one, and Cmax <= its end (`_pin_makespan`).
 Both are built in watt-time units (and x price); `Built.scales` converts to the metric.
 """
 
@@ -49,7 +49,7 @@ def add_energy(instance: Instance, built: Built, names: Sequence[str]) -> None:
         built.objectives["energy_cost"] = expr
         built.scales["energy_cost"] = to_kwh
         if idle > 0 and any(p.price < 0 for p in instance.power_price):
-            built.notes["energy_idle_relaxed"] = True
+            _pin_makespan(built)
     built.sizes["variables"] = built.prob.numVariables()
     built.sizes["rows"] = built.prob.numConstraints()
     built.sizes["binaries"] += len(built.pieces) if len(built.pieces) > 1 else 0
@@ -71,6 +71,28 @@ def _busy_terms(built: Built, span_of: Callable[[int, int], float]) -> dict[pulp
         for v, t in built.unit_starts.get(u.index, []):
             out[v] += extra * span_of(t, u.hold)
     return out
+
+
+def _pin_makespan(built: Built) -> None:
+    """Cmax <= end of the job picked as last (big M: the grid's horizon), one job picked;
+    with Cmax >= every end (the model's `cmax_*` rows) Cmax is the latest end."""
+    assert built.cmax is not None
+    big = float(built.grid.horizon)
+    prob, one = built.prob, {}
+    for k, job in enumerate(built.sinks):
+        last = prob.add_variable(f"last{k}", cat=pulp.LpBinary)
+        terms = {v: -e for v, e in built.ends[job].items()}
+        terms[built.cmax] = 1.0
+        terms[last] = big
+        prob.addConstraint(
+            pulp.LpConstraint(pulp.LpAffineExpression(terms), pulp.LpConstraintLE, f"pin{k}", big)
+        )
+        one[last] = 1.0
+        built.last.append((last, job))
+    prob.addConstraint(
+        pulp.LpConstraint(pulp.LpAffineExpression(one), pulp.LpConstraintEQ, "onelast", 1)
+    )
+    built.sizes["binaries"] += len(built.last)
 
 
 def _priced_makespan(instance: Instance, built: Built) -> pulp.LpAffineExpression:
@@ -106,10 +128,17 @@ def _priced_makespan(instance: Instance, built: Built) -> pulp.LpAffineExpressio
 
 
 def complete_pieces(built: Built) -> None:
-    """Piece values implied by Cmax's value (for a warm start)."""
-    if built.cmax is None or not built.pieces:
+    """Piece and last-job values implied by Cmax's value (for a warm start)."""
+    if built.cmax is None:
         return
     c = built.cmax.varValue or 0.0
+    picked = False
+    for last, job in built.last:
+        end = sum(e for v, e in built.ends[job].items() if (v.varValue or 0) > 0.5)
+        last.varValue = 1.0 if not picked and end >= c - 1e-9 else 0.0
+        picked = picked or last.varValue == 1.0
+    if not built.pieces:
+        return
     last = len(built.pieces) - 1
     for k, (on, off, a, b) in enumerate(built.pieces):
         inside = a <= c < b or (k == last and c >= a)

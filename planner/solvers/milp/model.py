@@ -223,6 +223,10 @@ class Built:
     scales: dict[str, float] = field(default_factory=dict)
     # makespan as price pieces (planner.solvers.milp.energy): (on, offset, from, to)
     pieces: list[tuple[pulp.LpVariable, pulp.LpVariable, int, int]] = field(default_factory=list)
+    # jobs without successors: the latest end is one of theirs (the `cmax_*` rows)
+    sinks: list[str] = field(default_factory=list)
+    # Cmax pinned to the latest end (planner.solvers.milp.energy): (binary, job) per sink
+    last: list[tuple[pulp.LpVariable, str]] = field(default_factory=list)
 
 
 def _add(
@@ -352,8 +356,14 @@ def build(
     }
     return Built(
         prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes,
-        dict(unit_starts),
+        dict(unit_starts), sinks=sink_jobs(instance, ends),
     )  # fmt: skip
+
+
+def sink_jobs(instance: Instance, ends: Mapping[str, Mapping[pulp.LpVariable, float]]) -> list[str]:
+    """The jobs (with start variables) no other job waits for: the latest end is theirs."""
+    has_succ = {a for j in instance.jobs for a in j.after}
+    return [j.id for j in instance.jobs if j.id not in has_succ and ends.get(j.id)]
 
 
 def _objectives(
@@ -370,11 +380,8 @@ def _objectives(
     if any(n in ("makespan", *ENERGY_OBJECTIVES) for n in objectives):
         # the energy objectives draw idle power up to the makespan (planner.milp.energy)
         cmax = prob.add_variable("cmax", lowBound=cmax_floor)
-        has_succ = {a for j in instance.jobs for a in j.after}
-        for i, j in enumerate(instance.jobs):
-            if j.id in has_succ or not ends.get(j.id):
-                continue
-            terms = dict(ends[j.id])
+        for i, jid in enumerate(sink_jobs(instance, ends)):
+            terms = dict(ends[jid])
             terms[cmax] = -1.0
             _add(prob, terms, pulp.LpConstraintLE, 0, f"cmax_{i}")
     for name in objectives:

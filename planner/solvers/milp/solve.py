@@ -183,7 +183,6 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         grid.length == 1
         and hz.exact
         and not built.notes.get("pool_conservative")
-        and not built.notes.get("energy_idle_relaxed")
         # no preemption in the model (contract §8): no proof over schedules with segments
         and not instance.preemption.enabled
     )
