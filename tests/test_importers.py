@@ -134,3 +134,34 @@ def test_j30(tmp_path: Path) -> None:
     assert set(by_id["j20"].after) == {"j5", "j11", "j18"}
     assert all(j.gpus == 0 for j in inst.jobs)
     assert sum(len(j.after) for j in inst.jobs) == 48 - 3 - 3  # minus source and sink arcs
+
+
+BRIDGED_SM = """\
+jobs (incl. supersource/sink ):  4
+PRECEDENCE RELATIONS:
+jobnr.    #modes  #successors   successors
+   1        1          1           3
+   2        1          1           1
+   3        1          1           4
+   4        1          0
+***
+REQUESTS/DURATIONS:
+jobnr. mode duration  R 1
+------------------------------------------------------------------------
+  1      1     0       0
+  2      1     4       1
+  3      1     5       1
+  4      1     0       0
+***
+RESOURCEAVAILABILITIES:
+  R 1
+   1
+"""
+
+
+def test_a_dropped_dummy_keeps_the_order_it_stood_in() -> None:
+    # Job 1 is a dummy (no duration, no request) yet waits for job 2 and job 3 waits for
+    # it: dropping it dropped "3 after 2", and the two ran together on a 1-unit resource.
+    inst = instance_from_dict(parse_sm(BRIDGED_SM, "bridged"))
+    assert [j.id for j in inst.jobs] == ["j2", "j3"]
+    assert inst.job_by_id["j3"].after == ("j2",)

@@ -118,11 +118,29 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
             continue
         demand = {r: q for r, q in zip(res_names, req[j], strict=True) if q}
         entry: dict[str, Any] = {"id": f"j{j}", "duration": dur[j], "gpus": 0, "demand": demand}
-        after = [f"j{a}" for a in sorted(pred[j]) if not dummy(a)]
+        after = [f"j{a}" for a in sorted(_through_dummies(pred, j, dummy))]
         if after:
             entry["after"] = after
         jobs.append(entry)
     return project_instance(name, dict(zip(res_names, caps, strict=True)), jobs)
+
+
+def _through_dummies(pred: dict[int, list[int]], j: int, dummy: Callable[[int], bool]) -> set[int]:
+    """The jobs `j` waits for, a dropped dummy standing for the jobs it waits for (in a
+    standard file the source waits for none; a file whose dummy has predecessors and
+    successors keeps their order)."""
+    out: set[int] = set()
+    todo, seen = list(pred[j]), set()
+    while todo:
+        a = todo.pop()
+        if a in seen:
+            continue
+        seen.add(a)
+        if dummy(a):
+            todo.extend(pred[a])
+        else:
+            out.add(a)
+    return out
 
 
 def _job_count(lines: list[str]) -> int:
