@@ -261,6 +261,10 @@ def test_ratio_and_performance_profile() -> None:
     assert profile["A"] == [(1.0, 1 / 3), (1.0, 2 / 3), (2.0, 1.0)]
     assert profile["B"] == [(1.0, 1 / 3), (1.2, 2 / 3)]
     assert ratio(0.0, 0.0) == 1.0 and math.isinf(ratio(1.0, 0.0))
+    # a negative best (energy_cost under negative prices): the relative gap, not inf
+    assert ratio(-8.0, -8.0) == 1.0 and ratio(-4.0, -8.0) == 1.5 and ratio(2.0, -8.0) == 2.25
+    neg = {"A": {"i1": -8.0}, "B": {"i1": -4.0}}
+    assert performance_profile(neg, ["A", "B"], ["i1"])["B"] == [(1.5, 1.0)]
 
 
 def test_plan_bench_report(tmp_path: Path) -> None:

@@ -3,8 +3,9 @@
 - Ratio to the baseline, per instance and solver: baseline objective / solver objective,
   the direction of the bench summary (> 1: better than the baseline).
 - Dolan-Moré performance profile: per instance the best objective over the solvers; a
-  solver's ratio there is its objective / the best (infinite when it has no verified
-  schedule); its profile at tau is the share of instances where that ratio is <= tau.
+  solver's ratio there is its objective / the best (`ratio`: the relative gap + 1 when the
+  best is negative; infinite when it has no verified schedule); its profile at tau is the
+  share of instances where that ratio is <= tau.
 - Solve time (wall seconds) against instance size (jobs).
 - The rows themselves, as a table.
 
@@ -57,9 +58,14 @@ def objectives(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float]]
 
 
 def ratio(value: float, best: float) -> float:
-    """value / best for minimised objectives; a tie at 0 is 1, anything above 0 is inf."""
+    """How far `value` is from the `best` (minimised) value, as a factor >= 1: value / best
+    when best > 0, 1 + (value - best) / |best| when best < 0 (an energy cost under negative
+    prices: the same relative gap, where value / best would be below 1 or negative); at a
+    best of 0 a tie is 1 and anything above has no scale: inf."""
     if best > 0:
         return value / best
+    if best < 0:
+        return 1.0 + (value - best) / -best
     return 1.0 if value <= best else math.inf
 
 
