@@ -18,7 +18,7 @@ import signal
 import threading
 import time
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, Self
 
 REPEAT_S = 1.0
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -32,17 +32,17 @@ class Interrupted(KeyboardInterrupt):
         self.exit_code = EXIT_CODES[signal.Signals(signum)]
 
 
-class Stopping:
-    """Context manager turning SIGINT and SIGTERM into `Interrupted` (main thread only)."""
+class _Handlers:
+    """Installs `_handle` for SIGINT and SIGTERM while open, then restores the previous
+    handlers (main thread only)."""
 
     def __init__(self) -> None:
         self._previous: dict[int, Any] = {}
 
-    @staticmethod
-    def _handle(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signum)
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        raise NotImplementedError
 
-    def __enter__(self) -> Stopping:
+    def __enter__(self) -> Self:
         for s in EXIT_CODES:
             self._previous[s] = signal.signal(s, self._handle)
         return self
@@ -57,14 +57,21 @@ class Stopping:
             signal.signal(s, handler)
 
 
-class Interrupts:
-    """Context manager routing SIGINT and SIGTERM to `stop` (main thread only)."""
+class Stopping(_Handlers):
+    """SIGINT and SIGTERM raise `Interrupted`."""
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+
+class Interrupts(_Handlers):
+    """SIGINT and SIGTERM set `stop`; a later SIGINT raises KeyboardInterrupt."""
 
     def __init__(self, stop: threading.Event) -> None:
+        super().__init__()
         self.stop = stop
         self.signum: int | None = None
         self._first = 0.0
-        self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.signum is None:
@@ -73,20 +80,6 @@ class Interrupts:
             self.stop.set()
         elif signum == signal.SIGINT and time.monotonic() - self._first > REPEAT_S:
             raise KeyboardInterrupt
-
-    def __enter__(self) -> Interrupts:
-        for s in EXIT_CODES:
-            self._previous[s] = signal.signal(s, self._handle)
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        for s, handler in self._previous.items():
-            signal.signal(s, handler)
 
     @property
     def exit_code(self) -> int | None:
