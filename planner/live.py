@@ -450,10 +450,14 @@ def _room_safe(inst: Instance, node: str, busy: set[int], cpus: float, mem: floa
     group = inst.node_by_name[node].group
     free = group.gpus - len(busy)
     waiting = [j for j in inst.jobs if j.live is None]
-    for cap, used, need in (
-        (group.cpus, cpus, max((j.cpus_per_gpu for j in waiting), default=0.0)),
-        (group.mem_gb, mem, max((j.mem_gb_per_gpu for j in waiting), default=0.0)),
+    # A free GPU may carry a whole interleaving group, each member asking its own share
+    # (R7 sums over running jobs): the worst GPU holds the `max_group` largest needs.
+    per_gpu = inst.interleaving.max_group if inst.interleaving.enabled else 1
+    for cap, used, needs in (
+        (group.cpus, cpus, [j.cpus_per_gpu for j in waiting]),
+        (group.mem_gb, mem, [j.mem_gb_per_gpu for j in waiting]),
     ):
+        need = sum(sorted(needs, reverse=True)[:per_gpu])
         if cap is not None and used + free * need > cap + TOL:
             return False
     return True

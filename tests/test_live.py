@@ -1668,3 +1668,25 @@ def test_a_deadline_passed_at_now_is_proved_missed(solver: str, preemption: bool
     s = solve(live, solver, SolveOptions(time_limit=2.0))
     assert s.status == "infeasible" and not s.jobs
     assert s.info["reason"] == "job X: deadline 10 passed (earliest end 55)"
+
+
+@pytest.mark.parametrize("solver", ["greedy:interleave", "cpsat", "milp:highs"])
+def test_a_group_on_a_free_gpu_counts_every_members_cpus(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # r holds 2 of n-0's 8 CPUs; one waiting job more (4) fits beside it, but the pair a+b
+    # interleaving on the free GPU asks 8 (R7 sums over the members): not before r ends
+    doc = {
+        "now": 2,
+        "cluster": {"nodes": [{"name": "n", "gpus": 2, "cpus": 8}]},
+        "interleaving": {"enabled": True},
+        "profiles": {"data": _profile(90, 5), "gpu": _profile(5, 90)},
+        "jobs": [
+            {"id": "r", "duration": 500, "gpus": 1, "cpus_per_gpu": 2, "state": "running",
+             "started": 0, "placement": [{"node": "n-0", "gpus": [0]}]},
+            {"id": "a", "model": "data", "gpus": 1, "iterations": 1000, "cpus_per_gpu": 4},
+            {"id": "b", "model": "gpu", "gpus": 1, "iterations": 1000, "cpus_per_gpu": 4},
+        ],
+    }  # fmt: skip
+    s = solve_verified(instance_from_dict(doc), solver, time_limit=10.0)
+    assert s.status in ("optimal", "feasible"), s.info
