@@ -10,9 +10,10 @@ optimum.
 
 Ingredients
 -----------
-1. Per-job minimum duration `p_min(j)` (`_per_iteration_floor`): a profiled member of an
-   interleaving group advances one iteration per phase cycle, each phase either solo (its
-   solo iteration time) or a group containing j, whose cycle is `overhead[k] * TT(G)`.
+1. Per-job minimum duration `p_min(j)` (`JobBounds._per_iteration_floor`): a profiled
+   member of an interleaving group advances one iteration per phase cycle, each phase
+   either solo (its solo iteration time) or a group containing j, whose cycle is
+   `overhead[k] * TT(G)`.
    Claim: `TT(G) >= L_k(j)`, with `L_k = d_j + g_j + n_j` for k <= 3 and
    `L_4 = g_j + n_j + 0.95 * d_j`. Proof from the slot recursion (contract §4): slot
    `i` (the interval `[f[i], f[i+1]]`) is at least `n` of position `(i+1) mod 4`, at least
@@ -41,7 +42,7 @@ Ingredients
    (B) equally: `TT >= L_k(j)` for every member, so j gets >= `overhead[k] * L_k(j) / k`;
    (C) half of each: `overhead[k] * (g_j + L_k(j) / k) / 2`, which sums to at most
    `overhead[k] * (sum g + max L) / 2 <= c(G)`.
-   When jobs of one GPU count use at most 10 models, `_enumerate_groups` computes c(G)
+   When jobs of one GPU count use at most 10 models, `bounds_groups.enumerate_groups` computes c(G)
    exactly for every multiset of those models (a superset of all groups and of the
    smaller groups their phases leave), evaluates the schemes on it, then raises the
    per-model shares one model at a time while every multiset still fits: any per-model
@@ -57,9 +58,9 @@ Ingredients
    eligible set that occurs. Pools: the same with `demand * p_min` and the pool capacity
    minus amounts held by reservations admitting none of the pool's users (Hall's condition
    with U = those reservations).
-4. Weighted completion on a resource (`_lp_bound`, the mean-busy-time relaxation):
-   map the GPU-time shares of a feasible schedule onto one machine of rate 1 by dividing
-   by the capacity C: job j gets processing `p_j = share_j / C` at rate at most
+4. Weighted completion on a resource (`bounds_volume.mean_busy_bound`, the mean-busy-time
+   relaxation): map the GPU-time shares of a feasible schedule onto one machine of rate 1
+   by dividing by the capacity C: job j gets processing `p_j = share_j / C` at rate at most
    `u_j = gpus_j / C`, never before head_j, total rate <= 1. Its mean busy time M_j then
    satisfies `C_j >= M_j + p_j / (2 u_j) = M_j + share_j / (2 gpus_j)` (a rate-capped amount
    ends at the earliest half its minimal spread after its mean). The preemptive schedule
@@ -80,7 +81,7 @@ Ingredients
    one keeps each job at its own speed. Per job two modes: solo (GPU-time `gpus_j` per
    time unit, least duration the solo one) and interleaved (GPU-time per unit of
    progress at least the job's share from ingredient 3, least duration the job's
-   iterations times the least cycle of any group holding it, `_iteration_times`). In
+   iterations times the least cycle of any group holding it, `JobBounds._iteration_times`). In
    any schedule, at every instant a job is solo or in a group, so its progress splits
    into the two modes; in each mode it progresses at most 1/least of the job per time
    unit, and the GPU-time it accrues is at least its per-progress share times the
@@ -94,7 +95,7 @@ Ingredients
    optimum is at most sum w_j C_j. Run on the same resources as 4, for the LP's jobs, plus
    e_j for the others. Its size is capped (planner.bounds_lp.MAX_COLUMNS: the grid
    coarsens with more jobs) and it is skipped above LP_MAX_JOBS jobs; HiGHS's optimum is
-   shaved by _LP_SAFE for its tolerances. On instances/muri-testbed-100.json it lifts the
+   shaved by LP_SAFE for its tolerances. On instances/muri-testbed-100.json it lifts the
    bound from 55,595 to ~57,190 average JCT (well under a second); with interleaving
    disabled the same LP gives ~86,350 there. So the remaining gap lies in interleaving:
    pairs and groups of that testbed's models reach 1.5-2.2x the solo throughput, which
@@ -151,7 +152,7 @@ Ingredients
    F's jobs of positive work, e_j for the rest. Size: the x grid gets about
    bounds_config.X_COLUMNS columns, the types' blocks at most Y_COLUMNS (a coarser block
    when types are many), skipped above MAX_CONFIG_COLUMNS or LP_MAX_JOBS jobs; optimum
-   shaved by _LP_SAFE. Measured (one run, HiGHS): on instances/muri-testbed-100.json it
+   shaved by LP_SAFE. Measured (one run, HiGHS): on instances/muri-testbed-100.json it
    lifts the bound from 57,186 to 63,285 average JCT (2.3 s, ~60k x and ~27k y columns);
    on Muri's 400-job cluster_trace (8 x 8) from 61,009 to 63,468 (2.0 s), the grid
    being coarser there. Each part counts: on the testbed, ingredient 6 gives 57,186,
@@ -170,47 +171,23 @@ Ingredients
 
 Time: O(n log n) in jobs (sorting, a heap), plus work per distinct job shape, plus the
 LPs (up to about a second or two each at 400 jobs).
+
+Where the code is: this module holds the entry points; `planner.bounds_jobs` the per-job
+quantities and the bound per resource (`JobBounds`, ingredients 1-7, LP_MAX_JOBS),
+`planner.bounds_groups` what groups deliver (3 and 7), `planner.bounds_volume` capacity
+over time (3, 4), `planner.bounds_lp` and `planner.bounds_config` the LPs (6, 7).
 """
 
 from __future__ import annotations
 
-import heapq
-import math
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from functools import cached_property
-from typing import Any, NamedTuple
+from collections.abc import Sequence
 
-import numpy as np
-
-from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp, count_types, multiset_cycles
-from planner.bounds_lp import LP_ITERATIONS, grid, lp_stopped, weighted_completion_lp
-from planner.durations import (
-    StageTuple,
-    gpu_mem_fits,
-    solo_duration,
-    solo_iteration_ms,
-    stage_tuple,
-)
-from planner.instance import ENERGY_OBJECTIVES, OBJECTIVES, Instance, Job, NodeGroup
-from planner.precedence import heads_tails
+from planner.bounds_groups import SAFE
+from planner.bounds_jobs import JobBounds
+from planner.bounds_lp import LP_ITERATIONS, lp_stopped
+from planner.durations import solo_duration
+from planner.instance import ENERGY_OBJECTIVES, OBJECTIVES, Instance
 from planner.schedule import Schedule, SolveInfo
-
-# Float sums of phase times may differ from the exact arithmetic by a few ulps; shaving a
-# relative 1e-9 keeps every bound on the safe side of a ceiling.
-_SAFE = 1.0 - 1e-9
-
-# The interval LP (ingredient 6) runs up to this many jobs; above, its size and time grow
-# past what a bound computed on every solve may cost.
-LP_MAX_JOBS = 2000
-# HiGHS solves to a relative tolerance of about 1e-7; shave more than that.
-_LP_SAFE = 1.0 - 1e-5
-
-# The ways a group's GPU time is attributed to its members (module docstring, item 3).
-SCHEMES = ("gpu-stage", "equal", "half-half")
-
-# (job indices, amount each job holds, its minimum amount x time, capacity, capacity changes)
-_Resource = tuple[np.ndarray, np.ndarray, np.ndarray, float, list[tuple[float, float]]]
 
 
 def gap(value: float | None, bound: float | None) -> float | None:
@@ -256,7 +233,7 @@ def named_lower_bounds(
     for inst, key, got in _RECENT:
         if inst is instance and key == (names, iterations):
             return dict(got)
-    b = _Bounds(instance, iterations)
+    b = JobBounds(instance, iterations)
     out: dict[str, tuple[float, str]] = {}
     for name in names:
         if name == "makespan":
@@ -282,7 +259,7 @@ def _simple_bounds(instance: Instance, names: Sequence[str], iterations: int) ->
     """Bounds that stay valid when jobs choose their GPU count (contract §12): each job
     ends no earlier than its release plus its shortest solo duration over its counts and
     eligible nodes (a group never makes a member faster than solo). Energy: 0 when no GPU
-    draw or price is negative. The volume bounds of `_Bounds` assume fixed counts, so the
+    draw or price is negative. The volume bounds of `JobBounds` assume fixed counts, so the
     elastic case keeps only these."""
     if not instance.elastic:
         fixed = [n for n in names if n not in ENERGY_OBJECTIVES]
@@ -311,9 +288,9 @@ def _simple_bounds(instance: Instance, names: Sequence[str], iterations: int) ->
         elif name == "makespan":
             out[name] = float(max((e for _, e in ends.values()), default=0))
         elif name == "total_weighted_jct":
-            out[name] = _SAFE * sum(j.weight * (e - j.release) for j, e in ends.values())
+            out[name] = SAFE * sum(j.weight * (e - j.release) for j, e in ends.values())
         else:
-            out[name] = _SAFE * sum(
+            out[name] = SAFE * sum(
                 j.weight * max(0, e - j.due) for j, e in ends.values() if j.due is not None
             )
     return out
@@ -354,696 +331,10 @@ def with_bounds(
     return s.with_(lower_bound=lb, info={**info, "bound_by": by})
 
 
-def _loads(k: int, data: float, gpu: float, net: float) -> float:
-    """L_k(j): a lower bound on TT of any k-group containing a job with these stages."""
-    return gpu + net + (data if k <= 3 else 0.95 * data)
-
-
-class _Kind:
-    """What the bounds need of all jobs of one kind (same model, GPUs, node limits), per
-    node group and per unit of `mult` (an iteration of a profiled job, a time unit of an
-    explicit one). `inf` marks node groups the kind cannot use."""
-
-    __slots__ = ("eligible", "dur", "shares")
-
-    def __init__(self, eligible: np.ndarray, dur: np.ndarray, shares: list[np.ndarray]):
-        self.eligible = eligible  # bool per node group
-        self.dur = dur  # least duration, time units
-        self.shares = shares  # per scheme A, B, C: least GPU x time units
-
-
-def _scale(per_unit: np.ndarray, mult: np.ndarray) -> np.ndarray:
-    """Rows of per-unit figures times each job's multiplier; inf ("not eligible") stays
-    inf for a zero-length job instead of becoming nan."""
-    with np.errstate(invalid="ignore"):
-        out = per_unit * mult[:, None]
-    return np.asarray(np.where(np.isnan(out), np.inf, out))
-
-
-class _Bounds:
-    def __init__(self, inst: Instance, iterations: int = LP_ITERATIONS):
-        self.inst = inst
-        self.iterations = iterations
-        jobs = inst.jobs
-        self.n = len(jobs)
-        self.index = {j.id: i for i, j in enumerate(jobs)}
-        # Group sizes a job might share a GPU set in: only with another profiled job of the
-        # same GPU count, at most max_group.
-        per_gpus: dict[int, int] = defaultdict(int)
-        self.models_by_gpus: dict[int, list[str]] = defaultdict(list)
-        self.model_weight: dict[tuple[int, str], float] = defaultdict(float)
-        for j in jobs:
-            if j.model is not None:
-                self.model_weight[(j.gpus, j.model)] += j.gpus * (j.iterations or 0)
-                per_gpus[j.gpus] += 1
-                if j.model not in self.models_by_gpus[j.gpus]:
-                    self.models_by_gpus[j.gpus].append(j.model)
-        self.group_sizes: dict[int, tuple[int, ...]] = {}
-        il = inst.interleaving
-        for g, cnt in per_gpus.items():
-            top = min(il.max_group, cnt) if il.enabled else 1
-            self.group_sizes[g] = tuple(k for k in range(2, top + 1) if k in il.overhead)
-        self.exact: dict[tuple[int, float], dict[str, tuple[float, list[float]]]] = {}
-        self.group_names = [g.name for g in inst.node_groups]
-        cache: dict[tuple[object, ...], int] = {}
-        self.kinds: list[_Kind] = []
-        kind_of = np.empty(self.n, dtype=int)
-        mult = np.ones(self.n)
-        fixed = np.zeros(self.n)  # duration of jobs that use no GPU
-        for i, j in enumerate(jobs):
-            key = (j.model, j.gpus, j.node_types, j.cpus_per_gpu, j.mem_gb_per_gpu)
-            k = cache.get(key)
-            if k is None:
-                k = cache[key] = len(self.kinds)
-                self.kinds.append(self._kind(j))
-            kind_of[i] = k
-            if j.model is not None:
-                mult[i] = j.iterations or 0
-            else:
-                mult[i] = j.duration or 0
-                fixed[i] = j.duration or 0
-        self.kind_of, self.mult = kind_of, mult
-        ng = len(self.group_names)
-        self.eligible = (
-            self._per_kind([k.eligible for k in self.kinds])[kind_of]
-            if self.n
-            else np.zeros((0, ng), dtype=bool)
-        )
-        if self.n and self.kinds:
-            dur = _scale(self._per_kind([k.dur for k in self.kinds])[kind_of], mult)
-            with np.errstate(invalid="ignore"):
-                p_grp = np.ceil(dur * _SAFE - 1e-9)
-            p = np.where(
-                self.eligible.any(axis=1),
-                np.min(np.where(self.eligible, p_grp, np.inf), axis=1, initial=np.inf),
-                fixed,
-            )
-            self.p = np.where(np.isfinite(p), p, fixed)
-            least = np.min(np.where(self.eligible, dur * _SAFE, np.inf), axis=1, initial=np.inf)
-            self.least = np.where(np.isfinite(least), least, fixed)
-        else:
-            self.p = np.zeros(self.n)
-            self.least = np.zeros(self.n)
-        self.gpus = np.array([j.gpus for j in jobs], dtype=float)
-        self.release = np.array([j.release for j in jobs], dtype=float)
-        self.weight = np.array([j.weight for j in jobs], dtype=float)
-        self.head, self.tail = self._critical_path()
-        self.end = self.head + self.p  # earliest possible end of each job
-
-    def shares(self, scheme: int) -> np.ndarray:
-        """n x node groups: least GPU x time units of each job there (inf: not eligible)."""
-        per = self._per_kind([k.shares[scheme] for k in self.kinds])[self.kind_of]
-        return _scale(per, self.mult)
-
-    def _per_kind(self, rows: list[Any]) -> np.ndarray:
-        """Job kinds x node groups (reshaped explicitly: there may be no node groups)."""
-        return np.array(rows).reshape(len(self.kinds), len(self.group_names))
-
-    # ---- ingredient 1: per-job floors ------------------------------------------------
-    def _per_iteration_floor(self, j: Job, g: NodeGroup) -> tuple[float, list[float]]:
-        """(duration floor, GPU-time floors of schemes A, B, C) per iteration, in ms."""
-        gp = self.inst.gpu_profile(j)
-        solo = solo_iteration_ms(gp, g.speed)
-        d, gpu, net = gp.stages.data, gp.stages.gpu / g.speed, gp.stages.net
-        ov = self.inst.interleaving.overhead
-        dur, shares = solo, [solo, solo, solo]
-        for k in self.group_sizes.get(j.gpus, ()):
-            lk = _loads(k, d, gpu, net)
-            dur = min(dur, ov[k] * lk)
-            for i, v in enumerate((gpu, lk / k, (gpu + lk / k) / 2)):
-                shares[i] = min(shares[i], ov[k] * v)
-        exact = self._exact_floors(j.gpus, g.speed).get(j.model or "")
-        if exact is not None:  # both are valid; the enumeration is never weaker
-            dur = max(dur, min(solo, exact[0]))
-            shares = [max(a, min(solo, b)) for a, b in zip(shares, exact[1], strict=True)]
-        return dur, shares
-
-    def _exact_floors(self, gpus: int, speed: float) -> dict[str, tuple[float, list[float]]]:
-        """Per model: the least cycle, and per-member GPU-time per scheme, over every
-        multiset of 2..max_group models that jobs with this GPU count use (a superset of
-        the groups and phase sub-groups that can occur). Skipped beyond 10 models."""
-        key = (gpus, speed)
-        if key not in self.exact:
-            models = self.models_by_gpus.get(gpus, [])
-            sizes = self.group_sizes.get(gpus, ())
-            table: dict[str, tuple[float, list[float]]] = {}
-            if sizes and len(models) <= 10:
-                gps = [self.inst.profiles[m].by_gpus[gpus] for m in models]
-                table = _enumerate_groups(
-                    models,
-                    [stage_tuple(gp, speed) for gp in gps],
-                    sizes,
-                    self.inst.interleaving.overhead,
-                    [solo_iteration_ms(gp, speed) for gp in gps],
-                    [self.model_weight[(gpus, m)] for m in models],
-                )
-            self.exact[key] = table
-        return self.exact[key]
-
-    def _kind(self, j: Job) -> _Kind:
-        ok = {g.name for g in self.inst.eligible_groups(j)}
-        ng = len(self.group_names)
-        eligible = np.array([name in ok for name in self.group_names], dtype=bool)
-        dur = np.full(ng, np.inf)
-        shares = [np.full(ng, np.inf) for _ in SCHEMES]
-        unit = self.inst.unit_ms
-        for gi, g in enumerate(self.inst.node_groups):
-            if not eligible[gi]:
-                continue
-            if j.model is None:  # per time unit of its explicit duration
-                dur[gi] = 1.0
-                for arr in shares:
-                    arr[gi] = float(j.gpus)
-                continue
-            d, per_it = self._per_iteration_floor(j, g)
-            dur[gi] = d / unit
-            for arr, v in zip(shares, per_it, strict=True):
-                arr[gi] = j.gpus * v * _SAFE / unit
-        return _Kind(eligible, dur, shares)
-
-    @cached_property
-    def _mode_times(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per job, its least duration running solo and its least duration if every
-        iteration ran in an interleaving group (inf when it never can), in time units,
-        over its eligible node groups (ingredient 6)."""
-        solo, grouped = np.full(self.n, np.inf), np.full(self.n, np.inf)
-        per_kind: dict[int, tuple[float, float]] = {}
-        unit = self.inst.unit_ms
-        for i, j in enumerate(self.inst.jobs):
-            k = int(self.kind_of[i])
-            if k not in per_kind:
-                per_kind[k] = (np.inf, np.inf)
-                if j.model is None:
-                    per_kind[k] = (1.0, np.inf)
-                for g in self.inst.eligible_groups(j) if j.model is not None else ():
-                    s_it, g_it = self._iteration_times(j, g)
-                    old = per_kind[k]
-                    per_kind[k] = (min(old[0], s_it / unit), min(old[1], g_it / unit))
-            a, b = per_kind[k]
-            m = self.mult[i]  # a zero-length job: 0, never inf x 0
-            solo[i], grouped[i] = (a * m * _SAFE if m else 0.0), (b * m * _SAFE if m else 0.0)
-        return solo, grouped
-
-    def _iteration_times(self, j: Job, g: NodeGroup) -> tuple[float, float]:
-        """(solo iteration time, least cycle of any group holding j), ms, on `g`."""
-        gp = self.inst.gpu_profile(j)
-        solo = solo_iteration_ms(gp, g.speed)
-        d, gpu, net = gp.stages.data, gp.stages.gpu / g.speed, gp.stages.net
-        ov = self.inst.interleaving.overhead
-        sizes = self.group_sizes.get(j.gpus, ())
-        cycle = min((ov[k] * _loads(k, d, gpu, net) for k in sizes), default=math.inf)
-        exact = self._exact_floors(j.gpus, g.speed).get(j.model or "")
-        if exact is not None and sizes:
-            cycle = max(cycle, exact[0])
-        return solo, cycle
-
-    # ---- ingredient 2: critical path -------------------------------------------------
-    def _critical_path(self) -> tuple[np.ndarray, np.ndarray]:
-        ids = [j.id for j in self.inst.jobs]
-        head, tail = heads_tails(self.inst, dict(zip(ids, self.p.tolist(), strict=True)))
-        return (
-            np.array([head[i] for i in ids], dtype=float),
-            np.array([tail[i] for i in ids], dtype=float),
-        )
-
-    # ---- resources: (capacity rate over time, jobs, amounts, volumes) ------------------
-    def _families(self) -> list[np.ndarray]:
-        """Node-group masks to take volume bounds on: all, each one, each eligible set."""
-        ng = len(self.group_names)
-        seen: dict[tuple[bool, ...], None] = {(True,) * ng: None}
-        for i in range(ng):
-            seen.setdefault(tuple(i == k for k in range(ng)), None)
-        for k in self.kinds:
-            if len(seen) >= 64:
-                break
-            if k.eligible.any():
-                seen.setdefault(tuple(bool(x) for x in k.eligible), None)
-        return [np.array(m, dtype=bool) for m in seen]
-
-    def _gpu_resources(self) -> Iterable[tuple[int, _Resource]]:
-        """Per node-group family and share scheme: (family number, (job indices, GPUs per
-        job, minimum GPU-time per job, GPU capacity, capacity changes [(time, delta)]))."""
-        inst = self.inst
-        shares = [self.shares(k) for k in range(len(SCHEMES))]
-        uses = self.eligible.any(axis=1)
-        for f, fam in enumerate(self._families()):
-            inside = uses & ~(self.eligible & ~fam).any(axis=1)
-            idx = np.flatnonzero(inside)
-            if not len(idx):
-                continue
-            cap = float(
-                sum(g.count * g.gpus for g, on in zip(inst.node_groups, fam, strict=True) if on)
-            )
-            names = {n for n, on in zip(self.group_names, fam, strict=True) if on}
-            events = self._gpu_blocked(names, [inst.jobs[i] for i in idx])
-            for sh in shares:
-                vol = np.min(np.where(fam, sh[idx], np.inf), axis=1)
-                yield f, (idx, self.gpus[idx], vol, cap, events)
-
-    def _gpu_blocked(self, fam: set[str], jobs: list[Job]) -> list[tuple[float, float]]:
-        """Capacity changes from GPUs of `fam` reserved for none of `jobs` (union per GPU)."""
-        per_gpu: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
-        for r in self.inst.reservations:
-            if r.pool is not None or not r.nodes or r.end <= r.start:
-                continue
-            if any(r.admits.admits(j) for j in jobs):
-                continue
-            for name in r.nodes:
-                node = self.inst.node_by_name.get(name)
-                if node is None or node.group.name not in fam:
-                    continue
-                ids = r.gpus if r.gpus is not None else range(node.gpus)
-                for k in ids:
-                    if 0 <= k < node.gpus:
-                        per_gpu[(name, k)].append((r.start, r.end))
-        events: list[tuple[float, float]] = []
-        for ivs in per_gpu.values():
-            ivs.sort()
-            cs, ce = ivs[0]
-            for s, e in ivs[1:]:
-                if s > ce:
-                    events += [(cs, -1.0), (ce, 1.0)]
-                    cs, ce = s, e
-                else:
-                    ce = max(ce, e)
-            events += [(cs, -1.0), (ce, 1.0)]
-        return events
-
-    def _pool_resources(self) -> Iterable[_Resource]:
-        inst = self.inst
-        for pool, cap in inst.pools.items():
-            members = [i for i, j in enumerate(inst.jobs) if j.demand.get(pool, 0.0) > 0]
-            if not members:
-                continue
-            jobs = [inst.jobs[i] for i in members]
-            idx = np.array(members, dtype=int)
-            amount = np.array([j.demand[pool] for j in jobs], dtype=float)
-            events: list[tuple[float, float]] = []
-            for r in inst.reservations:
-                if r.pool != pool or r.end <= r.start or r.amount <= 0:
-                    continue
-                if any(r.admits.admits(j) for j in jobs):
-                    continue
-                events += [(r.start, -r.amount), (r.end, r.amount)]
-            yield idx, amount, amount * self.p[idx], float(cap), events
-
-    # ---- objectives -----------------------------------------------------------------
-    def path_makespan(self) -> float:
-        """Ingredient 2 alone for the makespan."""
-        best = float(np.max(self.end + self.tail)) if self.n else 0.0
-        return float(math.ceil(best * _SAFE - 1e-9)) if best > 0 else 0.0
-
-    def path_tardiness(self) -> float:
-        """Ingredient 2 alone for the weighted tardiness."""
-        due = np.array([j.due if j.due is not None else np.inf for j in self.inst.jobs])
-        return float(np.sum(self.weight * np.maximum(0.0, self.end - due))) if self.n else 0.0
-
-    def makespan(self) -> float:
-        if self.n == 0:
-            return 0.0
-        best = float(np.max(self.end + self.tail))
-        for idx, _, vol, cap, events in self.resources:
-            best = max(best, _volume_bound(self.head[idx], vol, cap, events))
-        return float(math.ceil(best * _SAFE - 1e-9)) if best > 0 else 0.0
-
-    @cached_property
-    def _gpu_list(self) -> list[tuple[int, _Resource]]:
-        return list(self._gpu_resources())
-
-    @cached_property
-    def resources(self) -> list[_Resource]:
-        """Every resource and share scheme (the volume bounds are cheap)."""
-        return [r for _, r in self._gpu_list] + list(self._pool_resources())
-
-    @cached_property
-    def lp_resources(self) -> list[_Resource]:
-        """For the costlier weighted-completion bound: per node-group family the scheme
-        with the most volume, and every pool."""
-        best: dict[int, _Resource] = {}
-        for f, r in self._gpu_list:
-            if f not in best or float(r[2].sum()) > float(best[f][2].sum()):
-                best[f] = r
-        return list(best.values()) + list(self._pool_resources())
-
-    def _completion(self, sel: np.ndarray, resources: Sequence[_Resource]) -> list[float]:
-        """Lower bounds on sum of w_j C_j over the jobs selected by the mask `sel`: the
-        per-job one first, then one per resource."""
-        w = self.weight
-        per_job = w * self.end
-        base = float(per_job[sel].sum())
-        out = [base]
-        for idx, amount, vol, cap, _ in resources:
-            keep = sel[idx]
-            if cap <= 0 or not keep.any():
-                out.append(base)
-                continue
-            i, v = idx[keep], vol[keep]
-            lp = _lp_bound(self.head[i], v / cap, w[i])
-            lp += float(np.sum(w[i] * v / (2 * amount[keep])))
-            here = float(per_job[i].sum())
-            out.append(base - here + max(here, lp * _SAFE))
-        return out
-
-    @cached_property
-    def _jct_parts(self) -> list[float]:
-        return self._completion(np.ones(self.n, dtype=bool), self.lp_resources)
-
-    def weighted_jct_named(self) -> tuple[float, str]:
-        """The weighted JCT bound and the name of the ingredient that gives it: "path"
-        (ingredient 2), "wspt" (4) or "lp" (6)."""
-        if self.n == 0:
-            return 0.0, "path"
-        cands = [(self._jct_parts[0], "path"), (max(self._jct_parts), "wspt")]
-        cands += [(v, "lp") for v in self._interval_lp_parts]
-        cands += [(v, "config") for v in self._config_lp_parts]
-        best, name = max(cands, key=lambda c: c[0])
-        if name == "wspt" and best <= self._jct_parts[0]:
-            name = "path"
-        return max(0.0, best - float(np.sum(self.weight * self.release))), name
-
-    @cached_property
-    def _interval_lp_parts(self) -> list[float]:
-        """Ingredient 6 per resource: sum of w_j C_j over all jobs (the LP for the
-        resource's jobs, the per-job bound for the rest); empty when skipped."""
-        w, per_job = self.weight, self.weight * self.end
-        total = float(per_job.sum())
-        out: list[float] = []
-        if self.n > LP_MAX_JOBS:
-            return out
-        for idx, amount, vol, cap, events in self.lp_resources:
-            keep = (vol > 0) & (amount > 0) & np.isfinite(vol)
-            if cap <= 0 or not keep.any() or lp_stopped():
-                continue
-            i, v = idx[keep], vol[keep]
-            solo_t, group_t = self._mode_times[0][i], self._mode_times[1][i]
-            modes = [
-                (amount[keep] * solo_t, solo_t),
-                (np.where(np.isfinite(group_t), v, np.inf), group_t),
-            ]
-            points = grid(self.head[i], v, np.minimum(solo_t, group_t), cap, len(modes))
-            room = _room(points, cap, events)
-            lp = weighted_completion_lp(
-                self.head[i], modes, self.end[i], w[i], points, room, self.iterations
-            )
-            if lp is not None:
-                out.append(total - float(per_job[i].sum()) + lp * _LP_SAFE)
-        return out
-
-    # ---- ingredient 7: the configuration LP ------------------------------------------
-    @cached_property
-    def _config_lp_parts(self) -> list[float]:
-        """Ingredient 7 per node-group family: sum of w_j C_j over all jobs (the LP for the
-        family's jobs, the per-job bound for the rest); empty when skipped."""
-        per_job = self.weight * self.end
-        total = float(per_job.sum())
-        out: list[float] = []
-        if self.n > LP_MAX_JOBS or not self.inst.interleaving.enabled:
-            return out
-        fams = self._families()
-        done: set[int] = set()
-        for f, (idx, _, _, cap, events) in self._gpu_list:
-            if f in done or cap <= 0 or lp_stopped():  # Ctrl-C: its types take seconds too
-                continue
-            done.add(f)
-            lp = self._config_family(idx, fams[f], cap, events)
-            if lp is not None:
-                out.append(total - float(per_job[idx].sum()) + lp * _LP_SAFE)
-        return out
-
-    def _config_family(
-        self, idx: np.ndarray, fam: np.ndarray, cap: float, events: list[tuple[float, float]]
-    ) -> float | None:
-        """Ingredient 7 on one family: sum of w_j C_j over its jobs (the LP, with e_j for
-        jobs of no work), or None when none of them can group or the LP is skipped."""
-        inst = self.inst
-        on = self.eligible[idx].any(axis=0) & fam  # the family's node groups its jobs use
-        groups = [g for g, u in zip(inst.node_groups, on, strict=True) if u]
-        speed = max(g.speed for g in groups)
-        mems = [g.gpu_mem_gb for g in groups]
-        mem = None if any(x is None for x in mems) else max(x for x in mems if x is not None)
-        partners = [inst.jobs[i] for i in np.flatnonzero((self.eligible & on).any(axis=1))]
-        types = _config_types(inst, partners, speed, mem)
-        jobs = [inst.jobs[i] for i in idx]
-        work = np.array([_solo_work(inst, j, speed) for j in jobs])
-        rho = np.array([types.best.get((j.gpus, j.model or ""), 0.0) for j in jobs])
-        cls = np.array([types.classes.get((j.gpus, j.model or ""), -1) for j in jobs])
-        keep = work > 0
-        if not (rho[keep] > 0).any():
-            return None
-        i = idx[keep]
-        cj = ConfigJobs(
-            self.head[i],
-            self.end[i],
-            self.weight[i],
-            work[keep],
-            self.gpus[i],
-            np.where(rho[keep] > 0, cls[keep], -1),
-            rho[keep],
-        )
-        least = cj.work / np.maximum(1.0, cj.rho)
-        points = grid(cj.head, cj.work * cj.gpus, least, cap, 2, X_COLUMNS)
-        room = _room(points, cap, events)
-        lp = config_lp(cj, types.gpus, types.rates, points, room, self.iterations)
-        if lp is None:
-            return None
-        return lp + float(np.sum(self.weight[idx[~keep]] * self.end[idx[~keep]]))
-
-    def weighted_tardiness(self) -> float:
-        if self.n == 0:
-            return 0.0
-        due = np.array([j.due if j.due is not None else np.inf for j in self.inst.jobs])
-        w = self.weight
-        late = w * np.maximum(0.0, self.end - due)
-        best = float(late.sum())
-        has = np.isfinite(due) & (w > 0)
-        if not has.any():
-            return best
-        # The two resources that bound the weighted completion best for all jobs.
-        gains = self._jct_parts[1:]
-        top = sorted(range(len(gains)), key=lambda r: -gains[r])[:2]
-        chosen = [self.lp_resources[r] for r in top]
-        for theta in sorted(set(np.quantile(due[has], [0.25, 0.5, 0.75, 1.0]).tolist())):
-            sel = has & (due <= theta)
-            rest = float(late[~sel].sum()) - float(np.sum(w[sel] * due[sel]))
-            best = max(best, max(self._completion(sel, chosen)) + rest)
-        return best
-
-
-def _enumerate_groups(
-    models: list[str],
-    stages: list[StageTuple],
-    sizes: Sequence[int],
-    overhead: Mapping[int, float],
-    solo: Sequence[float],
-    weight: Sequence[float],
-) -> dict[str, tuple[float, list[float]]]:
-    """Every multiset of `sizes` members drawn from `models`: its c(G) (contract §4, the
-    slot recursion of every ordering run side by side in numpy, and the pair formula), then
-    per model the least c(G) and, per scheme A, B, C, a per-iteration GPU-time share
-    (ms) such that the shares of every multiset's members sum to at most its c(G)."""
-    sets, cycles = multiset_cycles(stages, sizes, overhead)
-    if not sets:
-        return {}
-    out: dict[str, tuple[float, list[float]]] = {}
-    for ms, c in zip(sets, cycles, strict=True):
-        k = len(ms)
-        gsum = sum(stages[m][1] for m in ms)
-        for m in set(ms):
-            ga = stages[m][1] / gsum if gsum > 0 else 1.0 / k
-            vals = [c * ga, c / k, c * (ga + 1.0 / k) / 2]
-            name = models[m]
-            if name not in out:
-                out[name] = (c, vals)
-            else:
-                old_c, old = out[name]
-                out[name] = (min(old_c, c), [min(x, y) for x, y in zip(old, vals, strict=True)])
-    # Raise each scheme's shares while every multiset still fits: any s with
-    # sum_(t in G) s_t <= c(G) for all G and s_t <= solo_t is a valid attribution, so the
-    # raised shares stay valid and only grow. Heaviest models first.
-    containing: dict[int, list[int]] = defaultdict(list)
-    for s_i, ms in enumerate(sets):
-        for m in set(ms):
-            containing[m].append(s_i)
-    order = sorted(range(len(models)), key=lambda m: -weight[m])
-    for scheme in range(len(SCHEMES)):
-        sh = [min(solo[m], out[models[m]][1][scheme]) for m in range(len(models))]
-        for m in order:
-            slack = min(
-                (cycles[s_i] - sum(sh[u] for u in sets[s_i])) / sets[s_i].count(m)
-                for s_i in containing[m]
-            )
-            sh[m] = min(solo[m], sh[m] + max(0.0, slack))
-        for m, name in enumerate(models):
-            out[name][1][scheme] = sh[m]
-    return out
-
-
-class _Types(NamedTuple):
-    """Group types for ingredient 7: per type its GPU count and members' rates (types x
-    classes), the class number of each (GPU count, model) and its largest rate rho."""
-
-    gpus: np.ndarray
-    rates: np.ndarray
-    classes: dict[tuple[int, str], int]
-    best: dict[tuple[int, str], float]
-
-
-def _config_types(
-    inst: Instance, partners: Sequence[Job], speed: float, mem: float | None
-) -> _Types:
-    """The group types (`count_types`) of the models of `partners` (every job that may
-    run on the family's nodes) per GPU count, on nodes of this speed and GPU memory."""
-    by_count: dict[int, dict[str, int]] = defaultdict(dict)
-    for j in partners:
-        if j.model is not None:
-            by_count[j.gpus][j.model] = by_count[j.gpus].get(j.model, 0) + 1
-    il = inst.interleaving
-    classes: dict[tuple[int, str], int] = {}
-    best: dict[tuple[int, str], float] = {}
-    blocks: list[tuple[int, int, np.ndarray]] = []  # (GPU count, first class, rates)
-    for k, counts in sorted(by_count.items()):
-        models = sorted(counts)
-        top = min(il.max_group, sum(counts.values()))
-        gps = [inst.profiles[m].by_gpus[k] for m in models]
-
-        def fits(ms: tuple[int, ...], k: int = k, models: list[str] = models) -> bool:
-            jobs = [Job(f"_{i}", k, models[m], 1) for i, m in enumerate(ms)]
-            return gpu_mem_fits(inst, jobs, mem)
-
-        got = count_types(
-            [stage_tuple(gp, speed) for gp in gps],
-            [solo_iteration_ms(gp, speed) for gp in gps],
-            [counts[m] for m in models],
-            [q for q in range(2, top + 1) if q in il.overhead],
-            il.overhead,
-            fits,
-        )
-        if not len(got.rates):
-            continue
-        blocks.append((k, len(classes), got.rates))
-        for m_i, m in enumerate(models):
-            classes[(k, m)] = len(classes)
-            best[(k, m)] = float(got.best[m_i])
-    rates = np.zeros((sum(len(r) for _, _, r in blocks), len(classes)))
-    gpus, row = [], 0
-    for k, first, r in blocks:
-        rates[row : row + len(r), first : first + r.shape[1]] = r
-        gpus += [k] * len(r)
-        row += len(r)
-    return _Types(np.array(gpus, dtype=int), rates, classes, best)
-
-
-def _solo_work(inst: Instance, j: Job, speed: float) -> float:
-    """A job's work in time units run solo on nodes of this speed (its duration when it
-    has no model), shaved by _SAFE for float sums."""
-    if j.model is None:
-        return float(j.duration or 0)
-    return (
-        (j.iterations or 0) * solo_iteration_ms(inst.gpu_profile(j), speed) / inst.unit_ms * _SAFE
-    )
-
-
-def _volume_bound(
-    head: np.ndarray, vol: np.ndarray, cap: float, events: list[tuple[float, float]]
-) -> float:
-    """max over thresholds r of the earliest T with capacity-time in [r, T] >= the volume of
-    jobs with head >= r; capacity is `cap` plus the step changes in `events`."""
-    if cap <= 0 or len(vol) == 0:
-        return 0.0
-    # Breakpoints of the capacity rate and the cumulative capacity A(t) at them.
-    deltas: dict[float, float] = defaultdict(float)
-    for t, dv in events:
-        deltas[float(t)] += dv
-    ts = sorted(set(deltas) | {0.0})
-    rate = []
-    cur = cap
-    for t in ts:
-        cur += deltas.get(t, 0.0)
-        rate.append(max(0.0, cur))
-    bt = np.array(ts)
-    # Events at negative times do not occur (times are >= 0); rate before ts[0]=0 unused.
-    br = np.array(rate)
-    seg = np.diff(bt) * br[:-1]
-    acc = np.concatenate(([0.0], np.cumsum(seg)))
-    last_rate = br[-1] if br[-1] > 0 else cap  # after all reservations: full capacity
-
-    def a_of(t: np.ndarray) -> np.ndarray:
-        inside = np.interp(t, bt, acc)
-        return np.where(t > bt[-1], acc[-1] + (t - bt[-1]) * last_rate, inside)
-
-    order = np.argsort(-head, kind="stable")
-    h = head[order]
-    v = np.cumsum(vol[order])  # volume of jobs with head >= h[i] (ties: take the last)
-    keep = np.append(h[1:] != h[:-1], True)
-    h, v = h[keep], v[keep]
-    target = a_of(h) + v
-    # Smallest T with A(T) >= target: find the segment, then interpolate inside it.
-    pos = np.searchsorted(acc, target, side="left")
-    out = np.empty_like(target)
-    beyond = pos >= len(acc)
-    out[beyond] = bt[-1] + (target[beyond] - acc[-1]) / last_rate
-    inb = ~beyond
-    i = np.maximum(pos[inb] - 1, 0)
-    r = br[i]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_in = np.where(r > 0, bt[i] + (target[inb] - acc[i]) / np.where(r > 0, r, 1.0), bt[i])
-    out[inb] = np.where(pos[inb] == 0, bt[0], t_in)
-    return float(np.max(np.maximum(out, h)))
-
-
-def _room(points: np.ndarray, cap: float, events: list[tuple[float, float]]) -> np.ndarray:
-    """Capacity-time in each slot [points[t], points[t+1]): `cap` plus the step changes
-    in `events` (reservations that admit none of the resource's jobs), never below 0."""
-    deltas: dict[float, float] = defaultdict(float)
-    for t, dv in events:
-        deltas[float(t)] += dv
-    ts = sorted(set(deltas) | {0.0})
-    rate, cur = [], cap
-    for t in ts:
-        cur += deltas.get(t, 0.0)
-        rate.append(max(0.0, cur))
-    bt, br = np.array(ts), np.array(rate)
-    acc = np.concatenate(([0.0], np.cumsum(np.diff(bt) * br[:-1])))
-    last = br[-1]
-    a = np.where(points > bt[-1], acc[-1] + (points - bt[-1]) * last, np.interp(points, bt, acc))
-    return np.asarray(np.diff(a))
-
-
-def _lp_bound(release: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
-    """min sum w_j M_j over preemptive one-machine schedules with release dates: the
-    preemptive largest-w/p-first schedule (module docstring, ingredient 4); jobs with
-    p = 0 add nothing."""
-    keep = p > 0
-    rel, p, w = release[keep], p[keep], w[keep]
-    order = np.argsort(rel, kind="stable")
-    rel_l, p_l, w_l = rel[order].tolist(), p[order].tolist(), w[order].tolist()
-    n = len(rel_l)
-    heap: list[tuple[float, int, float]] = []  # (-w/p, job, remaining)
-    total = 0.0
-    t = 0.0
-    i = 0
-    while i < n or heap:
-        if not heap:
-            t = max(t, rel_l[i])
-        while i < n and rel_l[i] <= t:
-            heapq.heappush(heap, (-w_l[i] / p_l[i], i, p_l[i]))
-            i += 1
-        nxt = rel_l[i] if i < n else math.inf
-        while heap and t < nxt:
-            ratio, j, rem = heapq.heappop(heap)
-            run = min(rem, nxt - t)
-            # w/p * integral of t over the piece
-            total += -ratio * run * (2 * t + run) / 2.0
-            t += run
-            if rem - run > 1e-12 * p_l[j]:
-                heapq.heappush(heap, (ratio, j, rem - run))
-    return total
-
-
 def earliest_ends(instance: Instance) -> dict[str, float]:
     """A lower bound on each job's end: its release and predecessors' chain plus its
     shortest duration on any node it may use (the per-job floor of the bounds above)."""
     if not instance.jobs:
         return {}
-    b = _Bounds(instance)
+    b = JobBounds(instance)
     return {j.id: float(b.end[b.index[j.id]]) for j in instance.jobs}

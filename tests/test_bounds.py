@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner import bounds
-from planner.bounds import _Bounds, _enumerate_groups, _loads, gap, lower_bounds
+from planner.bounds import gap, lower_bounds
 from planner.bounds_config import multiset_cycles, undominated
+from planner.bounds_groups import enumerate_groups
+from planner.bounds_jobs import JobBounds, loads
 from planner.catalogue import load_catalogue
 from planner.durations import group_cycle, raw_cycle, solo_duration, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Interleaving, Job, NodeGroup, Preemption
@@ -63,7 +65,7 @@ def test_cycle_is_at_least_each_members_load_and_the_sum_of_gpu_stages() -> None
         k = len(stages)
         assert tt >= sum(s[1] for s in stages) * (1 - 1e-12)
         for d, g, n in stages:
-            assert tt >= _loads(k, d, g, n) * (1 - 1e-12)
+            assert tt >= loads(k, d, g, n) * (1 - 1e-12)
 
 
 def test_enumerated_cycles_match_the_shared_formula() -> None:
@@ -71,7 +73,7 @@ def test_enumerated_cycles_match_the_shared_formula() -> None:
     stages = [stage_tuple(CATALOGUE[m].by_gpus[2], 1.6) for m in models]
     ov = Interleaving().overhead
     solo = [CATALOGUE[m].by_gpus[2].iteration_ms for m in models]
-    table = _enumerate_groups(models, stages, (2, 3, 4), ov, solo, [1.0, 2.0, 3.0])
+    table = enumerate_groups(models, stages, (2, 3, 4), ov, solo, [1.0, 2.0, 3.0])
     for i, m in enumerate(models):
         best = min(
             group_cycle([stages[x] for x in ms], ov)
@@ -504,7 +506,7 @@ def _congested(rng: random.Random, n: int) -> Instance:
 def _lp_checked(inst: Instance) -> bool:
     """Every greedy rule's verified schedule is at least every interval-LP bound; True
     when the LP is above the per-job bound (it had something to say)."""
-    b = _Bounds(inst)
+    b = JobBounds(inst)
     lps = b._interval_lp_parts
     release = sum(j.weight * j.release for j in inst.jobs)
     for rule in ("fifo", "sjf", "srsf", "priority", "interleave"):
@@ -537,7 +539,7 @@ def test_config_lp_is_the_tightest_bound_on_the_muri_testbed() -> None:
     )
     value, word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
     release = sum(j.weight * j.release for j in inst.jobs)
-    interval_lp = max(_Bounds(inst)._interval_lp_parts) - release
+    interval_lp = max(JobBounds(inst)._interval_lp_parts) - release
     solo = dataclasses.replace(inst, interleaving=Interleaving(enabled=False))
     plain = lower_bounds(solo, ["total_weighted_jct"])
     assert word == "config"
@@ -579,9 +581,9 @@ def test_slot_cuts_raise_the_configuration_lp_on_the_testbed(
 
     inst = _testbed()
     release = sum(j.weight * j.release for j in inst.jobs)
-    (cut,) = _Bounds(inst)._config_lp_parts
+    (cut,) = JobBounds(inst)._config_lp_parts
     monkeypatch.setattr(bounds_lp, "CUT_ROUNDS", 0)
-    (plain,) = _Bounds(inst)._config_lp_parts
+    (plain,) = JobBounds(inst)._config_lp_parts
     assert cut - release > 1.003 * (plain - release)
     for rule in ("sjf", "interleave"):
         s = solve(inst, f"greedy:{rule}")
@@ -647,7 +649,7 @@ def _config_checked(inst: Instance) -> bool:
     """Every verified schedule (each greedy rule, and on a preemptive instance the Muri
     engine, which regroups) is at least every configuration-LP bound; True when that LP
     is above the interval LP (ingredient 6)."""
-    b = _Bounds(inst)
+    b = JobBounds(inst)
     release = sum(j.weight * j.release for j in inst.jobs)
     specs = [f"greedy:{r}" for r in ("fifo", "sjf", "srsf", "priority", "interleave")]
     if inst.preemption.enabled:
@@ -714,7 +716,7 @@ def test_config_lp_on_two_jobs_sharing_one_gpu(models: tuple[str, str]) -> None:
     assert verify(inst, s) == [] and s.status == "optimal"
     opt = objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
     assert opt <= paired
-    b = _Bounds(inst)
+    b = JobBounds(inst)
     (cfg,) = b._config_lp_parts
     (lp,) = b._interval_lp_parts
     solo_bound = lower_bounds(
@@ -730,13 +732,13 @@ def test_config_lp_is_skipped_where_nothing_groups() -> None:
     two = _one_gpu(
         Job("a", 1, model="gpt2", iterations=100), Job("b", 1, model="gpt2", iterations=100)
     )
-    assert _Bounds(two)._config_lp_parts == []
+    assert JobBounds(two)._config_lp_parts == []
     pair = _one_gpu(
         Job("a", 1, model="dqn", iterations=100), Job("b", 1, model="gpt2", iterations=100)
     )
-    assert _Bounds(pair)._config_lp_parts != []
+    assert JobBounds(pair)._config_lp_parts != []
     off = dataclasses.replace(pair, interleaving=Interleaving(enabled=False))
-    assert _Bounds(off)._config_lp_parts == []
+    assert JobBounds(off)._config_lp_parts == []
 
 
 def test_dominated_group_types_are_dropped() -> None:

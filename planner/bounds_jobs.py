@@ -1,0 +1,506 @@
+"""The per-job quantities of `planner.bounds` (ingredients 1 and 2: least durations,
+least GPU-time shares, earliest starts and ends) and the bounds they give per resource
+(ingredients 3-7); `JobBounds` computes them once per instance. Every step is argued in
+`planner.bounds`' module docstring."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp
+from planner.bounds_groups import SAFE, SCHEMES, config_types, enumerate_groups, solo_work
+from planner.bounds_lp import LP_ITERATIONS, grid, lp_stopped, weighted_completion_lp
+from planner.bounds_volume import mean_busy_bound, slot_room, volume_bound
+from planner.durations import solo_iteration_ms, stage_tuple
+from planner.instance import Instance, Job, NodeGroup
+from planner.precedence import heads_tails
+
+# The interval LP (ingredient 6) runs up to this many jobs; above, its size and time grow
+# past what a bound computed on every solve may cost.
+LP_MAX_JOBS = 2000
+# HiGHS solves to a relative tolerance of about 1e-7; shave more than that.
+LP_SAFE = 1.0 - 1e-5
+
+# (job indices, amount each job holds, its minimum amount x time, capacity, capacity changes)
+Resource = tuple[np.ndarray, np.ndarray, np.ndarray, float, list[tuple[float, float]]]
+
+
+def loads(k: int, data: float, gpu: float, net: float) -> float:
+    """L_k(j): a lower bound on TT of any k-group containing a job with these stages."""
+    return gpu + net + (data if k <= 3 else 0.95 * data)
+
+
+class _Kind:
+    """What the bounds need of all jobs of one kind (same model, GPUs, node limits), per
+    node group and per unit of `mult` (an iteration of a profiled job, a time unit of an
+    explicit one). `inf` marks node groups the kind cannot use."""
+
+    __slots__ = ("eligible", "dur", "shares")
+
+    def __init__(self, eligible: np.ndarray, dur: np.ndarray, shares: list[np.ndarray]):
+        self.eligible = eligible  # bool per node group
+        self.dur = dur  # least duration, time units
+        self.shares = shares  # per scheme A, B, C: least GPU x time units
+
+
+def _scale(per_unit: np.ndarray, mult: np.ndarray) -> np.ndarray:
+    """Rows of per-unit figures times each job's multiplier; inf ("not eligible") stays
+    inf for a zero-length job instead of becoming nan."""
+    with np.errstate(invalid="ignore"):
+        out = per_unit * mult[:, None]
+    return np.asarray(np.where(np.isnan(out), np.inf, out))
+
+
+class JobBounds:
+    def __init__(self, inst: Instance, iterations: int = LP_ITERATIONS):
+        self.inst = inst
+        self.iterations = iterations
+        jobs = inst.jobs
+        self.n = len(jobs)
+        self.index = {j.id: i for i, j in enumerate(jobs)}
+        # Group sizes a job might share a GPU set in: only with another profiled job of the
+        # same GPU count, at most max_group.
+        per_gpus: dict[int, int] = defaultdict(int)
+        self.models_by_gpus: dict[int, list[str]] = defaultdict(list)
+        self.model_weight: dict[tuple[int, str], float] = defaultdict(float)
+        for j in jobs:
+            if j.model is not None:
+                self.model_weight[(j.gpus, j.model)] += j.gpus * (j.iterations or 0)
+                per_gpus[j.gpus] += 1
+                if j.model not in self.models_by_gpus[j.gpus]:
+                    self.models_by_gpus[j.gpus].append(j.model)
+        self.group_sizes: dict[int, tuple[int, ...]] = {}
+        il = inst.interleaving
+        for g, cnt in per_gpus.items():
+            top = min(il.max_group, cnt) if il.enabled else 1
+            self.group_sizes[g] = tuple(k for k in range(2, top + 1) if k in il.overhead)
+        self.exact: dict[tuple[int, float], dict[str, tuple[float, list[float]]]] = {}
+        self.group_names = [g.name for g in inst.node_groups]
+        cache: dict[tuple[object, ...], int] = {}
+        self.kinds: list[_Kind] = []
+        kind_of = np.empty(self.n, dtype=int)
+        mult = np.ones(self.n)
+        fixed = np.zeros(self.n)  # duration of jobs that use no GPU
+        for i, j in enumerate(jobs):
+            key = (j.model, j.gpus, j.node_types, j.cpus_per_gpu, j.mem_gb_per_gpu)
+            k = cache.get(key)
+            if k is None:
+                k = cache[key] = len(self.kinds)
+                self.kinds.append(self._kind(j))
+            kind_of[i] = k
+            if j.model is not None:
+                mult[i] = j.iterations or 0
+            else:
+                mult[i] = j.duration or 0
+                fixed[i] = j.duration or 0
+        self.kind_of, self.mult = kind_of, mult
+        ng = len(self.group_names)
+        self.eligible = (
+            self._per_kind([k.eligible for k in self.kinds])[kind_of]
+            if self.n
+            else np.zeros((0, ng), dtype=bool)
+        )
+        if self.n and self.kinds:
+            dur = _scale(self._per_kind([k.dur for k in self.kinds])[kind_of], mult)
+            with np.errstate(invalid="ignore"):
+                p_grp = np.ceil(dur * SAFE - 1e-9)
+            p = np.where(
+                self.eligible.any(axis=1),
+                np.min(np.where(self.eligible, p_grp, np.inf), axis=1, initial=np.inf),
+                fixed,
+            )
+            self.p = np.where(np.isfinite(p), p, fixed)
+            least = np.min(np.where(self.eligible, dur * SAFE, np.inf), axis=1, initial=np.inf)
+            self.least = np.where(np.isfinite(least), least, fixed)
+        else:
+            self.p = np.zeros(self.n)
+            self.least = np.zeros(self.n)
+        self.gpus = np.array([j.gpus for j in jobs], dtype=float)
+        self.release = np.array([j.release for j in jobs], dtype=float)
+        self.weight = np.array([j.weight for j in jobs], dtype=float)
+        self.head, self.tail = self._critical_path()
+        self.end = self.head + self.p  # earliest possible end of each job
+
+    def shares(self, scheme: int) -> np.ndarray:
+        """n x node groups: least GPU x time units of each job there (inf: not eligible)."""
+        per = self._per_kind([k.shares[scheme] for k in self.kinds])[self.kind_of]
+        return _scale(per, self.mult)
+
+    def _per_kind(self, rows: list[Any]) -> np.ndarray:
+        """Job kinds x node groups (reshaped explicitly: there may be no node groups)."""
+        return np.array(rows).reshape(len(self.kinds), len(self.group_names))
+
+    # ---- ingredient 1: per-job floors ------------------------------------------------
+    def _per_iteration_floor(self, j: Job, g: NodeGroup) -> tuple[float, list[float]]:
+        """(duration floor, GPU-time floors of schemes A, B, C) per iteration, in ms."""
+        gp = self.inst.gpu_profile(j)
+        solo = solo_iteration_ms(gp, g.speed)
+        d, gpu, net = gp.stages.data, gp.stages.gpu / g.speed, gp.stages.net
+        ov = self.inst.interleaving.overhead
+        dur, shares = solo, [solo, solo, solo]
+        for k in self.group_sizes.get(j.gpus, ()):
+            lk = loads(k, d, gpu, net)
+            dur = min(dur, ov[k] * lk)
+            for i, v in enumerate((gpu, lk / k, (gpu + lk / k) / 2)):
+                shares[i] = min(shares[i], ov[k] * v)
+        exact = self._exact_floors(j.gpus, g.speed).get(j.model or "")
+        if exact is not None:  # both are valid; the enumeration is never weaker
+            dur = max(dur, min(solo, exact[0]))
+            shares = [max(a, min(solo, b)) for a, b in zip(shares, exact[1], strict=True)]
+        return dur, shares
+
+    def _exact_floors(self, gpus: int, speed: float) -> dict[str, tuple[float, list[float]]]:
+        """Per model: the least cycle, and per-member GPU-time per scheme, over every
+        multiset of 2..max_group models that jobs with this GPU count use (a superset of
+        the groups and phase sub-groups that can occur). Skipped beyond 10 models."""
+        key = (gpus, speed)
+        if key not in self.exact:
+            models = self.models_by_gpus.get(gpus, [])
+            sizes = self.group_sizes.get(gpus, ())
+            table: dict[str, tuple[float, list[float]]] = {}
+            if sizes and len(models) <= 10:
+                gps = [self.inst.profiles[m].by_gpus[gpus] for m in models]
+                table = enumerate_groups(
+                    models,
+                    [stage_tuple(gp, speed) for gp in gps],
+                    sizes,
+                    self.inst.interleaving.overhead,
+                    [solo_iteration_ms(gp, speed) for gp in gps],
+                    [self.model_weight[(gpus, m)] for m in models],
+                )
+            self.exact[key] = table
+        return self.exact[key]
+
+    def _kind(self, j: Job) -> _Kind:
+        ok = {g.name for g in self.inst.eligible_groups(j)}
+        ng = len(self.group_names)
+        eligible = np.array([name in ok for name in self.group_names], dtype=bool)
+        dur = np.full(ng, np.inf)
+        shares = [np.full(ng, np.inf) for _ in SCHEMES]
+        unit = self.inst.unit_ms
+        for gi, g in enumerate(self.inst.node_groups):
+            if not eligible[gi]:
+                continue
+            if j.model is None:  # per time unit of its explicit duration
+                dur[gi] = 1.0
+                for arr in shares:
+                    arr[gi] = float(j.gpus)
+                continue
+            d, per_it = self._per_iteration_floor(j, g)
+            dur[gi] = d / unit
+            for arr, v in zip(shares, per_it, strict=True):
+                arr[gi] = j.gpus * v * SAFE / unit
+        return _Kind(eligible, dur, shares)
+
+    @cached_property
+    def _mode_times(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per job, its least duration running solo and its least duration if every
+        iteration ran in an interleaving group (inf when it never can), in time units,
+        over its eligible node groups (ingredient 6)."""
+        solo, grouped = np.full(self.n, np.inf), np.full(self.n, np.inf)
+        per_kind: dict[int, tuple[float, float]] = {}
+        unit = self.inst.unit_ms
+        for i, j in enumerate(self.inst.jobs):
+            k = int(self.kind_of[i])
+            if k not in per_kind:
+                per_kind[k] = (np.inf, np.inf)
+                if j.model is None:
+                    per_kind[k] = (1.0, np.inf)
+                for g in self.inst.eligible_groups(j) if j.model is not None else ():
+                    s_it, g_it = self._iteration_times(j, g)
+                    old = per_kind[k]
+                    per_kind[k] = (min(old[0], s_it / unit), min(old[1], g_it / unit))
+            a, b = per_kind[k]
+            m = self.mult[i]  # a zero-length job: 0, never inf x 0
+            solo[i], grouped[i] = (a * m * SAFE if m else 0.0), (b * m * SAFE if m else 0.0)
+        return solo, grouped
+
+    def _iteration_times(self, j: Job, g: NodeGroup) -> tuple[float, float]:
+        """(solo iteration time, least cycle of any group holding j), ms, on `g`."""
+        gp = self.inst.gpu_profile(j)
+        solo = solo_iteration_ms(gp, g.speed)
+        d, gpu, net = gp.stages.data, gp.stages.gpu / g.speed, gp.stages.net
+        ov = self.inst.interleaving.overhead
+        sizes = self.group_sizes.get(j.gpus, ())
+        cycle = min((ov[k] * loads(k, d, gpu, net) for k in sizes), default=math.inf)
+        exact = self._exact_floors(j.gpus, g.speed).get(j.model or "")
+        if exact is not None and sizes:
+            cycle = max(cycle, exact[0])
+        return solo, cycle
+
+    # ---- ingredient 2: critical path -------------------------------------------------
+    def _critical_path(self) -> tuple[np.ndarray, np.ndarray]:
+        ids = [j.id for j in self.inst.jobs]
+        head, tail = heads_tails(self.inst, dict(zip(ids, self.p.tolist(), strict=True)))
+        return (
+            np.array([head[i] for i in ids], dtype=float),
+            np.array([tail[i] for i in ids], dtype=float),
+        )
+
+    # ---- resources: (capacity rate over time, jobs, amounts, volumes) ------------------
+    def _families(self) -> list[np.ndarray]:
+        """Node-group masks to take volume bounds on: all, each one, each eligible set."""
+        ng = len(self.group_names)
+        seen: dict[tuple[bool, ...], None] = {(True,) * ng: None}
+        for i in range(ng):
+            seen.setdefault(tuple(i == k for k in range(ng)), None)
+        for k in self.kinds:
+            if len(seen) >= 64:
+                break
+            if k.eligible.any():
+                seen.setdefault(tuple(bool(x) for x in k.eligible), None)
+        return [np.array(m, dtype=bool) for m in seen]
+
+    def _gpu_resources(self) -> Iterable[tuple[int, Resource]]:
+        """Per node-group family and share scheme: (family number, (job indices, GPUs per
+        job, minimum GPU-time per job, GPU capacity, capacity changes [(time, delta)]))."""
+        inst = self.inst
+        shares = [self.shares(k) for k in range(len(SCHEMES))]
+        uses = self.eligible.any(axis=1)
+        for f, fam in enumerate(self._families()):
+            inside = uses & ~(self.eligible & ~fam).any(axis=1)
+            idx = np.flatnonzero(inside)
+            if not len(idx):
+                continue
+            cap = float(
+                sum(g.count * g.gpus for g, on in zip(inst.node_groups, fam, strict=True) if on)
+            )
+            names = {n for n, on in zip(self.group_names, fam, strict=True) if on}
+            events = self._gpu_blocked(names, [inst.jobs[i] for i in idx])
+            for sh in shares:
+                vol = np.min(np.where(fam, sh[idx], np.inf), axis=1)
+                yield f, (idx, self.gpus[idx], vol, cap, events)
+
+    def _gpu_blocked(self, fam: set[str], jobs: list[Job]) -> list[tuple[float, float]]:
+        """Capacity changes from GPUs of `fam` reserved for none of `jobs` (union per GPU)."""
+        per_gpu: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
+        for r in self.inst.reservations:
+            if r.pool is not None or not r.nodes or r.end <= r.start:
+                continue
+            if any(r.admits.admits(j) for j in jobs):
+                continue
+            for name in r.nodes:
+                node = self.inst.node_by_name.get(name)
+                if node is None or node.group.name not in fam:
+                    continue
+                ids = r.gpus if r.gpus is not None else range(node.gpus)
+                for k in ids:
+                    if 0 <= k < node.gpus:
+                        per_gpu[(name, k)].append((r.start, r.end))
+        events: list[tuple[float, float]] = []
+        for ivs in per_gpu.values():
+            ivs.sort()
+            cs, ce = ivs[0]
+            for s, e in ivs[1:]:
+                if s > ce:
+                    events += [(cs, -1.0), (ce, 1.0)]
+                    cs, ce = s, e
+                else:
+                    ce = max(ce, e)
+            events += [(cs, -1.0), (ce, 1.0)]
+        return events
+
+    def _pool_resources(self) -> Iterable[Resource]:
+        inst = self.inst
+        for pool, cap in inst.pools.items():
+            members = [i for i, j in enumerate(inst.jobs) if j.demand.get(pool, 0.0) > 0]
+            if not members:
+                continue
+            jobs = [inst.jobs[i] for i in members]
+            idx = np.array(members, dtype=int)
+            amount = np.array([j.demand[pool] for j in jobs], dtype=float)
+            events: list[tuple[float, float]] = []
+            for r in inst.reservations:
+                if r.pool != pool or r.end <= r.start or r.amount <= 0:
+                    continue
+                if any(r.admits.admits(j) for j in jobs):
+                    continue
+                events += [(r.start, -r.amount), (r.end, r.amount)]
+            yield idx, amount, amount * self.p[idx], float(cap), events
+
+    # ---- objectives -----------------------------------------------------------------
+    def path_makespan(self) -> float:
+        """Ingredient 2 alone for the makespan."""
+        best = float(np.max(self.end + self.tail)) if self.n else 0.0
+        return float(math.ceil(best * SAFE - 1e-9)) if best > 0 else 0.0
+
+    def path_tardiness(self) -> float:
+        """Ingredient 2 alone for the weighted tardiness."""
+        due = np.array([j.due if j.due is not None else np.inf for j in self.inst.jobs])
+        return float(np.sum(self.weight * np.maximum(0.0, self.end - due))) if self.n else 0.0
+
+    def makespan(self) -> float:
+        if self.n == 0:
+            return 0.0
+        best = float(np.max(self.end + self.tail))
+        for idx, _, vol, cap, events in self.resources:
+            best = max(best, volume_bound(self.head[idx], vol, cap, events))
+        return float(math.ceil(best * SAFE - 1e-9)) if best > 0 else 0.0
+
+    @cached_property
+    def _gpu_list(self) -> list[tuple[int, Resource]]:
+        return list(self._gpu_resources())
+
+    @cached_property
+    def resources(self) -> list[Resource]:
+        """Every resource and share scheme (the volume bounds are cheap)."""
+        return [r for _, r in self._gpu_list] + list(self._pool_resources())
+
+    @cached_property
+    def lp_resources(self) -> list[Resource]:
+        """For the costlier weighted-completion bound: per node-group family the scheme
+        with the most volume, and every pool."""
+        best: dict[int, Resource] = {}
+        for f, r in self._gpu_list:
+            if f not in best or float(r[2].sum()) > float(best[f][2].sum()):
+                best[f] = r
+        return list(best.values()) + list(self._pool_resources())
+
+    def _completion(self, sel: np.ndarray, resources: Sequence[Resource]) -> list[float]:
+        """Lower bounds on sum of w_j C_j over the jobs selected by the mask `sel`: the
+        per-job one first, then one per resource."""
+        w = self.weight
+        per_job = w * self.end
+        base = float(per_job[sel].sum())
+        out = [base]
+        for idx, amount, vol, cap, _ in resources:
+            keep = sel[idx]
+            if cap <= 0 or not keep.any():
+                out.append(base)
+                continue
+            i, v = idx[keep], vol[keep]
+            lp = mean_busy_bound(self.head[i], v / cap, w[i])
+            lp += float(np.sum(w[i] * v / (2 * amount[keep])))
+            here = float(per_job[i].sum())
+            out.append(base - here + max(here, lp * SAFE))
+        return out
+
+    @cached_property
+    def _jct_parts(self) -> list[float]:
+        return self._completion(np.ones(self.n, dtype=bool), self.lp_resources)
+
+    def weighted_jct_named(self) -> tuple[float, str]:
+        """The weighted JCT bound and the name of the ingredient that gives it: "path"
+        (ingredient 2), "wspt" (4) or "lp" (6)."""
+        if self.n == 0:
+            return 0.0, "path"
+        cands = [(self._jct_parts[0], "path"), (max(self._jct_parts), "wspt")]
+        cands += [(v, "lp") for v in self._interval_lp_parts]
+        cands += [(v, "config") for v in self._config_lp_parts]
+        best, name = max(cands, key=lambda c: c[0])
+        if name == "wspt" and best <= self._jct_parts[0]:
+            name = "path"
+        return max(0.0, best - float(np.sum(self.weight * self.release))), name
+
+    @cached_property
+    def _interval_lp_parts(self) -> list[float]:
+        """Ingredient 6 per resource: sum of w_j C_j over all jobs (the LP for the
+        resource's jobs, the per-job bound for the rest); empty when skipped."""
+        w, per_job = self.weight, self.weight * self.end
+        total = float(per_job.sum())
+        out: list[float] = []
+        if self.n > LP_MAX_JOBS:
+            return out
+        for idx, amount, vol, cap, events in self.lp_resources:
+            keep = (vol > 0) & (amount > 0) & np.isfinite(vol)
+            if cap <= 0 or not keep.any() or lp_stopped():
+                continue
+            i, v = idx[keep], vol[keep]
+            solo_t, group_t = self._mode_times[0][i], self._mode_times[1][i]
+            modes = [
+                (amount[keep] * solo_t, solo_t),
+                (np.where(np.isfinite(group_t), v, np.inf), group_t),
+            ]
+            points = grid(self.head[i], v, np.minimum(solo_t, group_t), cap, len(modes))
+            room = slot_room(points, cap, events)
+            lp = weighted_completion_lp(
+                self.head[i], modes, self.end[i], w[i], points, room, self.iterations
+            )
+            if lp is not None:
+                out.append(total - float(per_job[i].sum()) + lp * LP_SAFE)
+        return out
+
+    # ---- ingredient 7: the configuration LP ------------------------------------------
+    @cached_property
+    def _config_lp_parts(self) -> list[float]:
+        """Ingredient 7 per node-group family: sum of w_j C_j over all jobs (the LP for the
+        family's jobs, the per-job bound for the rest); empty when skipped."""
+        per_job = self.weight * self.end
+        total = float(per_job.sum())
+        out: list[float] = []
+        if self.n > LP_MAX_JOBS or not self.inst.interleaving.enabled:
+            return out
+        fams = self._families()
+        done: set[int] = set()
+        for f, (idx, _, _, cap, events) in self._gpu_list:
+            if f in done or cap <= 0 or lp_stopped():  # Ctrl-C: its types take seconds too
+                continue
+            done.add(f)
+            lp = self._config_family(idx, fams[f], cap, events)
+            if lp is not None:
+                out.append(total - float(per_job[idx].sum()) + lp * LP_SAFE)
+        return out
+
+    def _config_family(
+        self, idx: np.ndarray, fam: np.ndarray, cap: float, events: list[tuple[float, float]]
+    ) -> float | None:
+        """Ingredient 7 on one family: sum of w_j C_j over its jobs (the LP, with e_j for
+        jobs of no work), or None when none of them can group or the LP is skipped."""
+        inst = self.inst
+        on = self.eligible[idx].any(axis=0) & fam  # the family's node groups its jobs use
+        groups = [g for g, u in zip(inst.node_groups, on, strict=True) if u]
+        speed = max(g.speed for g in groups)
+        mems = [g.gpu_mem_gb for g in groups]
+        mem = None if any(x is None for x in mems) else max(x for x in mems if x is not None)
+        partners = [inst.jobs[i] for i in np.flatnonzero((self.eligible & on).any(axis=1))]
+        types = config_types(inst, partners, speed, mem)
+        jobs = [inst.jobs[i] for i in idx]
+        work = np.array([solo_work(inst, j, speed) for j in jobs])
+        rho = np.array([types.best.get((j.gpus, j.model or ""), 0.0) for j in jobs])
+        cls = np.array([types.classes.get((j.gpus, j.model or ""), -1) for j in jobs])
+        keep = work > 0
+        if not (rho[keep] > 0).any():
+            return None
+        i = idx[keep]
+        cj = ConfigJobs(
+            self.head[i],
+            self.end[i],
+            self.weight[i],
+            work[keep],
+            self.gpus[i],
+            np.where(rho[keep] > 0, cls[keep], -1),
+            rho[keep],
+        )
+        least = cj.work / np.maximum(1.0, cj.rho)
+        points = grid(cj.head, cj.work * cj.gpus, least, cap, 2, X_COLUMNS)
+        room = slot_room(points, cap, events)
+        lp = config_lp(cj, types.gpus, types.rates, points, room, self.iterations)
+        if lp is None:
+            return None
+        return lp + float(np.sum(self.weight[idx[~keep]] * self.end[idx[~keep]]))
+
+    def weighted_tardiness(self) -> float:
+        if self.n == 0:
+            return 0.0
+        due = np.array([j.due if j.due is not None else np.inf for j in self.inst.jobs])
+        w = self.weight
+        late = w * np.maximum(0.0, self.end - due)
+        best = float(late.sum())
+        has = np.isfinite(due) & (w > 0)
+        if not has.any():
+            return best
+        # The two resources that bound the weighted completion best for all jobs.
+        gains = self._jct_parts[1:]
+        top = sorted(range(len(gains)), key=lambda r: -gains[r])[:2]
+        chosen = [self.lp_resources[r] for r in top]
+        for theta in sorted(set(np.quantile(due[has], [0.25, 0.5, 0.75, 1.0]).tolist())):
+            sel = has & (due <= theta)
+            rest = float(late[~sel].sum()) - float(np.sum(w[sel] * due[sel]))
+            best = max(best, max(self._completion(sel, chosen)) + rest)
+        return best
