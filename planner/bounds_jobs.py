@@ -31,7 +31,7 @@ LP_SAFE = 1.0 - 1e-5
 Resource = tuple[np.ndarray, np.ndarray, np.ndarray, float, list[tuple[float, float]]]
 
 
-def loads(k: int, data: float, gpu: float, net: float) -> float:
+def group_load(k: int, data: float, gpu: float, net: float) -> float:
     """L_k(j): a lower bound on TT of any k-group containing a job with these stages."""
     return gpu + net + (data if k <= 3 else 0.95 * data)
 
@@ -145,7 +145,7 @@ class JobBounds:
         ov = self.inst.interleaving.overhead
         dur, shares = solo, [solo, solo, solo]
         for k in self.group_sizes.get(j.gpus, ()):
-            lk = loads(k, d, gpu, net)
+            lk = group_load(k, d, gpu, net)
             dur = min(dur, ov[k] * lk)
             for i, v in enumerate((gpu, lk / k, (gpu + lk / k) / 2)):
                 shares[i] = min(shares[i], ov[k] * v)
@@ -228,7 +228,7 @@ class JobBounds:
         d, gpu, net = gp.stages.data, gp.stages.gpu / g.speed, gp.stages.net
         ov = self.inst.interleaving.overhead
         sizes = self.group_sizes.get(j.gpus, ())
-        cycle = min((ov[k] * loads(k, d, gpu, net) for k in sizes), default=math.inf)
+        cycle = min((ov[k] * group_load(k, d, gpu, net) for k in sizes), default=math.inf)
         exact = self._exact_floors(j.gpus, g.speed).get(j.model or "")
         if exact is not None and sizes:
             cycle = max(cycle, exact[0])

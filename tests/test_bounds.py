@@ -20,7 +20,7 @@ from planner import bounds
 from planner.bounds import gap, lower_bounds
 from planner.bounds_config import multiset_cycles, undominated
 from planner.bounds_groups import enumerate_groups
-from planner.bounds_jobs import JobBounds, loads
+from planner.bounds_jobs import JobBounds, group_load
 from planner.catalogue import load_catalogue
 from planner.durations import group_cycle, raw_cycle, solo_duration, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Interleaving, Job, NodeGroup, Preemption
@@ -65,7 +65,7 @@ def test_cycle_is_at_least_each_members_load_and_the_sum_of_gpu_stages() -> None
         k = len(stages)
         assert tt >= sum(s[1] for s in stages) * (1 - 1e-12)
         for d, g, n in stages:
-            assert tt >= loads(k, d, g, n) * (1 - 1e-12)
+            assert tt >= group_load(k, d, g, n) * (1 - 1e-12)
 
 
 def test_enumerated_cycles_match_the_shared_formula() -> None:

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from planner.checker import kind
 from planner.instance import Instance, Job
 from planner.show.colours import alternate, colour_keys
-from planner.show.segments import Segment, Slot, document_segments
+from planner.show.segments import ShownSegment, Slot, document_segments
 
 NO_GPU = "(no GPU)"  # the lane of jobs that hold only pools
 
@@ -89,7 +89,7 @@ def runs_of(gpus: Iterable[int]) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
-def _lanes(instance: Instance | None, segments: Sequence[Segment]) -> list[Lane]:
+def _lanes(instance: Instance | None, segments: Sequence[ShownSegment]) -> list[Lane]:
     """A lane per instance node, in the instance's order; nodes the schedule names that the
     instance does not know follow, as wide as the highest GPU index used on them."""
     sizes: dict[str, int] = {}
@@ -106,7 +106,7 @@ def _lanes(instance: Instance | None, segments: Sequence[Segment]) -> list[Lane]
     return lanes
 
 
-def _no_gpu_rows(segments: Sequence[Segment]) -> dict[tuple[str, int], int]:
+def _no_gpu_rows(segments: Sequence[ShownSegment]) -> dict[tuple[str, int], int]:
     """Rows for segments without placement: first fit, so overlapping ones stack."""
     row_end: list[int] = []
     out = {}
@@ -124,7 +124,7 @@ def _fmt_gpus(gpus: Sequence[int]) -> str:
 
 
 def hover_text(
-    s: Segment, slot: Slot, job: Job | None, members: Sequence[str], unit: str, last_end: int
+    s: ShownSegment, slot: Slot, job: Job | None, members: Sequence[str], unit: str, last_end: int
 ) -> str:
     """job, model, GPUs, start, end, JCT, group members, segment, release, deadline; as
     HTML, names escaped."""
@@ -149,7 +149,7 @@ def hover_text(
 
 
 def _bars(
-    segments: Sequence[Segment],
+    segments: Sequence[ShownSegment],
     lanes: Sequence[Lane],
     instance: Instance | None,
     members: Mapping[str, Sequence[str]],
@@ -228,7 +228,7 @@ def _utilisation(bars: Sequence[Bar], total_gpus: int) -> Curve:
     return step_curve("GPU utilisation", deltas, total_gpus)
 
 
-def _pools(instance: Instance | None, segments: Sequence[Segment]) -> list[Curve]:
+def _pools(instance: Instance | None, segments: Sequence[ShownSegment]) -> list[Curve]:
     """Per pool: demand of running segments, and the amount reservations hold, as shares
     of the pool's capacity."""
     if instance is None:

@@ -5,7 +5,7 @@ a job entry with `segments` has one segment per item, one without has a single s
 of its own `start`, `end`, `placement` and `group`. A placement item with an empty `gpus`
 list holds no GPU and is left out, so a segment made only of such items is drawn like one
 without placement (`plan check` reports it as R5, contract §5). `job_segments` is the one
-place that knows this; the rest of `planner.show` sees only `Segment` records.
+place that knows this; the rest of `planner.show` sees only `ShownSegment` records.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Slot(NamedTuple):
     gpus: tuple[int, ...]
 
 
-class Segment(NamedTuple):
+class ShownSegment(NamedTuple):
     job: str
     segment: int  # 0, 1, ... in the job's order
     start: int
@@ -57,7 +57,7 @@ def _placement(raw: Any, path: str, problems: list[tuple[str, str]]) -> tuple[Sl
 
 def _one(
     job: str, index: int, raw: Any, path: str, problems: list[tuple[str, str]]
-) -> Segment | None:
+) -> ShownSegment | None:
     if not isinstance(raw, dict):
         problems.append((path, "not an object"))
         return None
@@ -71,12 +71,12 @@ def _one(
     placement = _placement(raw.get("placement"), f"{path}.placement", problems)
     if bad:
         return None
-    return Segment(job, index, raw["start"], raw["end"], placement, group)
+    return ShownSegment(job, index, raw["start"], raw["end"], placement, group)
 
 
 def job_segments(
     entry: Mapping[str, Any], path: str, problems: list[tuple[str, str]]
-) -> tuple[Segment, ...]:
+) -> tuple[ShownSegment, ...]:
     """The segments of one job entry of a schedule document; shape problems are appended
     to `problems` as (JSON path, text) and the bad parts left out."""
     job = str(entry.get("id"))
@@ -95,7 +95,7 @@ def job_segments(
     return tuple(out)
 
 
-def document_segments(doc: Any) -> tuple[tuple[Segment, ...], list[tuple[str, str]]]:
+def document_segments(doc: Any) -> tuple[tuple[ShownSegment, ...], list[tuple[str, str]]]:
     """Every segment of a schedule document in job order, and the shape problems found."""
     problems: list[tuple[str, str]] = []
     if not isinstance(doc, dict):
@@ -103,7 +103,7 @@ def document_segments(doc: Any) -> tuple[tuple[Segment, ...], list[tuple[str, st
     jobs = doc.get("jobs")
     if not isinstance(jobs, list):
         return (), [("jobs", "missing or not a list")]
-    out: list[Segment] = []
+    out: list[ShownSegment] = []
     for i, entry in enumerate(jobs):
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             problems.append((f"jobs[{i}]", "needs an object with a string id"))

@@ -31,9 +31,9 @@ from planner.simulate.model import (
     Decision,
     EventRecord,
     PlacementT,
-    Segment,
     SimJob,
     SimResult,
+    SimSegment,
     Want,
 )
 from planner.simulate.packer import Packer, count_of, reservation_times
@@ -130,7 +130,7 @@ class Engine:
         # each job as its current (or last) segment runs it: at that segment's count (§12)
         self.as_run: dict[str, Job] = dict(self.jobs)
         self.rem: dict[str, float] = {j.id: j.work for j in instance.jobs}
-        self.segments: dict[str, list[Segment]] = {j.id: [] for j in instance.jobs}
+        self.segments: dict[str, list[SimSegment]] = {j.id: [] for j in instance.jobs}
         self.attained: dict[str, int] = dict.fromkeys(self.jobs, 0)
         self.released: dict[str, int] = {}
         self.done: dict[str, int] = {}
@@ -177,7 +177,7 @@ class Engine:
                 self.done[j.id] = j.live.ended
                 self.rem[j.id] = 0.0
                 self.segments[j.id].append(
-                    Segment(j.live.started, j.live.ended, place, j.live.group)
+                    SimSegment(j.live.started, j.live.ended, place, j.live.group)
                 )
                 for b in self.succs[j.id]:
                     self.waiting_preds[b].discard(j.id)
@@ -346,7 +346,7 @@ class Engine:
     def _close(self, run: _Run, a: str, end: int) -> None:
         start = run.seg_start.pop(a)
         self.attained[a] += end - start
-        self.segments[a].append(Segment(start, end, run.placement, run.label))
+        self.segments[a].append(SimSegment(start, end, run.placement, run.label))
 
     # -- decisions ----------------------------------------------------------------------
     def _view(self, t: int) -> View:

@@ -15,7 +15,7 @@ PlacementT = tuple[Placement, ...]
 
 
 @dataclass(frozen=True)
-class Segment:
+class SimSegment:
     """One stretch of a job on one GPU set; `group` labels its interleaving group (None: solo)."""
 
     start: int
@@ -97,6 +97,6 @@ class SimResult:
 
     instance: str
     policy: str
-    segments: Mapping[str, tuple[Segment, ...]]
+    segments: Mapping[str, tuple[SimSegment, ...]]
     info: Mapping[str, Any]
     events: tuple[EventRecord, ...] = field(default_factory=tuple)

@@ -7,13 +7,12 @@ from typing import Any
 
 from planner.instance import Instance
 from planner.metrics import metrics
-from planner.schedule import FORMAT, Assignment, Schedule
-from planner.schedule import Segment as Piece
-from planner.simulate.model import Segment, SimResult
+from planner.schedule import FORMAT, Assignment, Schedule, Segment
+from planner.simulate.model import SimResult, SimSegment
 from planner.simulate.packer import count_of
 
 
-def _pl(seg: Segment) -> list[dict[str, Any]]:
+def _pl(seg: SimSegment) -> list[dict[str, Any]]:
     return [{"node": p.node, "gpus": list(p.gpus)} for p in seg.placement]
 
 
@@ -22,7 +21,7 @@ def sim_metrics(instance: Instance, res: SimResult) -> dict[str, float]:
     from a job's last end; GPU time, energy and its cost while any segment uses a GPU)."""
     jobs = []
     for j in instance.jobs:
-        segs = [Piece(q.start, q.end, q.placement, q.group) for q in res.segments[j.id]]
+        segs = [Segment(q.start, q.end, q.placement, q.group) for q in res.segments[j.id]]
         jobs.append(Assignment(j.id, segs[0].start, segs[-1].end).with_pieces(segs))
     return metrics(instance, Schedule(instance.name, "", "feasible", tuple(jobs)))
 

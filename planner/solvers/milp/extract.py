@@ -9,7 +9,7 @@ from collections import defaultdict
 import planner.solvers.milp.model as milp_model
 from planner.instance import Instance
 from planner.schedule import Assignment, Group, Placement, Schedule
-from planner.solvers.milp.gpus import Holder, colour
+from planner.solvers.milp.gpus import NodeHold, colour
 
 
 def extract(instance: Instance, built: milp_model.Built) -> Schedule | None:
@@ -19,7 +19,7 @@ def extract(instance: Instance, built: milp_model.Built) -> Schedule | None:
     for (ui, ni, t), y in built.picks.items():
         if (y.varValue or 0) > 0.5:
             picked[(ui, t)].append(ni)
-    holders: list[Holder] = []
+    holders: list[NodeHold] = []
     chosen: list[tuple[int, milp_model.StartUnit, int, list[str]]] = []
     for (ui, ni, t), v in built.starts.items():
         if (v.varValue or 0) <= 0.5:
@@ -34,7 +34,7 @@ def extract(instance: Instance, built: milp_model.Built) -> Schedule | None:
         chosen.append((key, u, t, nodes))
         for n in nodes:
             holders.append(
-                Holder(
+                NodeHold(
                     key, n, t * L, t * L + u.hold, u.gpus_per_node, tuple(m.job for m in u.members)
                 )
             )

@@ -18,7 +18,7 @@ from planner.instance import Instance, Job, Reservation
 
 
 @dataclass(frozen=True)
-class Holder:
+class NodeHold:
     key: int
     node: str
     start: int
@@ -28,7 +28,7 @@ class Holder:
 
 
 def colour(
-    instance: Instance, holders: Sequence[Holder]
+    instance: Instance, holders: Sequence[NodeHold]
 ) -> dict[tuple[int, str], tuple[int, ...]] | None:
     """(holder key, node) -> GPU indices, or None if the greedy colouring gets stuck."""
     res: dict[str, list[Reservation]] = defaultdict(list)
@@ -36,7 +36,7 @@ def colour(
         if r.pool is None:
             for n in r.nodes:
                 res[n].append(r)
-    by_node: dict[str, list[Holder]] = defaultdict(list)
+    by_node: dict[str, list[NodeHold]] = defaultdict(list)
     for h in holders:
         by_node[h.node].append(h)
     out: dict[tuple[int, str], tuple[int, ...]] = {}
@@ -46,7 +46,7 @@ def colour(
         hs.sort(key=lambda h: (h.start, -(h.end - h.start), h.key))
         for h in hs:
 
-            def score(g: int, h: Holder = h, here: str = node_name) -> tuple[int, int] | None:
+            def score(g: int, h: NodeHold = h, here: str = node_name) -> tuple[int, int] | None:
                 own = 0
                 for r in res[here]:
                     covers = r.gpus is None or g in r.gpus
