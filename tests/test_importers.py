@@ -98,6 +98,24 @@ def sm_without(*line_numbers: int) -> str:
         (sm_edited(r"^(  2 +1 +10 .*)$", r"\1 4"), "line 56", "expected 7 fields"),
         (sm_edited(r"^(   31 .*) 25$", r"\1"), "line 90", "(one per resource), found 3"),
         (sm_edited(r"\):  32$", "):  31"), "line 50", "expected the end of PRECEDENCE"),
+        # refused after conversion, naming `jobs[1].demand.R1` and not the line
+        (
+            sm_edited(r"^(  3 +1 +7 +)7( .*)$", r"\g<1>70\2"),
+            "line 57, field 4",
+            "job 3 requests 70 of R1, more than the 31 available (line 90)",
+        ),
+        (
+            sm_edited(r"^(   6 +1 +)1( +15)$", r"\g<1>2\2   3"),
+            "line 24, field 5",
+            "successor 3 of job 6 closes a cycle of successors: 3 -> 6 -> 3",
+        ),
+        (
+            sm_edited(r"^(   6 +1 +1 +)15$", r"\g<1>6"),
+            "line 24, field 4",
+            "cycle of successors: 6 -> 6",
+        ),
+        # through the supersource, dropped as a dummy: the instance said "j3 -> j6 -> j3"
+        (sm_edited(r"^(   6 +1 +1 +)15$", r"\g<1>1"), "line 24, field 4", ": 1 -> 3 -> 6 -> 1"),
     ],
 )
 def test_a_malformed_sm_names_the_line(text: str, path: str, fragment: str) -> None:

@@ -101,9 +101,18 @@ def parse_sm(text: str, name: str = "psplib") -> dict[str, Any]:
     PsplibFormatError names the line (and field) of the first thing wrong."""
     lines = text.splitlines()
     n_jobs = _job_count(lines)
-    succ = _successors(lines, n_jobs)
-    res_names, dur, req = _requests(lines, n_jobs)
-    caps = _capacities(lines, res_names)
+    succ, succ_line = _successors(lines, n_jobs)
+    _no_cycle(succ, succ_line)
+    res_names, dur, req, req_line = _requests(lines, n_jobs)
+    caps, caps_line = _capacities(lines, res_names)
+    for j, asks in req.items():  # the instance would refuse it, naming a JSON path
+        for k, (q, cap) in enumerate(zip(asks, caps, strict=True)):
+            if q > cap:
+                raise PsplibFormatError(
+                    f"line {req_line[j] + 1}, field {4 + k}",
+                    f"job {j} requests {q} of {res_names[k]}, more than the {cap} available "
+                    f"(line {caps_line + 1})",
+                )
 
     def dummy(j: int) -> bool:
         return dur[j] == 0 and not any(req[j]) and j in (1, n_jobs)
@@ -154,8 +163,8 @@ def _job_count(lines: list[str]) -> int:
     raise PsplibFormatError("$", "no 'jobs (incl. supersource/sink )' line: not a PSPLIB .sm file")
 
 
-def _successors(lines: list[str], n_jobs: int) -> dict[int, list[int]]:
-    """PRECEDENCE RELATIONS: each job's successors."""
+def _successors(lines: list[str], n_jobs: int) -> tuple[dict[int, list[int]], dict[int, int]]:
+    """PRECEDENCE RELATIONS: each job's successors, and the index of its line."""
     where = "PRECEDENCE RELATIONS"
     i = _section(lines, "PRECEDENCE RELATIONS:") + 1
     if not _line(lines, i, where, "its header").lower().startswith("jobnr."):
@@ -179,13 +188,45 @@ def _successors(lines: list[str], n_jobs: int) -> dict[int, list[int]]:
                     f"line {i + 1}, field {k}", f"successor {b} is not a job (1..{n_jobs})"
                 )
         succ[job] = listed
-    return succ
+    return succ, {job: i for job, (i, _) in prec.items()}
+
+
+def _no_cycle(succ: dict[int, list[int]], line: dict[int, int]) -> None:
+    """Refuse a cycle of successors on the line and field of the one that closes it (the
+    instance would refuse it too, naming a JSON path and not the line)."""
+    state: dict[int, int] = {}  # 1: on the current path, 2: finished
+    for root in sorted(succ):
+        if root in state:
+            continue
+        path = [root]
+        todo = [iter(enumerate(succ[root], 4))]
+        state[root] = 1
+        while todo:
+            a = path[-1]
+            step = next(todo[-1], None)
+            if step is None:
+                state[a] = 2
+                path.pop()
+                todo.pop()
+                continue
+            k, b = step
+            if state.get(b) == 1:
+                loop = " -> ".join(str(x) for x in [*path[path.index(b) :], b])
+                raise PsplibFormatError(
+                    f"line {line[a] + 1}, field {k}",
+                    f"successor {b} of job {a} closes a cycle of successors: {loop}",
+                )
+            if b not in state:
+                state[b] = 1
+                path.append(b)
+                todo.append(iter(enumerate(succ[b], 4)))
 
 
 def _requests(
     lines: list[str], n_jobs: int
-) -> tuple[list[str], dict[int, int], dict[int, list[int]]]:
-    """REQUESTS/DURATIONS: the resources' names, each job's duration and requests."""
+) -> tuple[list[str], dict[int, int], dict[int, list[int]], dict[int, int]]:
+    """REQUESTS/DURATIONS: the resources' names, each job's duration and requests, and the
+    index of its line."""
     where = "REQUESTS/DURATIONS"
     i = _section(lines, "REQUESTS/DURATIONS:") + 1
     header = _line(lines, i, where, "its header")
@@ -212,11 +253,12 @@ def _requests(
             )
         dur[job] = nums[2]
         req[job] = nums[3:]
-    return res_names, dur, req
+    return res_names, dur, req, {job: i for job, (i, _) in rows.items()}
 
 
-def _capacities(lines: list[str], res_names: list[str]) -> list[int]:
-    """RESOURCEAVAILABILITIES: one capacity per resource of REQUESTS/DURATIONS."""
+def _capacities(lines: list[str], res_names: list[str]) -> tuple[list[int], int]:
+    """RESOURCEAVAILABILITIES: one capacity per resource of REQUESTS/DURATIONS, and the
+    index of their line."""
     where = "RESOURCEAVAILABILITIES"
     i = _section(lines, "RESOURCEAVAILABILITIES:") + 1
     header = _line(lines, i, where, "its header")
@@ -236,4 +278,4 @@ def _capacities(lines: list[str], res_names: list[str]) -> list[int]:
             f"line {i + 2}",
             f"expected {len(res_names)} capacities (one per resource), found {len(caps)}",
         )
-    return caps
+    return caps, i + 1
