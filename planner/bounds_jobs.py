@@ -58,6 +58,14 @@ def _scale(per_unit: np.ndarray, mult: np.ndarray) -> np.ndarray:
 
 
 class JobBounds:
+    """Ingredients 1-7 of `planner.bounds` on one instance.
+
+    An elastic job (contract §12) gets, per node group, the least duration and GPU-time
+    floors over its counts (and every count's node groups), so `p`, `head` and `end` hold
+    whatever count a plan chooses (`earliest_ends`; tests/test_elastic.py). The bounds per
+    resource assume fixed counts (amounts, mode times, the configuration LP's classes), so
+    `planner.bounds` gives elastic instances only `_simple_bounds`."""
+
     def __init__(self, inst: Instance, iterations: int = LP_ITERATIONS):
         self.inst = inst
         self.iterations = iterations
@@ -70,11 +78,14 @@ class JobBounds:
         self.models_by_gpus: dict[int, list[str]] = defaultdict(list)
         self.model_weight: dict[tuple[int, str], float] = defaultdict(float)
         for j in jobs:
-            if j.model is not None:
-                self.model_weight[(j.gpus, j.model)] += j.gpus * (j.iterations or 0)
-                per_gpus[j.gpus] += 1
-                if j.model not in self.models_by_gpus[j.gpus]:
-                    self.models_by_gpus[j.gpus].append(j.model)
+            model = j.model
+            if model is None:
+                continue
+            for c in j.gpu_counts:  # an elastic job may group at each of its counts
+                self.model_weight[(c, model)] += c * (j.iterations or 0)
+                per_gpus[c] += 1
+                if model not in self.models_by_gpus[c]:
+                    self.models_by_gpus[c].append(model)
         self.group_sizes: dict[int, tuple[int, ...]] = {}
         il = inst.interleaving
         for g, cnt in per_gpus.items():
@@ -88,7 +99,7 @@ class JobBounds:
         mult = np.ones(self.n)
         fixed = np.zeros(self.n)  # duration of jobs that use no GPU
         for i, j in enumerate(jobs):
-            key = (j.model, j.gpus, j.node_types, j.cpus_per_gpu, j.mem_gb_per_gpu)
+            key = (j.model, j.gpu_counts, j.node_types, j.cpus_per_gpu, j.mem_gb_per_gpu)
             k = cache.get(key)
             if k is None:
                 k = cache[key] = len(self.kinds)
@@ -178,6 +189,18 @@ class JobBounds:
         return self.exact[key]
 
     def _kind(self, j: Job) -> _Kind:
+        """The job's floors per node group; an elastic job's are the least over its counts
+        (each count's floors hold for a plan that runs it at that count)."""
+        if not j.elastic:
+            return self._kind_at(j)
+        each = [self._kind_at(j.fixed_at(c)) for c in j.gpu_counts]
+        return _Kind(
+            np.logical_or.reduce([k.eligible for k in each]),
+            np.minimum.reduce([k.dur for k in each]),
+            [np.minimum.reduce([k.shares[s] for k in each]) for s in range(len(SCHEMES))],
+        )
+
+    def _kind_at(self, j: Job) -> _Kind:
         ok = {g.name for g in self.inst.eligible_groups(j)}
         ng = len(self.group_names)
         eligible = np.array([name in ok for name in self.group_names], dtype=bool)

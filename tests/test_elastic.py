@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from builders import assign, make_instance, make_schedule, place, profile
 
+from planner.bounds import earliest_ends
 from planner.errors import InputError
 from planner.export import schedule_document
 from planner.instance import Instance, Interleaving, Job, NodeGroup, PriceInterval
@@ -159,6 +160,22 @@ def test_planners_choose_the_count(solve_verified: Any, spec: str) -> None:
     assert metrics(_two_elastic(), s)["total_weighted_jct"] == 180
     if spec == "cpsat":
         assert s.status == "optimal"
+
+
+def test_an_elastic_jobs_earliest_end_is_at_its_fastest_count() -> None:
+    # 100 s at 2 GPUs (the count a planner that does not choose runs), 60 s at 4
+    assert earliest_ends(_instance()) == {"e": 60.0}
+
+
+@pytest.mark.parametrize("spec", ["greedy", "cpsat", "milp:cbc", "auto"])
+def test_a_deadline_only_the_larger_count_meets_is_planned(solve_verified: Any, spec: str) -> None:
+    # From now = 5, at 4 GPUs the job ends at 65 <= 80; at 2 it would end at 105. The live
+    # state's planners took the earliest end at 2 GPUs for a proof: "no schedule exists:
+    # job e: deadline 80 passed (earliest end 105)".
+    job = Job("e", 2, model="m", iterations=1000, gpu_counts=(2, 4), deadline=80)
+    inst = make_instance([job], [NodeGroup("n", 1, 4)], [PROF], time_unit="s", now=5)
+    s = solve_verified(inst, spec, time_limit=5)
+    assert [(a.start, a.end) for a in s.jobs] == [(5, 65)]
 
 
 @pytest.mark.parametrize("spec", ["greedy", "cpsat", "milp:cbc"])
