@@ -182,10 +182,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner.bounds_groups import SAFE
 from planner.bounds_jobs import JobBounds
 from planner.bounds_lp import LP_ITERATIONS, lp_stopped
-from planner.durations import solo_duration
 from planner.instance import ENERGY_OBJECTIVES, OBJECTIVES, Instance
 from planner.schedule import Schedule, SolveInfo
 
@@ -228,8 +226,8 @@ def named_lower_bounds(
         inner = named_lower_bounds(relax.instance, names, iterations)
         shifted = relax.shift({k: v for k, (v, _) in inner.items()})  # none for energy
         return {k: (shifted[k], inner[k][1]) for k in names if k in shifted}
-    if instance.elastic or any(n in ENERGY_OBJECTIVES for n in names):
-        return {k: (v, "path") for k, v in _simple_bounds(instance, names, iterations).items()}
+    if any(n in ENERGY_OBJECTIVES for n in names):
+        return _with_energy(instance, names, iterations)
     for inst, key, got in _RECENT:
         if inst is instance and key == (names, iterations):
             return dict(got)
@@ -255,44 +253,19 @@ def named_lower_bounds(
 _RECENT: list[tuple[Instance, tuple[tuple[str, ...], int], dict[str, tuple[float, str]]]] = []
 
 
-def _simple_bounds(instance: Instance, names: Sequence[str], iterations: int) -> dict[str, float]:
-    """Bounds that stay valid when jobs choose their GPU count (contract §12): each job
-    ends no earlier than its release plus its shortest solo duration over its counts and
-    eligible nodes (a group never makes a member faster than solo). Energy: 0 when no GPU
-    draw or price is negative. The volume bounds of `JobBounds` assume fixed counts, so the
-    elastic case keeps only these."""
-    if not instance.elastic:
-        fixed = [n for n in names if n not in ENERGY_OBJECTIVES]
-        full = lower_bounds(instance, fixed, iterations) if fixed else {}
-    ends = {}
-    for j in instance.jobs:
-        best = 0
-        if j.gpus:
-            best = min(
-                solo_duration(instance, j.at_count(c), g.speed)
-                for c in j.gpu_counts
-                for g in instance.eligible_groups(j.at_count(c))
-            )
-        elif j.duration is not None:
-            best = j.duration
-        ends[j.id] = (j, j.release + best)
-    out: dict[str, float] = {}
+def _with_energy(
+    instance: Instance, names: Sequence[str], iterations: int
+) -> dict[str, tuple[float, str]]:
+    """The bounds of the other objectives, and for energy: 0 when no price is negative
+    (a GPU's draw is never negative), none otherwise."""
+    rest = [n for n in names if n not in ENERGY_OBJECTIVES]
+    full = named_lower_bounds(instance, rest, iterations) if rest else {}
+    out: dict[str, tuple[float, str]] = {}
     for name in names:
-        if name == "energy_kwh":
-            out[name] = 0.0
-        elif name == "energy_cost":
-            if all(p.price >= 0 for p in instance.power_price):
-                out[name] = 0.0
-        elif not instance.elastic:
+        if name in full:
             out[name] = full[name]
-        elif name == "makespan":
-            out[name] = float(max((e for _, e in ends.values()), default=0))
-        elif name == "total_weighted_jct":
-            out[name] = SAFE * sum(j.weight * (e - j.release) for j, e in ends.values())
-        else:
-            out[name] = SAFE * sum(
-                j.weight * max(0, e - j.due) for j, e in ends.values() if j.due is not None
-            )
+        elif name == "energy_kwh" or all(p.price >= 0 for p in instance.power_price):
+            out[name] = (0.0, "path")
     return out
 
 

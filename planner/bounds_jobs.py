@@ -62,9 +62,12 @@ class JobBounds:
 
     An elastic job (contract §12) gets, per node group, the least duration and GPU-time
     floors over its counts (and every count's node groups), so `p`, `head` and `end` hold
-    whatever count a plan chooses (`earliest_ends`; tests/test_elastic.py). The bounds per
-    resource assume fixed counts (amounts, mode times, the configuration LP's classes), so
-    `planner.bounds` gives elastic instances only `_simple_bounds`."""
+    whatever count a plan chooses (`earliest_ends`; tests/test_elastic.py). On a GPU
+    resource it holds at most its largest count (`gpus`, the rate cap of ingredient 4),
+    solo at least its smallest count for at least its least solo duration (ingredient 6's
+    solo mode, `_least_share`), and its mode times are the least over its counts. The
+    configuration LP (7) prices group types per count and is skipped for elastic
+    instances."""
 
     def __init__(self, inst: Instance, iterations: int = LP_ITERATIONS):
         self.inst = inst
@@ -132,7 +135,11 @@ class JobBounds:
         else:
             self.p = np.zeros(self.n)
             self.least = np.zeros(self.n)
-        self.gpus = np.array([j.gpus for j in jobs], dtype=float)
+        self.gpus = np.array([max(j.gpu_counts) for j in jobs], dtype=float)
+        # the least share of its largest count an elastic job holds (1: a fixed count)
+        self._least_share = np.array(
+            [min(j.gpu_counts) / max(j.gpu_counts) if j.gpus else 1.0 for j in jobs]
+        )
         self.release = np.array([j.release for j in jobs], dtype=float)
         self.weight = np.array([j.weight for j in jobs], dtype=float)
         self.head, self.tail = self._critical_path()
@@ -225,7 +232,7 @@ class JobBounds:
     def _mode_times(self) -> tuple[np.ndarray, np.ndarray]:
         """Per job, its least duration running solo and its least duration if every
         iteration ran in an interleaving group (inf when it never can), in time units,
-        over its eligible node groups (ingredient 6)."""
+        over its eligible node groups (ingredient 6); an elastic job's over its counts."""
         solo, grouped = np.full(self.n, np.inf), np.full(self.n, np.inf)
         per_kind: dict[int, tuple[float, float]] = {}
         unit = self.inst.unit_ms
@@ -235,10 +242,11 @@ class JobBounds:
                 per_kind[k] = (np.inf, np.inf)
                 if j.model is None:
                     per_kind[k] = (1.0, np.inf)
-                for g in self.inst.eligible_groups(j) if j.model is not None else ():
-                    s_it, g_it = self._iteration_times(j, g)
-                    old = per_kind[k]
-                    per_kind[k] = (min(old[0], s_it / unit), min(old[1], g_it / unit))
+                for jc in [j.fixed_at(c) for c in j.gpu_counts] if j.model is not None else []:
+                    for g in self.inst.eligible_groups(jc):
+                        s_it, g_it = self._iteration_times(jc, g)
+                        old = per_kind[k]
+                        per_kind[k] = (min(old[0], s_it / unit), min(old[1], g_it / unit))
             a, b = per_kind[k]
             m = self.mult[i]  # a zero-length job: 0, never inf x 0
             solo[i], grouped[i] = (a * m * SAFE if m else 0.0), (b * m * SAFE if m else 0.0)
@@ -436,8 +444,8 @@ class JobBounds:
                 continue
             i, v = idx[keep], vol[keep]
             solo_t, group_t = self._mode_times[0][i], self._mode_times[1][i]
-            modes = [
-                (amount[keep] * solo_t, solo_t),
+            modes = [  # for a pool the scale of _least_share is only weaker
+                (amount[keep] * self._least_share[i] * solo_t, solo_t),
                 (np.where(np.isfinite(group_t), v, np.inf), group_t),
             ]
             points = grid(self.head[i], v, np.minimum(solo_t, group_t), cap, len(modes))
@@ -457,7 +465,7 @@ class JobBounds:
         per_job = self.weight * self.end
         total = float(per_job.sum())
         out: list[float] = []
-        if self.n > LP_MAX_JOBS or not self.inst.interleaving.enabled:
+        if self.n > LP_MAX_JOBS or not self.inst.interleaving.enabled or self.inst.elastic:
             return out
         fams = self._families()
         done: set[int] = set()
