@@ -82,6 +82,9 @@ def retimed(inst: Instance, s: Schedule) -> Schedule:
             for jid, _, p in unit:
                 kept[jid].extend([] if jid in done else [p])
             continue
+        for jid, _, p in unit:
+            if left[jid] <= 0 and not kept[jid]:  # no work at all (zero-length): as planned
+                kept[jid].append(p)
         unit = [q for q in unit if left[q[0]] > 0]
         stops = [None if k == last[jid] else p.end for jid, k, p in unit]
         runners = [

@@ -611,3 +611,27 @@ def test_simulate_and_show_print_to_standard_output(
     code, page, _ = run("show", "s.json", "--instance", DEMO, "-o", "-")
     assert code == 0 and page.startswith("<!DOCTYPE html>") and "sjf" in page
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]
+
+
+@pytest.mark.parametrize("solver", ["greedy", "cpsat"])
+def test_replan_before_a_zero_length_jobs_release(tmp_path: Path, solver: str) -> None:
+    # The job has no work: replanning its plan in force dropped its only segment
+    # ("internal error: IndexError", exit 3).
+    inst = tmp_path / "z.json"
+    inst.write_text(
+        json.dumps(
+            {
+                "name": "z",
+                "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
+                "jobs": [{"id": "z", "duration": 0, "gpus": 0, "release": 10}],
+            }
+        )
+    )
+    plan, out, live = tmp_path / "s.json", tmp_path / "r.json", tmp_path / "l.json"
+    assert run("solve", inst, "--solver", "greedy", "-o", plan)[0] == 0
+    code, _, err = run(
+        "replan", inst, plan, "--now", "5", "--solver", solver, "-o", out, "--live", live
+    )
+    assert code == 0, err
+    s = schedule_from_dict(json.loads(out.read_text()))
+    assert verify(read_instance(live), s) == [] and [(a.start, a.end) for a in s.jobs] == [(10, 10)]
