@@ -315,3 +315,30 @@ def test_a_missed_deadline_is_the_policys_not_the_engines(tmp_path: Path, limit:
     assert r.exit_code == 1
     assert "simulation fifo missed the deadline or horizon of 1 job(s)" in r.stderr
     assert "R2 job b" in r.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("state", ["running", "done"])
+def test_simulate_a_live_urgent_job_after_a_started_one(tmp_path: Path, state: str) -> None:
+    # b (priority 3) waits for a (priority 0), which has started: R9 does not bind a job
+    # that is running or done (README), so `plan solve` and `plan check` accept the state;
+    # simulate refused it as "strict priority (R9) ... must wait for a to end" (exit 1).
+    a: dict[str, Any] = {"id": "a", "duration": 20, "gpus": 1, "state": state, "started": 5}
+    a["placement"] = [{"node": "n-0", "gpus": [0]}]
+    if state == "done":
+        a["ended"] = 8
+    inst = tmp_path / "l.json"
+    inst.write_text(
+        json.dumps(
+            {
+                "name": "l",
+                "now": 10,
+                "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 2}]},
+                "jobs": [a, {"id": "b", "duration": 5, "gpus": 1, "after": ["a"], "priority": 3}],
+            }
+        )
+    )
+    out = tmp_path / "s.json"
+    r = CliRunner().invoke(main, ["simulate", str(inst), "--policy", "fifo", "-o", str(out)])
+    assert r.exit_code == 0, r.stderr
+    c = CliRunner().invoke(main, ["check", str(inst), str(out)])
+    assert c.exit_code == 0, c.stdout

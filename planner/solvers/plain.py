@@ -51,6 +51,8 @@ def priority_after_conflict(instance: Instance) -> str | None:
     for a in instance.jobs:
         preds = sorted((instance.job_by_id[x] for x in before[a.id]), key=lambda b: index[b.id])
         for b in preds:
+            if b.live is not None or a.live is not None:  # started: R9 is not checked
+                continue  # between a fixed job and others (README, live state)
             if a.priority > b.priority and a.release <= b.release and not _zero_length(b):
                 return (
                     f"job {a.id}: strict priority (R9) has it start no later than {b.id} "
