@@ -32,6 +32,7 @@ from planner.checker import Checker, join, kind, suggest
 from planner.errors import InputError, Problem
 from planner.history import work_done
 from planner.instance import Instance, Job, Live, Reservation
+from planner.limits import MAX_NUMBER
 from planner.read import raw_json
 from planner.schedule import Schedule, Segment
 from planner.state import STATE_FIELDS, check_live_input
@@ -251,7 +252,9 @@ def _for_good(inst: Instance, down: list[tuple[str, str, int | None]]) -> Instan
     horizon, the horizon becomes F = `_far(inst)` (the jobs as changed), and the node's
     reservation ends at F + 1, which marks a horizon a replan set: a later replan moves
     it, and F, on (`_far` of its jobs), so that jobs added later are not cut off by it."""
-    far = max(inst.now + 1, _far(inst))
+    # The live instance must stay readable: F + 1 within the numbers an instance may hold
+    # (a plan that needs more has no schedule: "horizon passed", exit 1).
+    far = min(max(inst.now + 1, _far(inst)), MAX_NUMBER - 1)
     horizon = inst.horizon
 
     def ours(r: Reservation) -> bool:

@@ -635,3 +635,28 @@ def test_replan_before_a_zero_length_jobs_release(tmp_path: Path, solver: str) -
     assert code == 0, err
     s = schedule_from_dict(json.loads(out.read_text()))
     assert verify(read_instance(live), s) == [] and [(a.start, a.end) for a in s.jobs] == [(10, 10)]
+
+
+def test_replan_node_down_for_good_writes_a_readable_live_state(tmp_path: Path) -> None:
+    # Without a horizon, a node down for good makes one: every job alone one after another
+    # (1.2e12 here), which the live file held beyond the 1e12 an instance may hold, so
+    # `plan check` refused the replan's own output (exit 2).
+    inst = tmp_path / "h.json"
+    jobs = [{"id": x, "duration": 600_000_000_000, "gpus": 1} for x in ("a", "b")]
+    inst.write_text(
+        json.dumps(
+            {
+                "name": "h",
+                "cluster": {"nodes": [{"name": "n", "count": 3, "gpus": 1}]},
+                "jobs": jobs,
+            }
+        )
+    )
+    changes = tmp_path / "c.json"
+    changes.write_text(json.dumps({"nodes_down": ["n-0"]}))
+    plan, out, live = tmp_path / "s.json", tmp_path / "r.json", tmp_path / "l.json"
+    assert run("solve", inst, "--solver", "greedy", "-o", plan)[0] == 0
+    args = ("--now", "1", "--changes", changes, "--solver", "greedy", "-o", out, "--live", live)
+    code, _, err = run("replan", inst, plan, *args)
+    assert code == 0, err
+    assert run("check", live, out)[0] == 0
