@@ -108,7 +108,10 @@ class Checker:
         """False (and a problem) when |v| exceeds the documented limit."""
         if abs(v) > limit:
             side = f"larger than the limit {limit:g}" if v > 0 else f"below the limit {-limit:g}"
-            self.add(path, f"{v:g} is {side}")
+            # the value in full where it fits: "1e+12 is larger than the limit 1e+12" for
+            # 10^12 + 1 hid what is wrong
+            whole = float(v).is_integer() and abs(v) < 1e21
+            self.add(path, f"{int(v) if whole else float(v)!r} is {side}")
             return False
         return True
 

@@ -91,6 +91,12 @@ BAD = [
         "jobs[0].priority",
         "larger than the limit 1e+12",
     ),
+    (
+        "release-just-over",
+        _set(["jobs", 0, "release"], 10**12 + 1),
+        "jobs[0].release",
+        "1000000000001 is larger than the limit 1e+12",  # was "1e+12 is larger ..."
+    ),
     ("unknown-top", _set(["horizn"], 5), "horizn", "did you mean 'horizon'"),
     ("unknown-job-field", _set(["jobs", 0, "gpu"], 8), "jobs[0].gpu", "did you mean 'gpus'"),
     (
