@@ -10,12 +10,13 @@ order wherever an order is visible, so results are deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from planner.instance import Instance
 
 Num = TypeVar("Num", int, float)
+K = TypeVar("K", bound=Hashable)
 
 
 def successors(instance: Instance) -> dict[str, list[str]]:
@@ -100,3 +101,34 @@ def effective_priorities(instance: Instance) -> dict[str, int]:
     for jid in reversed(topological_order(instance)):
         eff[jid] = max([instance.job_by_id[jid].priority, *(eff[s] for s in succ[jid])])
     return {j.id: eff[j.id] for j in instance.jobs}
+
+
+def cycles(edges: Mapping[K, Sequence[K]]) -> list[list[K]]:
+    """Every cycle a depth-first search over `edges` (node -> the nodes it points to, roots
+    in mapping order) closes, in the order found, each as the path from the node the
+    closing edge points to through the node it leaves (`planner.validate.after_cycles`,
+    `planner.importers.psplib`). Edges to nodes not in `edges` are ignored."""
+    state: dict[K, int] = {}  # 1 on the stack, 2 done
+    found: list[list[K]] = []
+    for root in edges:
+        if root in state:
+            continue
+        stack: list[tuple[K, int]] = [(root, 0)]
+        trail: list[K] = [root]
+        state[root] = 1
+        while stack:
+            node, i = stack[-1]
+            if i < len(edges[node]):
+                stack[-1] = (node, i + 1)
+                nxt = edges[node][i]
+                if state.get(nxt) == 1:
+                    found.append(trail[trail.index(nxt) :])
+                elif nxt not in state and nxt in edges:
+                    state[nxt] = 1
+                    stack.append((nxt, 0))
+                    trail.append(nxt)
+            else:
+                state[node] = 2
+                stack.pop()
+                trail.pop()
+    return found

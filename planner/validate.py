@@ -15,6 +15,7 @@ from planner.durations import ceil_units, solo_iteration_ms
 from planner.errors import Problem
 from planner.instance import TOL, Instance, Job, Profile, Reservation
 from planner.limits import MAX_DURATION
+from planner.precedence import cycles
 from planner.state import check_live_input, ends_before_now
 from planner.structure import Parsed
 
@@ -263,32 +264,11 @@ def after_cycles(p: Parsed) -> list[Problem]:
     """One problem per cycle in `after`, naming its jobs in order, each waiting for the next."""
     order = {j.id: i for i, (_, j) in enumerate(p.jobs)}
     path_of = {j.id: path for path, j in p.jobs}
-    edges = {j.id: [d for d in j.after if d in order] for _, j in p.jobs}
-    state: dict[str, int] = {}  # 1 on the stack, 2 done
-    found: list[list[str]] = []
-    for root in order:
-        if root in state:
-            continue
-        stack: list[tuple[str, int]] = [(root, 0)]
-        trail: list[str] = [root]
-        state[root] = 1
-        while stack:
-            node, i = stack[-1]
-            if i < len(edges[node]):
-                stack[-1] = (node, i + 1)
-                nxt = edges[node][i]
-                if state.get(nxt) == 1:
-                    cyc = trail[trail.index(nxt) :]
-                    start = min(range(len(cyc)), key=lambda k: order[cyc[k]])
-                    found.append(cyc[start:] + cyc[:start])
-                elif nxt not in state:
-                    state[nxt] = 1
-                    stack.append((nxt, 0))
-                    trail.append(nxt)
-            else:
-                state[node] = 2
-                stack.pop()
-                trail.pop()
+    edges = {j.id: list(j.after) for _, j in p.jobs}
+    found = []
+    for cyc in cycles(edges):  # each cycle from its job first in the instance
+        start = min(range(len(cyc)), key=lambda k: order[cyc[k]])
+        found.append(cyc[start:] + cyc[:start])
     problems = []
     seen: set[tuple[str, ...]] = set()
     for cyc in found:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.importers import WHOLE, FormatError, project_instance, shown
+from planner.precedence import cycles
 
 # `R 1  R 2 ...` after `duration` and in RESOURCEAVAILABILITIES; N (nonrenewable) and D
 # (doubly constrained) columns are multi-mode features this importer does not model.
@@ -194,32 +195,14 @@ def _successors(lines: list[str], n_jobs: int) -> tuple[dict[int, list[int]], di
 def _no_cycle(succ: dict[int, list[int]], line: dict[int, int]) -> None:
     """Refuse a cycle of successors on the line and field of the one that closes it (the
     instance would refuse it too, naming a JSON path and not the line)."""
-    state: dict[int, int] = {}  # 1: on the current path, 2: finished
-    for root in sorted(succ):
-        if root in state:
-            continue
-        path = [root]
-        todo = [iter(enumerate(succ[root], 4))]
-        state[root] = 1
-        while todo:
-            a = path[-1]
-            step = next(todo[-1], None)
-            if step is None:
-                state[a] = 2
-                path.pop()
-                todo.pop()
-                continue
-            k, b = step
-            if state.get(b) == 1:
-                loop = " -> ".join(str(x) for x in [*path[path.index(b) :], b])
-                raise PsplibFormatError(
-                    f"line {line[a] + 1}, field {k}",
-                    f"successor {b} of job {a} closes a cycle of successors: {loop}",
-                )
-            if b not in state:
-                state[b] = 1
-                path.append(b)
-                todo.append(iter(enumerate(succ[b], 4)))
+    found = cycles(succ)
+    if found:
+        loop, a = found[0], found[0][-1]
+        raise PsplibFormatError(
+            f"line {line[a] + 1}, field {succ[a].index(loop[0]) + 4}",
+            f"successor {loop[0]} of job {a} closes a cycle of successors: "
+            + " -> ".join(str(x) for x in [*loop, loop[0]]),
+        )
 
 
 def _requests(
