@@ -17,7 +17,10 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
 - `progress`: a running job's progress at `now`, replacing the computed one;
 - `add`: new waiting jobs, in the instance's job format (no `state`).
 `read_changes` reads the changes file; problems name the file and the JSON path, and so
-do the problems `live_instance` finds (with `source` as the file).
+do the problems `live_instance` finds (with `source` as the file). The file's own problems
+(`Changes.problems`) are reported with those, so one run lists them all: a part with a
+value that cannot be read is left out of the checks against the instance (they would
+report its absence), the other parts are checked.
 """
 
 from __future__ import annotations
@@ -50,22 +53,26 @@ class Changes:
     nodes_down: tuple[tuple[str, int | None], ...] = ()  # (node, until or None: for good)
     progress: Mapping[str, float] = field(default_factory=dict)
     documents: tuple[Any, ...] = ()  # the added jobs' JSON objects, for `live_document`
+    problems: tuple[Problem, ...] = ()  # the file's own, reported by `live_instance`
 
 
 def read_changes(path: str) -> Changes:
-    """The changes file (README, "Replanning"); InputError names every problem."""
+    """The changes file (README, "Replanning"); its problems go with the changes, and
+    `live_instance` reports them with those it finds (InputError naming every one)."""
     d = raw_json(path)
     ck = Checker()
     changes = changes_from_dict(d, ck)
-    if ck.problems:
-        raise InputError(path, ck.problems)
-    return changes
+    return replace(changes, problems=tuple(ck.problems))
 
 
 def changes_from_dict(d: Any, ck: Checker) -> Changes:
+    """The changes in `d`, problems into `ck`. A part with a value that cannot be read
+    (not an unknown field) is left empty: checked against the instance, it would be
+    reported again as missing, or with shifted positions."""
     top = ck.obj(d, "$", CHANGE_FIELDS)
     if top is None:
         return Changes()
+    fatal = ck.fatal
     parsed = Parsed()
     add = top.get("add", [])
     if not isinstance(add, list):
@@ -75,17 +82,20 @@ def changes_from_dict(d: Any, ck: Checker) -> Changes:
         if isinstance(job, dict) and "state" in job:
             ck.add(f"add[{i}].state", "an added job is waiting: it has no state")
         _parse_job(job, f"add[{i}]", ck, parsed)
-    cancel = ck.str_list(top, "cancel", "$", default=[]) or []
+    for p in after_cycles(parsed):  # only among added jobs: the others cannot wait for them
+        ck.add(p.path, p.message)
+    added = tuple(j for _, j in parsed.jobs) if ck.fatal == fatal else ()
+    cancel = ck.str_list(top, "cancel", "$", default=[]) or []  # all or nothing
+    fatal = ck.fatal
     down = _down_list(top.get("nodes_down", []), ck)
+    if ck.fatal > fatal:  # positions would shift
+        down = []
     progress: dict[str, float] = {}
     for jid, v in (ck.mapping(top.get("progress", {}), "progress") or {}).items():
         x = ck.num_value(v, f"progress.{jid}")
         if x is not None:
             progress[jid] = x
-    for p in after_cycles(parsed):  # only among added jobs: the others cannot wait for them
-        ck.add(p.path, p.message)
-    added = tuple(j for _, j in parsed.jobs)
-    return Changes(added, tuple(cancel), tuple(down), progress, tuple(add))
+    return Changes(added, tuple(cancel), tuple(down), progress, tuple(add) if added else ())
 
 
 def _down_list(v: Any, ck: Checker) -> list[tuple[str, int | None]]:
@@ -117,7 +127,8 @@ def live_instance(
     """The live state at `now` of `instance` planned by `schedule`, with `changes` applied.
 
     `schedule` must be a valid schedule of `instance` (the caller verifies it). Raises
-    InputError naming `source` and the JSON path of each bad change.
+    InputError naming `source` and the JSON path of each bad change (`changes.problems`,
+    what reading the file found, first).
     """
     changes = changes or Changes()
     check_now(instance, now, instance_source)
@@ -129,7 +140,7 @@ def live_instance(
     # from that instance's `progress`); a stopped one waits again with the work it has left
     done = work_done(instance, schedule, now)
     jobs = [_left(j, done[j.id]) if j.id in stopped else _with_progress(j, done) for j in jobs]
-    problems: list[Problem] = []
+    problems = list(changes.problems)
     out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, problems)
     if problems:
         raise InputError(source, problems)

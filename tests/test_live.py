@@ -573,6 +573,44 @@ def test_bad_changes_exit_2_with_the_path(
     assert not out_path.exists()
 
 
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        # an unreadable added job hid the other parts' problems until it was fixed
+        ({"cancel": ["zz"], "progress": {"q": 1}, "nodes_down": ["n-9"],
+          "add": [{"id": "z", "duration": -3, "gpus": 1, "foo": 2}]},
+         [("add[0].foo", "unknown field"), ("add[0].duration", "negative"),
+          ("cancel[0]", "unknown job 'zz'"), ("nodes_down[0]", "unknown node 'n-9'"),
+          ("progress.q", "not running")]),
+        # an unknown field hid the item's own problem
+        ({"nodes_down": [{"node": "n-0", "until": 4, "x": 1}]},
+         [("nodes_down[0].x", "unknown field"), ("nodes_down[0].until", "not after now 4")]),
+        # a part that cannot be read is not checked again against the instance
+        ({"cancel": ["zz"], "nodes_down": [5, "n-9"]},
+         [("nodes_down[0]", "expected a non-empty string"), ("cancel[0]", "unknown job 'zz'")]),
+    ],
+)  # fmt: skip
+def test_a_changes_file_gets_all_its_problems_at_once(
+    tmp_path: Path,
+    under_way: tuple[Path, Path, Schedule],
+    changes: dict[str, Any],
+    expected: list[tuple[str, str]],
+) -> None:
+    inst_path, sched_path, _ = under_way
+    ch_path = tmp_path / "changes.json"
+    ch_path.write_text(json.dumps(changes))
+    out_path = tmp_path / "replanned.json"
+    code, out = run("replan", inst_path, sched_path, "--now", 4, "--changes", ch_path,
+                    "-o", out_path, "--solver", "greedy")  # fmt: skip
+    assert code == 2, out
+    lines = [line.strip() for line in out.splitlines() if line.startswith("  ")]
+    found = [(line.split(": ")[1], line.split(": ", 2)[2]) for line in lines]
+    assert len(found) == len(expected), out
+    for (path, fragment), (got_path, message) in zip(expected, found, strict=True):
+        assert got_path == path and fragment in message, out
+    assert f"{len(expected)} problem(s)" in out and not out_path.exists()
+
+
 def test_replan_before_a_done_job_ended_is_exit_2(
     tmp_path: Path, under_way: tuple[Path, Path, Schedule]
 ) -> None:
