@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import planner.solvers.dispatch as dispatch
+from planner.changes import Changes
 from planner.importers.muri import muri_to_instance
 from planner.metrics import metrics
 from planner.online import make_policy
 from planner.read import instance_from_dict
-from planner.replan import Changes, live_instance
+from planner.replan import live_instance
 from planner.schedule import schedule_from_dict
 from planner.simulate import simulate
 from planner.simulate.output import result_to_schedule_dict

@@ -16,104 +16,30 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
   (their work is lost; see the README);
 - `progress`: a running job's progress at `now`, replacing the computed one;
 - `add`: new waiting jobs, in the instance's job format (no `state`).
-`read_changes` reads the changes file; problems name the file and the JSON path, and so
-do the problems `live_instance` finds (with `source` as the file). The file's own problems
-(`Changes.problems`) are reported with those, so one run lists them all: a part with a
-value that cannot be read is left out of the checks against the instance (they would
-report its absence), the other parts are checked.
+The changes file is read by `planner.changes`; problems name the file and the JSON path,
+and so do the problems `live_instance` finds against the live state (with `source` as the
+file), reported with the file's own. `planner.live_file` writes the live instance.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from planner.catalogue import load_catalogue
-from planner.checker import Checker, join, kind, suggest
+from planner.changes import Changes
+from planner.checker import join, suggest
 from planner.errors import InputError, Problem
 from planner.history import work_done
 from planner.instance import Instance, Job, Live, Reservation
 from planner.limits import MAX_NUMBER
-from planner.read import raw_json
 from planner.schedule import Schedule, Segment
-from planner.state import STATE_FIELDS, check_live_input
-from planner.structure import Parsed, _parse_job
-from planner.validate import after_cycles, counts_profiled, job_fit, job_limits
+from planner.state import check_live_input
+from planner.validate import counts_profiled, job_fit, job_limits
 
-CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress")
 DOWN = "~down:"  # id prefix of the reservation that takes a failed node out
-
-
-@dataclass(frozen=True)
-class Changes:
-    add: tuple[Job, ...] = ()
-    cancel: tuple[str, ...] = ()
-    nodes_down: tuple[tuple[str, int | None], ...] = ()  # (node, until or None: for good)
-    progress: Mapping[str, float] = field(default_factory=dict)
-    documents: tuple[Any, ...] = ()  # the added jobs' JSON objects, for `live_document`
-    problems: tuple[Problem, ...] = ()  # the file's own, reported by `live_instance`
-
-
-def read_changes(path: str) -> Changes:
-    """The changes file (README, "Replanning"); its problems go with the changes, and
-    `live_instance` reports them with those it finds (InputError naming every one)."""
-    d = raw_json(path)
-    ck = Checker()
-    changes = changes_from_dict(d, ck)
-    return replace(changes, problems=tuple(ck.problems))
-
-
-def changes_from_dict(d: Any, ck: Checker) -> Changes:
-    """The changes in `d`, problems into `ck`. A part with a value that cannot be read
-    (not an unknown field) is left empty: checked against the instance, it would be
-    reported again as missing, or with shifted positions."""
-    top = ck.obj(d, "$", CHANGE_FIELDS)
-    if top is None:
-        return Changes()
-    fatal = ck.fatal
-    parsed = Parsed()
-    add = top.get("add", [])
-    if not isinstance(add, list):
-        ck.add("add", f"expected an array of jobs, got {kind(add)}")
-        add = []
-    for i, job in enumerate(add):
-        if isinstance(job, dict) and "state" in job:
-            ck.add(f"add[{i}].state", "an added job is waiting: it has no state")
-        _parse_job(job, f"add[{i}]", ck, parsed)
-    for p in after_cycles(parsed):  # only among added jobs: the others cannot wait for them
-        ck.add(p.path, p.message)
-    added = tuple(j for _, j in parsed.jobs) if ck.fatal == fatal else ()
-    cancel = ck.str_list(top, "cancel", "$", default=[]) or []  # all or nothing
-    fatal = ck.fatal
-    down = _down_list(top.get("nodes_down", []), ck)
-    if ck.fatal > fatal:  # positions would shift
-        down = []
-    progress: dict[str, float] = {}
-    for jid, v in (ck.mapping(top.get("progress", {}), "progress") or {}).items():
-        x = ck.num_value(v, f"progress.{jid}")
-        if x is not None:
-            progress[jid] = x
-    return Changes(added, tuple(cancel), tuple(down), progress, tuple(add) if added else ())
-
-
-def _down_list(v: Any, ck: Checker) -> list[tuple[str, int | None]]:
-    if not isinstance(v, list):
-        ck.add("nodes_down", f"expected an array of node names, got {kind(v)}")
-        return []
-    out: list[tuple[str, int | None]] = []
-    for i, item in enumerate(v):
-        path = f"nodes_down[{i}]"
-        if isinstance(item, dict):
-            ck.obj(item, path, ("node", "until"))
-            node = ck.string(item, "node", path)
-            until = ck.integer(item, "until", path, default=None)
-        else:
-            node, until = ck.str_value(item, path), None
-        if node is not None:
-            out.append((node, until))
-    return out
 
 
 def live_instance(
@@ -465,72 +391,3 @@ def _one_member_groups(jobs: tuple[Job, ...]) -> tuple[Job, ...]:
             j = replace(j, live=replace(j.live, group=None))
         out.append(j)
     return tuple(out)
-
-
-def live_document(
-    raw: Mapping[str, Any], live: Instance, changes: Changes | None
-) -> dict[str, Any]:
-    """The live instance as an instance document (contract §9), from the instance's own
-    document `raw`: what `plan check` takes with the replanned schedule."""
-    doc = dict(raw)
-    doc["now"] = live.now
-    jobs = []
-    for j in [*raw.get("jobs", []), *(changes.documents if changes else ())]:
-        job = live.job_by_id.get(j["id"])
-        if job is None:
-            continue  # cancelled
-        out = {k: v for k, v in j.items() if k not in STATE_FIELDS}
-        if not job.demand:
-            out.pop("demand", None)  # a done job that ran in several segments (_state_at)
-        if job.live is not None:
-            out.update(_state_fields(job.live))
-        for name, left in (("iterations", job.iterations), ("duration", job.duration)):
-            if left is not None and name in out and out[name] != left:
-                out[name] = left  # a stopped job's work left (_left)
-        jobs.append(out)
-    doc["jobs"] = jobs
-    own = {r.get("id") for r in raw.get("reservations", []) if isinstance(r, dict)}
-    down = [r for r in live.reservations if r.id.startswith(DOWN) and r.id not in own]
-    doc["reservations"] = [*_kept_docs(raw, live), *map(_down_doc, down)]
-    if live.horizon is not None:
-        doc["horizon"] = live.horizon  # a node down for good may set or move it (_for_good)
-    return doc
-
-
-def _kept_docs(raw: Mapping[str, Any], live: Instance) -> list[Any]:
-    """The document's reservations as the live instance keeps them (`_released`: without
-    cancelled jobs in `for.jobs`, and without those that admitted only them; `_for_good`:
-    an earlier replan's node down for good, to the new end)."""
-    by_id = {r.id: r for r in live.reservations}
-    out = []
-    for r in raw.get("reservations", []):
-        kept = by_id.get(r.get("id"))
-        if kept is None:
-            continue
-        if kept.end != r.get("end"):
-            r = {**r, "end": kept.end}
-        admits = r.get("for")
-        if isinstance(admits, dict):
-            for key, left in (("jobs", kept.admits.jobs), ("tenants", kept.admits.tenants)):
-                if key in admits:
-                    admits = {**admits, key: [x for x in admits[key] if x in left]}
-            r = {**r, "for": admits}
-        out.append(r)
-    return out
-
-
-def _state_fields(live: Live) -> dict[str, Any]:
-    out: dict[str, Any] = {"state": live.state, "started": live.started}
-    if live.ended is not None:
-        out["ended"] = live.ended
-    if live.placement:
-        out["placement"] = [{"node": n, "gpus": list(g)} for n, g in live.placement]
-    if live.group is not None:
-        out["group"] = live.group
-    if live.progress is not None:
-        out["progress"] = live.progress
-    return out
-
-
-def _down_doc(r: Reservation) -> dict[str, Any]:
-    return {"id": r.id, "start": r.start, "end": r.end, "nodes": list(r.nodes), "for": None}

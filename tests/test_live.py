@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from planner.bounds import lower_bounds
+from planner.changes import Changes, changes_from_dict
 from planner.checker import Checker
 from planner.cli import main
 from planner.durations import restart_units
@@ -25,7 +26,7 @@ from planner.instance import OBJECTIVES, Instance
 from planner.live import residual
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
-from planner.replan import Changes, changes_from_dict, live_instance
+from planner.replan import live_instance
 from planner.schedule import Assignment, Schedule, schedule_from_dict
 from planner.solvers import solve
 from planner.solvers.exact import given_start
@@ -494,9 +495,9 @@ def _down_replan(
 
 
 def _live_of(inst_path: Path, s: Schedule, now: int, changes: dict[str, Any]) -> Instance:
+    from planner.changes import changes_from_dict
     from planner.checker import Checker
     from planner.read import read_instance
-    from planner.replan import changes_from_dict
 
     ck = Checker()
     ch = changes_from_dict(changes, ck)

@@ -46,11 +46,13 @@ def replan(
 ) -> None:
     """Replan SCHEDULE of INSTANCE from time T: what started keeps running (or is done),
     the rest is planned again, after the changes."""
+    from planner.changes import read_changes
     from planner.cli.commands import read_schedule
     from planner.export import json_text
+    from planner.live_file import live_document
     from planner.outputs import check_outputs, files_only
     from planner.read import raw_json, read_instance
-    from planner.replan import check_now, live_document, live_instance, read_changes
+    from planner.replan import check_now, live_instance
     from planner.verify import verify
 
     outs, settings = args.prepared()
