@@ -16,7 +16,7 @@ from planner.checker import Checker, kind
 from planner.errors import Problem
 from planner.instance import Job
 from planner.read import raw_json
-from planner.structure import Parsed, _parse_job
+from planner.structure import Parsed, parse_job
 from planner.validate import after_cycles
 
 CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress")
@@ -57,7 +57,7 @@ def changes_from_dict(d: Any, ck: Checker) -> Changes:
     for i, job in enumerate(add):
         if isinstance(job, dict) and "state" in job:
             ck.add(f"add[{i}].state", "an added job is waiting: it has no state")
-        _parse_job(job, f"add[{i}]", ck, parsed)
+        parse_job(job, f"add[{i}]", ck, parsed)
     for p in after_cycles(parsed):  # only among added jobs: the others cannot wait for them
         ck.add(p.path, p.message)
     added = tuple(j for _, j in parsed.jobs) if ck.fatal == fatal else ()

@@ -317,7 +317,7 @@ def _objective(v: Any, ck: Checker) -> tuple[str, ...] | None:
     return tuple(out) if len(out) == len(names) else None
 
 
-def _parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
+def parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
     before = ck.fatal
     d = ck.obj(v, path, JOB_FIELDS)
     if d is None:
@@ -521,7 +521,7 @@ def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
         ck.add("jobs", f"expected an array of jobs, got {kind(top['jobs'])}")
     else:
         for i, j in enumerate(top["jobs"]):
-            _parse_job(j, f"jobs[{i}]", ck, out)
+            parse_job(j, f"jobs[{i}]", ck, out)
     if "reservations" in top:
         rs = top["reservations"]
         if not isinstance(rs, list):
