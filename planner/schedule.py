@@ -294,6 +294,8 @@ def schedule_from_dict(d: Any) -> Schedule:
     probs: list[tuple[str, str]] = []
     if not isinstance(d, dict):
         raise ScheduleFormatError([("$", "a schedule is a JSON object")])
+    if "cluster" in d and "format" not in d:  # arguments swapped: one line, not one per job
+        raise ScheduleFormatError([("$", "this is an instance (it has 'cluster'), not a schedule")])
     jobs: list[Assignment] = []
     raw_jobs = d.get("jobs")
     if not isinstance(raw_jobs, list):

@@ -46,6 +46,7 @@ from planner.instance import (
 )
 from planner.limits import MAX_WEIGHT
 from planner.profiles import parse_profile
+from planner.schedule import FORMAT
 from planner.state import STATE_FIELDS, parse_live
 
 # Node groups are expanded into Node objects; a typo like count 10**9 must not hang the reader.
@@ -475,6 +476,9 @@ def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
     """Pass 1: types, fields and ranges, with defaults filled in."""
     ck = Checker()
     out = Parsed(name=default_name)
+    if isinstance(d, dict) and d.get("format") == FORMAT and "cluster" not in d:
+        # arguments swapped: one line, not one per job
+        return out, [Problem("$", f"this is a schedule (format '{FORMAT}'), not an instance")]
     top = ck.obj(d, "$", TOP_FIELDS)
     if top is None:
         return out, ck.problems

@@ -156,6 +156,35 @@ def test_check_of_a_schedule_of_another_format_exit_2(tmp_path: Path, value: obj
     assert f"{out}: format: expected 'planner-schedule/1', found {json.dumps(value)}" in stderr
 
 
+@pytest.mark.parametrize("command", ["check", "export", "replan", "show", "validate", "solve"])
+def test_an_instance_and_a_schedule_swapped_is_one_clear_problem(
+    tmp_path: Path, command: str
+) -> None:
+    # `plan check d.s.json demo.json` listed 170 problems ("cluster: required field is
+    # missing", then each job's 'start' as an unknown field), none saying what was wrong
+    sched = tmp_path / "demo.s.json"
+    assert run("solve", DEMO, "--solver", "greedy", "-o", sched)[0] == 0
+    written = tmp_path / "written"
+    args = {
+        "check": ["check", sched, DEMO],
+        "export": ["export", DEMO, "--gantt", written],
+        "replan": ["replan", sched, DEMO, "--now", 1, "-o", written],
+        "show": ["show", DEMO, "-o", written],
+        "validate": ["validate", sched],
+        "solve": ["solve", sched, "-o", written],
+    }[command]
+    code, _, stderr = run(*args)
+    assert code == 2 and not written.exists(), stderr
+    assert "1 problem(s)" in stderr, stderr
+    if command in ("export", "show"):
+        assert f"{DEMO}: $: this is an instance (it has 'cluster'), not a schedule" in stderr
+    else:
+        assert (
+            f"{sched}: $: this is a schedule (format 'planner-schedule/1'), not an instance"
+            in stderr
+        )
+
+
 @pytest.mark.parametrize("command", ["check", "export", "replan", "show"])
 def test_a_schedule_time_past_the_limit_is_bad_input(tmp_path: Path, command: str) -> None:
     # 10**400 passed `plan check`, then `plan replan` and `plan show` failed on it
