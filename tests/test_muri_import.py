@@ -156,6 +156,12 @@ def test_a_row_with_more_or_fewer_fields_than_the_header_is_refused(
         ({"job_id": "FIRST"}, "rows[7]", "duplicate job id"),
         # the release is the instance's, in s; the message names the CSV's value in ms
         ({"submit_time": "1e20"}, "rows[7].submit_time", "submit_time 100000000000000000000 ms"),
+        # an integer is read as written: it was shown as 100000000000000000 (through a float)
+        (
+            {"submit_time": "99999999999999999"},
+            "rows[7].submit_time",
+            "submit_time 99999999999999999 ms",
+        ),
     ],
 )
 def test_a_row_the_instance_refuses_is_named_by_its_row(

@@ -220,7 +220,7 @@ def _parse_rows(
                 values[col] = text
                 continue
             try:
-                values[col] = int(float(text)) if col == "submit_time" else int(text)
+                values[col] = _ms(text) if col == "submit_time" else int(text)
             except (ValueError, OverflowError):  # also 'inf' and 'nan'
                 problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got '{text}'"))
         g = values.get("num_gpu")
@@ -281,3 +281,12 @@ def _misfit(gpus: int, nodes: int, per_node: int) -> str | None:
     if gpus > per_node and gpus % per_node:
         return f"{gpus} GPUs is not a whole number of {per_node}-GPU nodes"
     return None
+
+
+def _ms(text: str) -> int:
+    """A submit time in ms: an integer as written (exact, however large), or a decimal
+    number such as '1534000.0', truncated."""
+    try:
+        return int(text)
+    except ValueError:
+        return int(float(text))
