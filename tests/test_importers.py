@@ -51,6 +51,8 @@ def test_jss_errors() -> None:
         ("1 2\n0 1 1\n", "line 2", "expected 2 (machine, duration) pairs, found 3"),
         # lines beyond the declared jobs were dropped without a word
         ("1 2\n0 1 1 2\n0 3 1 3\n", "line 3", "more job lines than the 1"),
+        # named `jobs[0].duration` of the converted instance, not the line
+        ("1 1\n0 1000000000001\n", "line 2, field 2", "duration 1000000000001 is larger"),
     ],
 )
 def test_a_malformed_jss_names_the_line(text: str, path: str, fragment: str) -> None:
@@ -113,6 +115,17 @@ def sm_without(*line_numbers: int) -> str:
             sm_edited(r"^(   6 +1 +1 +)15$", r"\g<1>6"),
             "line 24, field 4",
             "cycle of successors: 6 -> 6",
+        ),
+        # named `jobs[0].duration` and `cluster.pools.R1` of the converted instance
+        (
+            sm_edited(r"^(  2 +1 +)10( .*)$", r"\g<1>1000000000001\2"),
+            "line 56, field 3",
+            "job 2: duration 1000000000001 is larger than the limit 1e+12",
+        ),
+        (
+            sm_edited(r"^   31( .*) 25$", r"   1000000000001\1 25"),
+            "line 90, field 1",
+            "capacity of R1 1000000000001 is larger than the limit 1e+12",
         ),
         # through the supersource, dropped as a dummy: the instance said "j3 -> j6 -> j3"
         (sm_edited(r"^(   6 +1 +1 +)15$", r"\g<1>1"), "line 24, field 4", ": 1 -> 3 -> 6 -> 1"),
