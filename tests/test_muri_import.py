@@ -123,6 +123,20 @@ def test_bad_rows_and_bad_file(tmp_path: Path) -> None:
         muri_to_instance(f, name="t", nodes=1, gpus_per_node=8)
 
 
+def test_a_column_named_twice_is_refused_on_the_header(tmp_path: Path) -> None:
+    # DictReader kept one value per name, so the message said "rows[0] has 6 fields but
+    # the header has 12" of a row of 12 fields (found by QA helper-46)
+    lines = (DATA / "trace1_head200.csv").read_text().splitlines()
+    f = tmp_path / "t.csv"
+    f.write_text("\n".join([lines[0] + ",priority,job_id", lines[1] + ",0,7"]) + "\n")
+    with pytest.raises(InputError) as e:
+        muri_to_instance(f, name="t", nodes=8, gpus_per_node=8)
+    assert [str(p) for p in e.value.problems] == [
+        "line 1: column 'priority' appears twice (columns 13 and 14)",
+        "line 1: column 'job_id' appears twice (columns 1 and 15)",
+    ]
+
+
 @pytest.mark.parametrize(
     "end, count",
     [

@@ -72,6 +72,13 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
         header = reader.fieldnames or []
     except csv.Error as e:
         raise InputError(str(path), [Problem("$", f"not a CSV file: {e}")]) from None
+    twice = [
+        Problem("line 1", f"column '{c}' appears twice (columns {header.index(c) + 1} and {k})")
+        for k, c in enumerate(header, 1)
+        if header.index(c) + 1 < k
+    ]
+    if twice:  # DictReader keeps one value per name: the field counts above would be wrong
+        raise InputError(str(path), twice)
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise InputError(
