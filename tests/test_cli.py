@@ -130,6 +130,26 @@ def test_user_text_in_brackets_is_shown_as_given(tmp_path: Path) -> None:
     )
 
 
+def test_control_characters_in_user_text_reach_no_terminal(tmp_path: Path) -> None:
+    # an id with ESC [31m turned the user's terminal red (the job table printed it raw,
+    # and the error message too; found by QA helper-46): shown as \x1b instead
+    doc = json.loads(Path(DEMO).read_text())
+    doc["name"], doc["jobs"][0]["id"] = "de\u0007mo", "x\u001b[1m\u0000"
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc))
+    code, stdout, stderr = run(
+        "solve", good, "--solver", "greedy", "--jobs", "-o", tmp_path / "s.json"
+    )
+    assert code == 0 and "plan for de\\x07mo" in stdout and "x\\x1b[1m\\x00" in stdout
+    doc["jobs"][1]["after"] = ["no\u001b]0;title\u0007"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    code, _, stderr2 = run("validate", bad)
+    assert code == 2 and "unknown job 'no\\x1b]0;title\\x07'" in stderr2
+    for text in (stdout, stderr, stderr2):
+        assert not any(ord(c) < 0x20 and c != "\n" for c in text), repr(text)
+
+
 def test_check_of_another_instances_schedule_warns(tmp_path: Path) -> None:
     # a valid schedule whose "instance" names another: the verdict is the rules' (exit
     # 0), so the mismatch is a warning; it was printed as "error:" with exit 0

@@ -22,8 +22,20 @@ from planner.errors import InputError
 from planner.jsonio import dumps
 from planner.solvers import Progress
 
+# C0 and C1 control characters but the newline, shown as \xNN: ids, names and paths are
+# the user's text, and an escape sequence in them would restyle or move the terminal.
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if c != 0x0A}
+
+
+def visible(text: str) -> str:
+    return text.translate(_CONTROL)
+
 
 class _Console(Console):
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """Every string printed, table cells too, with its control characters shown."""
+        return super().render_str(visible(text), **kwargs)
+
     def on_broken_pipe(self) -> None:
         """rich exits 1 ("no feasible schedule" here): raise instead, for the command's
         error handler (`planner.cli.common.handle_errors`: exit 141)."""
@@ -78,13 +90,13 @@ def print_raw(text: str) -> None:
 
 
 def print_error(message: str) -> None:
-    err.print(Text("error: ", style="bold red") + Text(message))
+    err.print(Text("error: ", style="bold red") + Text(visible(message)))
 
 
 def print_internal_error(message: str) -> None:
     err.print(
         Text("internal error: ", style="bold red")
-        + Text(f"{message}, rerun with --debug for the traceback")
+        + Text(f"{visible(message)}, rerun with --debug for the traceback")
     )
 
 
@@ -94,11 +106,11 @@ def print_traceback(text: str) -> None:
 
 
 def print_warning(message: str) -> None:
-    err.print(Text("warning: ", style="bold yellow") + Text(message))
+    err.print(Text("warning: ", style="bold yellow") + Text(visible(message)))
 
 
 def print_note(message: str) -> None:
-    err.print(Text(message, style="dim"))
+    err.print(Text(visible(message), style="dim"))
 
 
 def _fmt(v: Any, digits: int = 2) -> str:
@@ -170,7 +182,12 @@ def print_job_table(rows: Sequence[Any], time_unit: str) -> None:
     cols = ("job", "node", "GPUs", "group", "start", "end", f"wait ({time_unit})", "why it waited")
     for col in cols:
         left = col in ("job", "node", "group", "why it waited")
-        t.add_column(col, justify="left" if left else "right")
+        # an id is what the user looks for: wrapped when long, never cut to "…"
+        t.add_column(
+            col,
+            justify="left" if left else "right",
+            overflow="fold" if col == "job" else "ellipsis",
+        )
     for r in rows:
         t.add_row(
             r.job, r.nodes, str(r.gpus), r.group or "-", _fmt(r.start), _fmt(r.end),
@@ -337,7 +354,7 @@ class BenchProgress:
         if row.get("status") in ("error", "timeout") or not row.get("verified"):
             self.failed += 1
         if self._progress is not None and self._task is not None:
-            last = escape(f"{row.get('name')} {row.get('solver')}: {row.get('status')}")
+            last = escape(visible(f"{row.get('name')} {row.get('solver')}: {row.get('status')}"))
             failed = f"  [red]{self.failed} failed[/]" if self.failed else ""
             self._progress.update(self._task, advance=1, description=last + failed)
             self._progress.refresh()
