@@ -162,3 +162,26 @@ def test_speed_400_jobs_runs():
     inst = instance_from_dict(generate("dl", 400, 8, seed=2))
     s = plan(inst, "interleave")
     assert s.status == "feasible" and len(s.jobs) == 400
+
+
+def test_a_stop_before_any_plan_returns_none() -> None:
+    # SIGTERM sets `stop`: a greedy run of 20,000 mixed jobs on 8 nodes went on for
+    # minutes after it (found by QA helper-46); now each run ends at its next event
+    import threading
+
+    inst = instance_from_dict(generate("mixed", 40, 2, 3, elastic=True))
+    stop = threading.Event()
+    stop.set()
+    # (the serial engine, capped by a work budget, is left to finish: engine "events")
+    s = solve_greedy(inst, None, SolveOptions(stop=stop), engine="events")
+    assert s.status == "unknown" and not s.jobs and s.info["reason"] == "interrupted"
+
+
+def test_past_the_time_limit_elastic_count_choices_are_skipped() -> None:
+    # each count choice is a whole greedy plan: past the limit, the first plan is kept
+    inst = instance_from_dict(generate("mixed", 40, 2, 3, elastic=True))
+    whole = run_verified(inst, "greedy", time_limit=60)
+    cut = run_verified(inst, "greedy", time_limit=0)
+    assert "variants" not in whole.info
+    tried, _, total = cut.info["variants"].partition(" of ")
+    assert tried == "1" and int(total) > 1

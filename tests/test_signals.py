@@ -83,6 +83,30 @@ def test_signal_writes_the_best_schedule(
     assert p2.returncode == 0, check_out + check_err
 
 
+def test_sigterm_during_a_long_greedy_plan_stops_it(tmp_path: Path) -> None:
+    # greedy on 5,000 mixed elastic jobs on 8 nodes takes about 25 s; SIGTERM set the stop
+    # event, which the greedy engine did not look at: the run went on to its end and
+    # wrote its plan (QA helper-46: 200,000 jobs ran on for minutes). Now it stops, with
+    # nothing to write (no plan was finished).
+    inst = tmp_path / "big.json"
+    g = plan("generate", "--family", "mixed", "--jobs", "5000", "--nodes", "8", "--elastic",
+             "--preemption", "-o", str(inst))  # fmt: skip
+    assert g.wait(timeout=120) == 0
+    out = tmp_path / "s.json"
+    p = plan("solve", str(inst), "--solver", "greedy", "--time-limit", "1", "-o", str(out))
+    try:
+        wait_until(lambda: catches(p.pid, signal.SIGTERM))
+        time.sleep(0.5)
+        p.send_signal(signal.SIGTERM)
+        stdout, stderr = p.communicate(timeout=300)
+    finally:
+        p.kill()
+    assert p.returncode == 143, stderr
+    assert "Traceback" not in stdout + stderr
+    assert "interrupted before a schedule was found; nothing written" in stderr
+    assert "stopped before a schedule was found" in stdout and not out.exists()
+
+
 def test_ctrl_c_during_start_up_has_no_traceback(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     p = plan("solve", str(DEMO), "--solver", "greedy", "-o", str(out))

@@ -278,6 +278,9 @@ def plan_and_write(
     else:
         written = list(files) if found else None
         _print_result(doc, inst, sched, written, bool(outs.output), outs.show_jobs)
+    if not found and signals.exit_code is not None:  # stopped before any plan was made
+        terminal.print_error("interrupted before a schedule was found; nothing written")
+        sys.exit(signals.exit_code)
     if not found:
         reason = sched.info.get("reason", "no feasible schedule found")
         terminal.print_error(f"{NOT_FOUND.get(sched.status, sched.status)}: {reason}")

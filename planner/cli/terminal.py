@@ -171,8 +171,10 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
         t.add_row("held back", f"{info['held_back']} (for a cheaper price)")
     if "reason" in info:
         t.add_row("note", str(info["reason"]))
-    if info.get("interrupted"):
+    if info.get("interrupted") and doc.get("status") in ("optimal", "feasible"):
         t.add_row("interrupted", "stopped early: this is the best schedule found so far")
+    elif info.get("interrupted"):
+        t.add_row("interrupted", "stopped before a schedule was found")
     out.print(t)
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -144,11 +145,14 @@ def plan_in_order(
     baseline: Mapping[str, int] | None = None,
     eff_prio: Mapping[str, int] | None = None,
     eager: bool = False,
+    stop: threading.Event | None = None,
 ) -> Result:
     """Plan with list positions `ranks` (aligned with `instance.jobs`, distinct).
     `eager`: take the best admissible group whenever one fits, without the cost comparison
-    (more throughput under overload; the improvement search tries both)."""
-    return _Engine(instance, ranks, interleave, objective, cands, baseline, eff_prio, eager).run()
+    (more throughput under overload; the improvement search tries both). `stop` set (Ctrl-C
+    or SIGTERM): the run ends at its next event with no plan (reason "interrupted")."""
+    engine = _Engine(instance, ranks, interleave, objective, cands, baseline, eff_prio, eager)
+    return engine.run(stop)
 
 
 class _Engine:
@@ -493,13 +497,16 @@ class _Engine:
                 self._enter(s)
 
     # ---- main loop ------------------------------------------------------------------
-    def run(self) -> Result:
+    def run(self, stop: threading.Event | None = None) -> Result:
         order = sorted(range(self.n), key=lambda i: (self.jobs[i].release, self.rank[i]))
         ptr = 0
         for w in sorted(set(self.wake)):
             self._push(w, _WAKE, None)
         events = self.events
         while ptr < self.n or events:
+            # a run of 20,000 mixed jobs on 8 nodes takes minutes: SIGTERM must not wait
+            if stop is not None and stop.is_set():
+                return Result(None, [], "interrupted")
             t = events[0][0] if events else INF
             if ptr < self.n:
                 t = min(t, self.jobs[order[ptr]].release)

@@ -23,6 +23,7 @@ the run with status "unknown" and `info["reason"]` naming the job and the constr
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -77,11 +78,13 @@ def solve_greedy(
         raise ValueError(f"unknown greedy engine {engine!r}")
     names = list(objectives_of(instance, options))
     holds = hold_backs(instance, names)
+    stop = options.stop
     if instance.elastic or holds:
-        best = _variants(instance, rule, names, engine, holds)
+        best = _variants(instance, rule, names, engine, holds, stop, t_begin + options.limit)
     else:
-        best = _solve_fixed(instance, rule, names, engine)
-    best = with_bounds(instance, best, names, options.bound_iterations)
+        best = _solve_fixed(instance, rule, names, engine, stop)
+    if best.status == "feasible" or not stop.is_set():
+        best = with_bounds(instance, best, names, options.bound_iterations)
     return best.with_(wall_s=time.perf_counter() - t_begin)
 
 
@@ -91,32 +94,45 @@ def _variants(
     names: list[str],
     engine: str,
     holds: list[tuple[str, dict[str, int]]],
+    stop: threading.Event,
+    deadline: float,
 ) -> Schedule:
     """The best plan over the count choices (`planner.elastic.count_choices`) and, under
     `energy_cost`, over holding jobs back to cheaper prices (`planner.elastic.hold_backs`).
     Every plan is valid for `instance`: a held-back plan that breaks a rule of it (strict
-    priority can, as releases move) is dropped."""
+    priority can, as releases move) is dropped. Past `deadline` (the time limit) or once
+    `stop` is set, the plans not yet made are skipped, as soon as one is found
+    (`info.variants`: how many of how many were tried)."""
     choices = count_choices(instance) if instance.elastic else [("listed", {})]
+    plans = [
+        (name, counts, hold, starts)
+        for name, counts in choices
+        for hold, starts in [("", {}), *holds]
+    ]
     best: Schedule | None = None
     best_val: list[float] | None = None
-    for name, counts in choices:
-        fixed = fixed_counts(instance, counts)
-        for hold, starts in [("", {}), *holds]:
-            s = _solve_fixed(held_back(fixed, starts), rule, names, engine)
-            if s.status != "feasible" or (hold and verify(instance, s)):
-                best = best or s
-                continue
-            val = objective_vector(instance, s, names)
-            if best_val is None or val < best_val:
-                info = {**s.info, "elastic": name} if instance.elastic else dict(s.info)
-                if hold:
-                    info["held_back"] = hold
-                best, best_val = s.with_(info=info), val
+    for k, (name, counts, hold, starts) in enumerate(plans):
+        if k and (stop.is_set() or (best_val is not None and time.perf_counter() > deadline)):
+            assert best is not None
+            return best.with_(info={**best.info, "variants": f"{k} of {len(plans)}"})
+        fixed = held_back(fixed_counts(instance, counts), starts)
+        s = _solve_fixed(fixed, rule, names, engine, stop)
+        if s.status != "feasible" or (hold and verify(instance, s)):
+            best = best or s
+            continue
+        val = objective_vector(instance, s, names)
+        if best_val is None or val < best_val:
+            info = {**s.info, "elastic": name} if instance.elastic else dict(s.info)
+            if hold:
+                info["held_back"] = hold
+            best, best_val = s.with_(info=info), val
     assert best is not None
     return best
 
 
-def _solve_fixed(instance: Instance, rule: str, names: list[str], engine: str) -> Schedule:
+def _solve_fixed(
+    instance: Instance, rule: str, names: list[str], engine: str, stop: threading.Event
+) -> Schedule:
     """One greedy plan of an instance whose jobs run at their `gpus` (no bounds)."""
     t_begin = time.perf_counter()
     engines: tuple[str, ...] = (engine,)
@@ -130,8 +146,10 @@ def _solve_fixed(instance: Instance, rule: str, names: list[str], engine: str) -
     best: Schedule | None = None
     best_val: list[float] | None = None
     for e in engines:
+        if best is not None and stop.is_set():
+            break
         try:
-            s = _plan(instance, rule, names, e, t_begin, cands, WorkMeter(budget))
+            s = _plan(instance, rule, names, e, t_begin, cands, WorkMeter(budget), stop)
         except OutOfWork:
             continue  # the serial engine would cost more than the budget: events only
         s = s.with_(info={**s.info, "engine": e})
@@ -165,10 +183,11 @@ def plan_order(
     baseline: dict[str, int] | None = None,
     cands: Sequence[CandidateGroup] | None = None,
     eager: bool = False,
+    stop: threading.Event | None = None,
 ) -> Schedule:
     """One event-driven run with an explicit list order (`ranks` aligned with the jobs):
     the building block of the improvement search. No bounds, no solo/grouped comparison.
-    `eager`: form a group whenever one fits (see events.plan_in_order)."""
+    `eager`, `stop`: see events.plan_in_order."""
     t_begin = time.perf_counter()
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if interleave and strict else None
@@ -183,6 +202,7 @@ def plan_order(
         baseline,
         eff,
         eager,
+        stop,
     )
     return _result_schedule(instance, f"greedy:{rule}", rule, res, t_begin)
 
@@ -229,6 +249,7 @@ def _plan(
     t_begin: float,
     cands: Sequence[CandidateGroup] | None,
     meter: WorkMeter,
+    stop: threading.Event,
 ) -> Schedule:
     """One engine's plan; under `interleave` (cands given) with and without groups."""
     interleave = cands is not None
@@ -237,7 +258,7 @@ def _plan(
         ranks = rule_ranks(instance, rule)
 
         def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
-            return plan_order(instance, rule, names, ranks, grouping, baseline, cands)
+            return plan_order(instance, rule, names, ranks, grouping, baseline, cands, stop=stop)
     else:
 
         def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
