@@ -33,7 +33,8 @@ def visible(text: str) -> str:
 
 class _Console(Console):
     def render_str(self, text: str, **kwargs: Any) -> Text:
-        """Every string printed, table cells too, with its control characters shown."""
+        """Every string printed, table cells too, with its control characters shown (a
+        `Text` built by hand bypasses this: pass the user's text as a string)."""
         return super().render_str(visible(text), **kwargs)
 
     def on_broken_pipe(self) -> None:
@@ -90,13 +91,14 @@ def print_raw(text: str) -> None:
 
 
 def print_error(message: str) -> None:
-    err.print(Text("error: ", style="bold red") + Text(visible(message)))
+    err.print(Text("error: ", style="bold red"), message, sep="")
 
 
 def print_internal_error(message: str) -> None:
     err.print(
-        Text("internal error: ", style="bold red")
-        + Text(f"{visible(message)}, rerun with --debug for the traceback")
+        Text("internal error: ", style="bold red"),
+        f"{message}, rerun with --debug for the traceback",
+        sep="",
     )
 
 
@@ -106,11 +108,11 @@ def print_traceback(text: str) -> None:
 
 
 def print_warning(message: str) -> None:
-    err.print(Text("warning: ", style="bold yellow") + Text(visible(message)))
+    err.print(Text("warning: ", style="bold yellow"), message, sep="")
 
 
 def print_note(message: str) -> None:
-    err.print(Text(visible(message), style="dim"))
+    err.print(message, style="dim")
 
 
 def _fmt(v: Any, digits: int = 2) -> str:

@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from planner.limits import MAX_NUMBER
+
 # A field of a PSPLIB or job-shop line: ASCII digits only (int() would also take '٣',
 # '+3' and '3_0').
 WHOLE = re.compile(r"[0-9]+")
@@ -20,6 +22,14 @@ class FormatError(ValueError):
         super().__init__(f"{path}: {message}")
         self.path = path
         self.message = message
+
+
+def within_limit(value: int, where: str, what: str, error: type[FormatError]) -> None:
+    """Refuse a number above what an instance may hold (`planner.limits`) at the file's
+    line and field: the converted instance's own check would name a JSON path
+    (`jobs[3].duration`) that the file does not have."""
+    if value > MAX_NUMBER:
+        raise error(where, f"{what} {value} is larger than the limit {MAX_NUMBER:g}")
 
 
 def shown(token: str, limit: int = 20) -> str:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.importers import WHOLE, FormatError, project_instance, shown
-from planner.limits import MAX_NUMBER
+from planner.importers import WHOLE, FormatError, project_instance, shown, within_limit
 
 
 class JobshopFormatError(FormatError):
@@ -68,11 +67,9 @@ def parse_jss(text: str, name: str = "jobshop") -> dict[str, Any]:
                     f"line {no}, field {2 * op + 1}",
                     f"job {j}: machine {machine} out of range (0..{m - 1})",
                 )
-            if d > MAX_NUMBER:  # named here: the instance's check would name jobs[k].duration
-                raise JobshopFormatError(
-                    f"line {no}, field {2 * op + 2}",
-                    f"job {j}: duration {d} is larger than the limit {MAX_NUMBER:g}",
-                )
+            within_limit(
+                d, f"line {no}, field {2 * op + 2}", f"job {j}: duration", JobshopFormatError
+            )
             tid = f"t{j}_{op}"
             job: dict[str, Any] = {
                 "id": tid,

@@ -72,10 +72,11 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
         header = reader.fieldnames or []
     except csv.Error as e:
         raise InputError(str(path), [Problem("$", f"not a CSV file: {e}")]) from None
+    first: dict[str, int] = {}
     twice = [
-        Problem("line 1", f"column '{c}' appears twice (columns {header.index(c) + 1} and {k})")
+        Problem("line 1", f"column '{c}' appears twice (columns {first[c]} and {k})")
         for k, c in enumerate(header, 1)
-        if header.index(c) + 1 < k
+        if first.setdefault(c, k) != k
     ]
     if twice:  # DictReader keeps one value per name: the field counts above would be wrong
         raise InputError(str(path), twice)

@@ -16,8 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from planner.importers import WHOLE, FormatError, project_instance, shown
-from planner.limits import MAX_NUMBER
+from planner.importers import WHOLE, FormatError, project_instance, shown, within_limit
 from planner.precedence import cycles
 
 # `R 1  R 2 ...` after `duration` and in RESOURCEAVAILABILITIES; N (nonrenewable) and D
@@ -235,11 +234,7 @@ def _requests(
                 f"job {job}: expected {3 + len(res_names)} fields (job, mode, duration and "
                 f"{len(res_names)} resource requests), found {len(nums)}",
             )
-        if nums[2] > MAX_NUMBER:  # named here: the instance's check would name jobs[k]
-            raise PsplibFormatError(
-                f"line {i + 1}, field 3",
-                f"job {job}: duration {nums[2]} is larger than the limit {MAX_NUMBER:g}",
-            )
+        within_limit(nums[2], f"line {i + 1}, field 3", f"job {job}: duration", PsplibFormatError)
         dur[job] = nums[2]
         req[job] = nums[3:]
     return res_names, dur, req, {job: i for job, (i, _) in rows.items()}
@@ -267,10 +262,6 @@ def _capacities(lines: list[str], res_names: list[str]) -> tuple[list[int], int]
             f"line {i + 2}",
             f"expected {len(res_names)} capacities (one per resource), found {len(caps)}",
         )
-    for k, cap in enumerate(caps, 1):
-        if cap > MAX_NUMBER:
-            raise PsplibFormatError(
-                f"line {i + 2}, field {k}",
-                f"capacity of {res_names[k - 1]} {cap} is larger than the limit {MAX_NUMBER:g}",
-            )
+    for k, (cap, name) in enumerate(zip(caps, res_names, strict=True), 1):
+        within_limit(cap, f"line {i + 2}, field {k}", f"capacity of {name}", PsplibFormatError)
     return caps, i + 1
