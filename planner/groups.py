@@ -317,7 +317,7 @@ def split_by_reservation(instance: Instance, groups: Sequence[CandidateGroup]) -
     reservation). The MILP lets a group use reserved GPUs only when the reservation admits
     every member, for its whole span: stricter than the rules, so its optimum, bound and
     infeasibility are then no proof. CP-SAT holds such a group off the reservation only
-    until its last member not admitted ends (`cpsat.model._outside`), which is exact
+    until its last member not admitted ends (`cpsat.constraints._outside`), which is exact
     (tests/test_groups.py)."""
     group_of = {n.name: n.group.name for n in instance.nodes}
     for r in instance.reservations:

@@ -13,8 +13,8 @@ from builders import make_instance, profile
 
 from planner.instance import Instance, Job, NodeGroup, PriceInterval
 from planner.metrics import metrics
-from planner.solvers.milp.model import build_units
 from planner.solvers.milp.objective import kwh_caps
+from planner.solvers.milp.variables import build_units
 
 PROF = profile("m", {2: (100.0, 0.0, 100.0, 0.0), 4: (60.0, 0.0, 60.0, 0.0)})
 KWH = 1000 / 3.6e9  # kWh per watt-second (time unit 1 s)

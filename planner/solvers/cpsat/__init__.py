@@ -1,7 +1,9 @@
 """CP-SAT planner (`--solver cpsat`): an exact model of rules R1-R10 solved by OR-Tools
 CP-SAT, started from the best greedy schedule and never returning anything worse.
 
-Modules: `model` (variables, constraints), `objective`, `hint` (greedy schedule as a
+Modules, mirroring milp/ file for file: `model` (builds variables -> constraints),
+`variables` (job, option and group variables), `constraints` (one function per rule
+family), `objective`, `energy` (the energy objectives), `hint` (the start schedule as a
 hint), `extract` (solution to schedule, GPU indices), `solve` (the solve loop).
 """
 

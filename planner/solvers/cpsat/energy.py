@@ -24,7 +24,7 @@ from ortools.sat.python import cp_model
 
 from planner.energy import kwh_per_watt_unit, price_curve
 from planner.instance import NodeGroup
-from planner.solvers.cpsat.model import CpsatModel, scale_for
+from planner.solvers.cpsat.variables import CpsatModel, scale_for
 
 
 def _watts(cm: CpsatModel) -> tuple[int, float]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.schedule import Assignment, Group, Placement, Schedule
-from planner.solvers.cpsat.model import CpsatModel
+from planner.solvers.cpsat.variables import CpsatModel
 
 Value = Callable[[Any], int]
 

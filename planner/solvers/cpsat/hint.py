@@ -13,8 +13,9 @@ from collections import defaultdict
 from ortools.sat.python import cp_model
 
 from planner.schedule import Schedule
-from planner.solvers.cpsat.model import CpsatModel, job_rank, symmetric_classes
+from planner.solvers.cpsat.constraints import job_rank, symmetric_classes
 from planner.solvers.cpsat.objective import Objective
+from planner.solvers.cpsat.variables import CpsatModel
 
 
 def relabel(cm: CpsatModel, sched: Schedule) -> dict[str, str]:

@@ -15,7 +15,7 @@ from ortools.sat.python import cp_model
 
 from planner.instance import Instance
 from planner.solvers.cpsat.energy import cost_expr, kwh_expr
-from planner.solvers.cpsat.model import CpsatModel, scale_for
+from planner.solvers.cpsat.variables import CpsatModel, scale_for
 
 
 @dataclass

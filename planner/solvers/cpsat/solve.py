@@ -33,11 +33,12 @@ from planner.metrics import objective_values
 from planner.schedule import Schedule, SolveInfo
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint
-from planner.solvers.cpsat.model import CpsatModel, build, option_durations
+from planner.solvers.cpsat.model import build
 from planner.solvers.cpsat.objective import (
     Objective,
     add_objective,
 )
+from planner.solvers.cpsat.variables import CpsatModel, option_durations
 from planner.solvers.exact import best_start, end_caps, finish, semi_active_horizon, values
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import planner.solvers.milp.model as milp_model
+import planner.solvers.milp.variables as milp_vars
 from planner.instance import Instance
 from planner.schedule import Assignment, Group, Placement, Schedule
 from planner.solvers.milp.gpus import NodeHold, colour
@@ -20,7 +21,7 @@ def extract(instance: Instance, built: milp_model.Built) -> Schedule | None:
         if (y.varValue or 0) > 0.5:
             picked[(ui, t)].append(ni)
     holders: list[NodeHold] = []
-    chosen: list[tuple[int, milp_model.StartUnit, int, list[str]]] = []
+    chosen: list[tuple[int, milp_vars.StartUnit, int, list[str]]] = []
     for (ui, ni, t), v in built.starts.items():
         if (v.varValue or 0) <= 0.5:
             continue

@@ -8,6 +8,7 @@ import math
 from collections import defaultdict
 
 import planner.solvers.milp.model as milp_model
+import planner.solvers.milp.variables as milp_vars
 from planner.instance import Instance
 from planner.schedule import Schedule
 from planner.solvers.milp.energy import complete_pieces
@@ -62,7 +63,7 @@ def set_warm(
     members: dict[str, tuple[str, ...]] = defaultdict(tuple)
     for g in greedy.groups:
         members[g.id] = tuple(sorted(g.jobs))
-    by_key: dict[tuple[tuple[str, ...], str | None, bool, int], milp_model.StartUnit] = {}
+    by_key: dict[tuple[tuple[str, ...], str | None, bool, int], milp_vars.StartUnit] = {}
     for u in built.units:
         ng = u.node_group.name if u.node_group else None
         by_key[(tuple(sorted(u.job_ids)), ng, u.group, u.gpus)] = u
@@ -118,7 +119,7 @@ def complete(built: milp_model.Built) -> None:
 def relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
     """Rename identical nodes so the schedule obeys the model's symmetry breaking: within
     each group's interchangeable nodes, the node first used by the earliest job comes first."""
-    reserved = milp_model.gpu_reserved_nodes(instance)
+    reserved = milp_vars.gpu_reserved_nodes(instance)
     pos = {j.id: i for i, j in enumerate(instance.jobs)}
     first: dict[str, int] = {}
     for a in schedule.jobs:

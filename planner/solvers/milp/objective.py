@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from planner.energy import kwh_per_watt_unit
 from planner.instance import Instance
 from planner.precedence import heads_tails
-from planner.solvers.milp.model import StartUnit
+from planner.solvers.milp.variables import StartUnit
 
 
 def min_durations(instance: Instance, units: Sequence[StartUnit]) -> dict[str, int]:

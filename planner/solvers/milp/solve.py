@@ -41,6 +41,7 @@ from typing import Any
 import pulp
 
 import planner.solvers.milp.model as milp_model
+import planner.solvers.milp.variables as milp_vars
 from planner.bounds import optional_bounds
 from planner.groups import (
     exact_candidates,
@@ -156,7 +157,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     named = optional_bounds(instance, r.names, options.bound_iterations, r.info)
     simple = {k: v for k, (v, _) in named.items()}
     groups, complete = exact_candidates(instance, 4, ALL_GROUPS_MAX, start)
-    units = milp_model.build_units(instance, groups)
+    units = milp_vars.build_units(instance, groups)
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
 
@@ -233,7 +234,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
 
 def _horizon(
     instance: Instance,
-    units: Sequence[milp_model.StartUnit],
+    units: Sequence[milp_vars.StartUnit],
     names: Sequence[str],
     start: Schedule | None,
     gvals: dict[str, float] | None,
@@ -282,7 +283,7 @@ _BY_TIME = ", the most that can be built in the time left"
 def _choose_grid(
     r: _Run,
     start: Schedule | None,
-    units: Sequence[milp_model.StartUnit],
+    units: Sequence[milp_vars.StartUnit],
     hz: _Horizon,
     earliest: dict[str, int],
     affordable: int,
@@ -291,7 +292,7 @@ def _choose_grid(
     would be too large, or take longer to build than the `affordable` nonzeros; or why no
     grid fits."""
     instance, options = r.instance, r.options
-    max_nonzeros = min(milp_model.MAX_NONZEROS, affordable)
+    max_nonzeros = min(milp_vars.MAX_NONZEROS, affordable)
     if max_nonzeros <= 0:
         return "no time left for the MILP model after the start (raise --time-limit)"
     length = slot_length(hz.length, options.slots, options.slot)
@@ -307,16 +308,16 @@ def _choose_grid(
         # The caps hold for exact schedules; on a coarser grid starts are rounded up (and
         # the start's shifted schedule may end later), so they would cut off every schedule.
         grid_caps = hz.caps if length == 1 else {}
-        binaries, nonzeros = milp_model.size_estimate(instance, units, grid, grid_caps, earliest)
-        if binaries <= milp_model.MAX_BINARIES and nonzeros <= max_nonzeros:
+        binaries, nonzeros = milp_vars.size_estimate(instance, units, grid, grid_caps, earliest)
+        if binaries <= milp_vars.MAX_BINARIES and nonzeros <= max_nonzeros:
             break
         # Coarsening stops paying once the slot count no longer falls: the start, shifted
         # onto a coarser grid, ends later in proportion to the slot length.
         if grid.slots <= MIN_SLOTS or (prev_slots is not None and grid.slots >= prev_slots):
             return (
                 f"time-indexed model of {binaries:,} binaries and {nonzeros:,} "
-                f"nonzeros stays over the limits ({milp_model.MAX_BINARIES:,}, "
-                f"{max_nonzeros:,}{_BY_TIME if max_nonzeros < milp_model.MAX_NONZEROS else ''}"
+                f"nonzeros stays over the limits ({milp_vars.MAX_BINARIES:,}, "
+                f"{max_nonzeros:,}{_BY_TIME if max_nonzeros < milp_vars.MAX_NONZEROS else ''}"
                 f") at slot {length}"
             )
         prev_slots = grid.slots
@@ -325,9 +326,9 @@ def _choose_grid(
         r.info["coarsened"] = {
             "from_slot": first_length,
             "to_slot": length,
-            "reason": f"model over {milp_model.MAX_BINARIES} binaries or "
+            "reason": f"model over {milp_vars.MAX_BINARIES} binaries or "
             f"{max_nonzeros} nonzeros"
-            f"{_BY_TIME if max_nonzeros < milp_model.MAX_NONZEROS else ''}",
+            f"{_BY_TIME if max_nonzeros < milp_vars.MAX_NONZEROS else ''}",
         }
     return grid, grid_caps, warm_slots
 
@@ -421,7 +422,7 @@ def _integral_proof(instance: Instance, name: str, res: RunResult) -> bool:
 
 def _lower_bound(
     instance: Instance,
-    units: Sequence[milp_model.StartUnit],
+    units: Sequence[milp_vars.StartUnit],
     names: Sequence[str],
     grid: Grid,
     bounds: dict[str, float],
