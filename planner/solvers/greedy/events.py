@@ -17,8 +17,8 @@ Structures (why it is not quadratic):
 - strict priority (R9): job b may start only if no released, unstarted job of higher
   priority was released no later than b. With m = the least release among those, b's
   candidates are the bucket's jobs released before m: a prefix of the tree;
-- node choice (best fit): per node group and free-GPU count a sorted list of nodes;
-  the node with the fewest free GPUs that fits, then the lowest index;
+- node choice (best fit, `occupancy.py`): per node group and free-GPU count a sorted list
+  of nodes; the node with the fewest free GPUs that fits, then the lowest index;
 - the `interleave` rule's queue estimates (the GPU-time ahead of a job, the weight behind
   it) are Fenwick sums over list positions of the waiting jobs.
 Jobs that fit by shape but not in detail (a reservation, node CPU/memory, a pool) are set
@@ -39,23 +39,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
-from planner.durations import gpu_mem_fits, solo_duration
+from planner.durations import solo_duration
 from planner.groups import CandidateGroup
-from planner.instance import Instance, Job, NodeGroup, Reservation
+from planner.instance import Instance, Job
 from planner.pools import PoolTimeline, pools_fit
 from planner.precedence import successors
 from planner.schedule import Assignment, Group, Placement
 from planner.solvers.greedy.fit import (
     GroupCost,
     Span,
-    blocks,
-    gpu_reservations,
     late_reason,
-    node_fits,
     pool_reservations,
     same_priority_class,
 )
 from planner.solvers.greedy.form import too_uneven
+from planner.solvers.greedy.occupancy import Occupancy
 from planner.solvers.greedy.order import best_solo_duration
 from planner.solvers.greedy.trees import INF, Fenwick, MinTree
 
@@ -112,28 +110,6 @@ class _Bucket:
         self.rels: list[int] = []
         self.tree = MinTree(0)
         self.count = 0  # jobs currently in the tree
-
-
-class _NodeGroupState:
-    """Free-GPU bookkeeping of one node group: per free count, the sorted local indices."""
-
-    def __init__(self, ng: NodeGroup, nodes: list[int]):
-        self.ng = ng
-        self.G = ng.gpus
-        self.nodes = nodes  # global node indices, local index = position
-        self.lists: list[list[int]] = [[] for _ in range(ng.gpus + 1)]
-        self.lists[ng.gpus] = list(range(len(nodes)))
-
-    def move(self, local: int, old: int, new: int) -> None:
-        lst = self.lists[old]
-        del lst[bisect.bisect_left(lst, local)]
-        bisect.insort(self.lists[new], local)
-
-    def can_fit(self, g: int) -> bool:
-        if g <= self.G:
-            lists = self.lists
-            return any(lists[c] for c in range(g, self.G + 1))
-        return len(self.lists[self.G]) >= g // self.G
 
 
 def plan_in_order(
@@ -207,33 +183,11 @@ class _Engine:
         self.seq = 0
 
     def _init_nodes(self) -> None:
-        """Node groups, free GPUs, node CPU/memory use, reservations and pools."""
+        """Node occupancy (`occupancy.py`), reservation ends and pools."""
         instance = self.inst
-        self.ng_index = {g.name: k for k, g in enumerate(instance.node_groups)}
-        per_group: dict[str, list[int]] = defaultdict(list)
-        for nd in instance.nodes:
-            per_group[nd.group.name].append(nd.index)
-        self.ngs = [_NodeGroupState(g, per_group[g.name]) for g in instance.node_groups]
-        self.local = [0] * len(instance.nodes)
-        for st in self.ngs:
-            for loc, ni in enumerate(st.nodes):
-                self.local[ni] = loc
-        self.node_ng = [self.ng_index[nd.group.name] for nd in instance.nodes]
-        self.free_mask = [(1 << nd.gpus) - 1 for nd in instance.nodes]
-        self.free_cnt = [nd.gpus for nd in instance.nodes]
-        self.cpu_used = [0.0] * len(instance.nodes)
-        self.mem_used = [0.0] * len(instance.nodes)
-        held = gpu_reservations(instance)
-        self.node_res: list[list[list[Reservation]] | None] = [
-            held.get(nd.index) for nd in instance.nodes
-        ]
+        self.occ = Occupancy(instance)
+        self.ng_index = self.occ.ng_index
         self.wake = [r.end for r in instance.reservations]
-        self.special = [
-            self.node_res[nd.index] is not None
-            or nd.group.cpus is not None
-            or nd.group.mem_gb is not None
-            for nd in instance.nodes
-        ]
         pool_res = pool_reservations(instance)
         self.pools = {p: PoolTimeline(cap, pool_res[p]) for p, cap in instance.pools.items()}
         # the least demand per (pool, class) that failed at this round's instant
@@ -332,53 +286,6 @@ class _Engine:
         return m
 
     # ---- fitting now ----------------------------------------------------------------
-    def _usable(self, node: int, members: Sequence[Job], t: int, hold: int, need: int) -> list[int]:
-        mask = self.free_mask[node]
-        res = self.node_res[node]
-        out: list[int] = []
-        k = 0
-        while mask and len(out) < need:
-            if mask & 1 and (
-                res is None or not any(blocks(r, t, t + hold, members) for r in res[k])
-            ):
-                out.append(k)
-            mask >>= 1
-            k += 1
-        return out
-
-    def _node_ok(self, node: int, members: Sequence[Job], per_node: int) -> bool:
-        used = {"cpu": self.cpu_used[node], "mem": self.mem_used[node]}
-        return node_fits(self.inst.nodes[node].group, members, per_node, used.__getitem__)
-
-    def _place(
-        self, gi: int, members: Sequence[Job], g: int, t: int, hold: int
-    ) -> list[tuple[int, list[int]]] | None:
-        st = self.ngs[gi]
-        G = st.G
-        special = self.special
-        if g <= G:
-            for c in range(g, G + 1):
-                for loc in st.lists[c]:
-                    node = st.nodes[loc]
-                    if special[node] and not self._node_ok(node, members, g):
-                        continue
-                    gp = self._usable(node, members, t, hold, g)
-                    if len(gp) == g:
-                        return [(node, gp)]
-            return None
-        k = g // G
-        chosen: list[tuple[int, list[int]]] = []
-        for loc in st.lists[G]:
-            node = st.nodes[loc]
-            if special[node] and not self._node_ok(node, members, G):
-                continue
-            gp = self._usable(node, members, t, hold, G)
-            if len(gp) == G:
-                chosen.append((node, gp))
-                if len(chosen) == k:
-                    return chosen
-        return None
-
     def _pools_fit_solo(self, i: int, t: int, d: int) -> bool:
         """`pools_fit` for job `i` alone from `t` for `d`. A demand that does not fit at `t`
         itself fails for every duration, and so does any larger one of the same class
@@ -408,11 +315,6 @@ class _Engine:
             amount >= floor.get((name, cls), math.inf) for name, cls, amount in need
         )
 
-    def _gpu_mem_ok(self, members: Sequence[Job], ng: NodeGroup) -> bool:
-        if ng.gpu_mem_gb is None or len(members) == 1:
-            return True  # a solo job's memory was checked on input (eligible groups)
-        return gpu_mem_fits(self.inst, members, ng.gpu_mem_gb)
-
     def _solo_now(self, i: int, t: int) -> tuple[_SoloPick | None, str]:
         """Earliest-ending solo option that fits now, and why none ever will ("": one may
         fit later)."""
@@ -431,7 +333,7 @@ class _Engine:
                 continue
             if gi < 0:
                 return _SoloPick(gi, d, []), ""
-            pl = self._place(gi, members, job.gpus, t, d)
+            pl = self.occ.place(gi, members, job.gpus, t, d)
             if pl is not None:
                 best = _SoloPick(gi, d, pl)
                 break
@@ -455,15 +357,12 @@ class _Engine:
             bits = 0
             for k in gp:
                 bits |= 1 << k
-            self._take(node, bits, len(gp))
+            self.occ.take(node, bits, len(gp))
             if hold > 0:
                 self._push(t + hold, _FREE, (node, bits, len(gp)))
             else:
-                self._give(node, bits, len(gp))
-            per_node = len(gp)
-            for m in mjobs:
-                self.cpu_used[node] += per_node * m.cpus_per_gpu
-                self.mem_used[node] += per_node * m.mem_gb_per_gpu
+                self.occ.give(node, bits, len(gp))
+            self.occ.use(node, len(gp), mjobs, 1)
         for i, m, d in zip(members, mjobs, durs, strict=True):
             if self.waiting[i]:
                 self._leave(i)
@@ -474,23 +373,10 @@ class _Engine:
                 pool.book(t, t + d, pool.job_class(m), amount)
             self._push(t + d, _END, (i, pl))
 
-    def _take(self, node: int, bits: int, k: int) -> None:
-        old = self.free_cnt[node]
-        self.free_mask[node] &= ~bits
-        self.free_cnt[node] = old - k
-        self.ngs[self.node_ng[node]].move(self.local[node], old, old - k)
-
-    def _give(self, node: int, bits: int, k: int) -> None:
-        old = self.free_cnt[node]
-        self.free_mask[node] |= bits
-        self.free_cnt[node] = old + k
-        self.ngs[self.node_ng[node]].move(self.local[node], old, old + k)
-
     def _end(self, i: int, pl: list[tuple[int, list[int]]]) -> None:
         m = self.jobs[i]
         for node, gp in pl:
-            self.cpu_used[node] -= len(gp) * m.cpus_per_gpu
-            self.mem_used[node] -= len(gp) * m.mem_gb_per_gpu
+            self.occ.use(node, len(gp), (m,), -1)
         for s in self.succ[i]:
             self.preds_left[s] -= 1
             if self.preds_left[s] == 0 and self.released[s]:
@@ -517,7 +403,7 @@ class _Engine:
                     self._end(end_i, end_pl)
                 elif kind == _FREE:
                     node, bits, k = cast(tuple[int, int, int], payload)
-                    self._give(node, bits, k)
+                    self.occ.give(node, bits, k)
             while ptr < self.n and self.jobs[order[ptr]].release <= t:
                 i = order[ptr]
                 ptr += 1
@@ -598,7 +484,7 @@ class _Engine:
             return INF
         if self._floored(b.need):
             return INF
-        if b.gpus and not any(self.ngs[gi].can_fit(b.gpus) for gi in b.groups):
+        if b.gpus and not any(self.occ.can_fit(gi, b.gpus) for gi in b.groups):
             return INF
         if not self.strict:
             return b.tree.min_all()
@@ -677,13 +563,13 @@ class _Engine:
         self, mjobs: Sequence[Job], cgi: int, cg: CandidateGroup, t: int
     ) -> _Pl | None:
         """The group's placement if it fits now (GPU memory, deadlines, pools, GPUs)."""
-        if not self._gpu_mem_ok(mjobs, self.ngs[cgi].ng):
+        if not self.occ.gpu_mem_ok(mjobs, cgi):
             return None
         if late_reason(self.inst, mjobs, cg.durations, t) is not None:
             return None
         if not pools_fit(self.pools, mjobs, t, cg.durations):
             return None
-        return self._place(cgi, mjobs, cg.gpus, t, cg.span)
+        return self.occ.place(cgi, mjobs, cg.gpus, t, cg.span)
 
     def _behind(self, i: int, exclude: Sequence[int]) -> float:
         """Weight of the waiting jobs after `i` in the list, except `exclude`."""
