@@ -241,12 +241,24 @@ def test_plan_show_needs_an_output(tmp_path: Path) -> None:
     assert code == 2 and "-o" in err
 
 
-def test_plan_solve_show(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["solve", "{i}", "--solver", "greedy"],
+        ["replan", "{i}", "{d}/plan.json", "--now", "100", "--live", "{d}/live.json"],
+        ["simulate", "{i}", "--policy", "fifo"],  # wrote nothing and said "wrote" (QA helper-47)
+    ],
+)
+def test_show_writes_the_page_of_what_the_command_made(tmp_path: Path, command: list[str]) -> None:
+    run("solve", DEMO, "--solver", "greedy", "-o", tmp_path / "plan.json")
     out, page = tmp_path / "s.json", tmp_path / "g.html"
-    code, _, err = run("solve", DEMO, "--solver", "greedy", "-o", out, "--show", page)
+    args = [a.format(i=DEMO, d=tmp_path) for a in command]
+    code, _, err = run(*args, "-o", out, "--show", page)
     assert code == 0, err
+    assert f"wrote {page}" in " ".join(err.split())
     doc = json.loads(out.read_text(encoding="utf-8"))
-    assert not verify(read_instance(DEMO), schedule_from_dict(doc))
+    instance = tmp_path / "live.json" if command[0] == "replan" else DEMO
+    assert not verify(read_instance(instance), schedule_from_dict(doc))
     text = page.read_text(encoding="utf-8")
     start = text.index('id="gantt-bars">') + len('id="gantt-bars">')
     bars = json.loads(text[start : text.index("</script>", start)])

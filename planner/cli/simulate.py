@@ -95,10 +95,9 @@ def simulate(
     files = _files(inst, doc, res, output, gantt, events)
     from planner.outputs import write_all
 
-    write_all(files)
     if show:
-        show_page(doc, inst, show)
-        files[show] = ""
+        files[show] = show_page(doc, inst, show)
+    write_all(files)
     if printed:
         terminal.print_json(doc)
     elif as_json:
