@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -242,6 +243,21 @@ def test_process_pool_gives_the_same_rows() -> None:
     pooled = list(run_local(tasks, workers=2))
     assert _strip(pooled) == _strip(inline)
     assert all(r["verified"] for r in pooled)
+
+
+def test_a_pool_left_early_leaves_no_thread_behind() -> None:
+    """An interrupted bench leaves `run_local` early. The pool's manager thread then has
+    to be gone before the interpreter exits: Python 3.11's exit hook writes to that
+    thread's wake-up pipe while the thread may be closing it, and a Ctrl-C on `plan bench
+    --workers 2` showed that traceback (fresh-clone CI, tests/test_signals.py)."""
+    tasks = [Task(str(DATA / "tiny-dl.json"), "greedy:fifo", time_limit=5.0)] + [
+        Task(str(DATA / "tiny-dl.json"), "cpsat", repeat=k, time_limit=60.0) for k in range(2)
+    ]
+    rows = run_local(tasks, workers=2)
+    assert next(rows)["solver"] == "greedy:fifo"  # the CP-SAT runs go on for 60 s
+    rows.close()  # as an interrupt does
+    managers = [t for t in threading.enumerate() if type(t).__name__ == "_ExecutorManagerThread"]
+    assert not [t for t in managers if t.is_alive()]
 
 
 def test_cli_bench_json_and_table(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -23,6 +24,9 @@ from planner.batch.run import Task, error_row, run_task, with_text
 from planner.errors import UsageError
 
 EXECUTORS = ("local", "ray")
+# How long an interrupted pool's manager thread may take to end (it sees its terminated
+# workers within a second in tests/test_bench.py and tests/test_signals.py).
+MANAGER_JOIN_S = 10.0
 
 
 def run_inline(tasks: Sequence[Task]) -> Iterator[dict[str, Any]]:
@@ -69,7 +73,13 @@ def run_local(tasks: Sequence[Task], workers: int) -> Iterator[dict[str, Any]]:
         if pending:  # interrupted: a running job would otherwise go on as an orphan
             for worker in multiprocessing.active_children():
                 worker.terminate()
+        manager: threading.Thread | None = getattr(pool, "_executor_manager_thread", None)
         pool.shutdown(wait=not pending, cancel_futures=True)
+        if pending and manager is not None:
+            # Python 3.11's exit hook wakes this thread through a pipe that the thread
+            # closes once it sees its workers gone: were the two to meet, a Ctrl-C would end
+            # in a traceback (tests/test_bench.py). It ends within moments of the workers.
+            manager.join(timeout=MANAGER_JOIN_S)
 
 
 def run_ray(
