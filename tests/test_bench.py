@@ -19,6 +19,7 @@ from planner.batch.run import Task, run_task
 from planner.batch.suite import collect_instances, make_tasks, run_bench
 from planner.batch.summary import summarize
 from planner.cli import main
+from planner.errors import WriteError
 
 DATA = Path(__file__).parent / "data" / "bench"
 SOLVERS = ["greedy:fifo", "greedy:sjf"]
@@ -283,6 +284,27 @@ def test_cli_bench_json_and_table(tmp_path: Path) -> None:
     assert len(read_csv(out)) == 4
     res = runner.invoke(main, args)  # resumed: nothing to run, the table still printed
     assert res.exit_code == 0 and "greedy:sjf" in res.stdout and "×base" in res.stdout
+
+
+def test_a_report_that_cannot_be_written_keeps_the_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The results CSV is written as the runs finish: a report that fails at the end (a
+    full disk) must not say "nothing was written" nor hide the summary (QA helper-47)."""
+
+    def full_disk(path: str, *_: Any) -> None:
+        raise WriteError(path, "No space left on device")
+
+    monkeypatch.setattr("planner.show.files.write_report", full_disk)
+    out, page = tmp_path / "r.csv", tmp_path / "r.html"
+    args = ["bench", str(DATA / "tiny-dl.json"), "--solvers", "greedy:fifo", "--workers", "1"]
+    res = CliRunner().invoke(main, [*args, "-o", str(out), "--report", str(page)])
+    assert res.exit_code == 2
+    err = " ".join(res.stderr.split())
+    assert f"cannot write {page}: No space left on device; the runs are in {out}" in err
+    assert "nothing was written" not in err and f"wrote {page}" not in err
+    assert "greedy:fifo" in res.stdout  # the summary table
+    assert [r["verified"] for r in read_csv(out)] == ["true"]
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ import planner.cli.terminal as terminal
 from planner.cli.common import EXIT_INFEASIBLE, EXIT_USAGE, handle_errors
 from planner.cli.interrupts import Interrupted, Stopping
 from planner.cli.params import SECONDS, SEED, THREADS
-from planner.errors import UsageError
+from planner.errors import UsageError, WriteError
 
 DEFAULT_SOLVERS = "greedy:fifo,greedy:srsf,greedy:interleave,cpsat,milp"
 DEFAULT_BASELINE = "greedy:fifo"
@@ -175,10 +175,14 @@ def bench(
         terminal.print_error(f"interrupted: {output} holds the finished runs; rerun to resume")
         sys.exit(e.exit_code)
     summary = summarize(result.rows, baseline or None, specs)
+    unwritten: WriteError | None = None  # the report; the rows are in `output` already
     if report:
         from planner.show.files import write_report
 
-        write_report(report, result.rows, baseline or None, specs)
+        try:
+            write_report(report, result.rows, baseline or None, specs)
+        except WriteError as e:
+            unwritten = e
     summary["output"] = str(output)
     summary["skipped"] = result.skipped
     if as_json:
@@ -188,8 +192,13 @@ def bench(
         if result.dropped_lines:
             terminal.print_note(f"dropped {result.dropped_lines} torn line(s) of {output}")
         terminal.print_note(f"{result.ran} run(s), {result.skipped} already in {output}")
-        if report:
+        if report and unwritten is None:
             terminal.print_note(f"wrote {report}")
+    if unwritten is not None:
+        terminal.print_error(
+            f"cannot write {unwritten.path}: {unwritten.reason}; the runs are in {output}"
+        )
+        sys.exit(EXIT_USAGE)
     code = exit_code(result.rows)
     if code == EXIT_USAGE:
         terminal.print_error(f"every instance is bad input (the error column of {output})")
