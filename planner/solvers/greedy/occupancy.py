@@ -127,16 +127,18 @@ class Occupancy:
         return gpu_mem_fits(self.inst, members, ng.gpu_mem_gb)
 
     def take(self, node: int, bits: int, k: int) -> None:
-        old = self.free_cnt[node]
-        self.free_mask[node] &= ~bits
-        self.free_cnt[node] = old - k
-        self.ngs[self.node_ng[node]].move(self.local[node], old, old - k)
+        """Mark the `k` GPUs of mask `bits` on `node` busy."""
+        self._set_free(node, self.free_mask[node] & ~bits, -k)
 
     def give(self, node: int, bits: int, k: int) -> None:
+        """Mark the `k` GPUs of mask `bits` on `node` free again."""
+        self._set_free(node, self.free_mask[node] | bits, k)
+
+    def _set_free(self, node: int, mask: int, change: int) -> None:
         old = self.free_cnt[node]
-        self.free_mask[node] |= bits
-        self.free_cnt[node] = old + k
-        self.ngs[self.node_ng[node]].move(self.local[node], old, old + k)
+        self.free_mask[node] = mask
+        self.free_cnt[node] = old + change
+        self.ngs[self.node_ng[node]].move(self.local[node], old, old + change)
 
     def use(self, node: int, per_node: int, members: Sequence[Job], sign: int) -> None:
         """Book (`sign` 1) or free (-1) the CPUs and memory `members` take on `node`."""
