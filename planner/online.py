@@ -10,7 +10,8 @@ import time
 
 from planner.instance import Instance
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate.engine import Policy, simulate
+from planner.simulate.engine import simulate
+from planner.simulate.model import Policy
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.policies import ListPolicy, PreemptivePolicy, Tiresias

@@ -17,9 +17,8 @@ from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
 from planner.read import instance_from_dict
 from planner.schedule import Assignment, Schedule, Segment, schedule_from_dict
 from planner.simulate import result_to_schedule_dict, simulate
-from planner.simulate.engine import View
 from planner.simulate.forecast import PHANTOM, original, phantoms, remaining_jobs, starts_now
-from planner.simulate.model import SimJob
+from planner.simulate.model import SimJob, View
 from planner.solvers.preempt.policy import REGROUP, KeyedMuri
 from planner.solvers.rolling import RollingHorizon
 from planner.verify import verify

@@ -17,8 +17,7 @@ from planner.metrics import objective_values
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
 from planner.simulate import result_to_schedule_dict, simulate
-from planner.simulate.engine import View
-from planner.simulate.model import Decision, SimJob
+from planner.simulate.model import Decision, SimJob, View
 from planner.solvers.lanes import lanes
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt import solve_preempt, weighted

@@ -4,8 +4,17 @@ simulate`, with `plan[:SOLVER]` (`planner.solvers.rolling`), are in `planner.onl
 
 from __future__ import annotations
 
-from planner.simulate.engine import Policy, Stopped, View, simulate
-from planner.simulate.model import Decision, EventRecord, SimJob, SimResult, SimSegment, Want
+from planner.simulate.engine import Stopped, simulate
+from planner.simulate.model import (
+    Decision,
+    EventRecord,
+    Policy,
+    SimJob,
+    SimResult,
+    SimSegment,
+    View,
+    Want,
+)
 from planner.simulate.output import result_to_schedule_dict
 
 __all__ = [

@@ -31,9 +31,12 @@ from planner.simulate.model import (
     Decision,
     EventRecord,
     PlacementT,
+    Policy,
+    RunInfo,
     SimJob,
     SimResult,
     SimSegment,
+    View,
     Want,
 )
 from planner.simulate.packer import Packer, count_of, reservation_times
@@ -45,35 +48,6 @@ Report = Callable[[int, int, int], None]  # (simulated time, jobs done, jobs in 
 
 class Stopped(Exception):
     """The caller's stop event was set: the simulation ended before every job was done."""
-
-
-class Policy:
-    """Base of every policy: `decide` sees the released, unfinished jobs at `now`."""
-
-    name = "policy"
-    preemptive = False
-    blind = False
-
-    def decide(self, view: View) -> Decision:
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    members: tuple[str, ...]  # jobs whose segments are still running
-    placement: PlacementT
-    label: str | None
-    started: int = 0  # when the run (its members' segments) began
-
-
-@dataclass(frozen=True)
-class View:
-    """What a policy sees at a decision point."""
-
-    instance: Instance
-    now: int
-    jobs: tuple[SimJob, ...]
-    runs: Mapping[int, RunInfo]
 
 
 @dataclass(frozen=True)
@@ -526,4 +500,4 @@ def simulate(
     return eng.run(start, record, every)
 
 
-__all__ = ["Engine", "Policy", "RunInfo", "Snapshot", "Stopped", "View", "simulate"]
+__all__ = ["Engine", "Snapshot", "Stopped", "simulate"]

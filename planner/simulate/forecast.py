@@ -22,8 +22,7 @@ from dataclasses import dataclass, replace
 
 from planner.instance import Instance, Job
 from planner.schedule import Schedule
-from planner.simulate.engine import View
-from planner.simulate.model import SimJob
+from planner.simulate.model import SimJob, View
 from planner.simulate.packer import count_of
 
 # Work left below this counts as none (as in `planner.simulate.trajectory`).

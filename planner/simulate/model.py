@@ -1,5 +1,6 @@
-"""Records of the online simulation (contract §8 and §10): what a policy sees, what it
-asks for, and what the engine reports.
+"""Records of the online simulation (contract §8 and §10): what a policy sees (`View`),
+what it asks for (`Decision`), what the engine reports, and the `Policy` base every policy
+derives from (so that policies need only these records, not the engine).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.instance import Job
+from planner.instance import Instance, Job
 from planner.schedule import Placement
 
 PlacementT = tuple[Placement, ...]
@@ -100,3 +101,32 @@ class SimResult:
     segments: Mapping[str, tuple[SimSegment, ...]]
     info: Mapping[str, Any]
     events: tuple[EventRecord, ...] = field(default_factory=tuple)
+
+
+class Policy:
+    """Base of every policy: `decide` sees the released, unfinished jobs at `now`."""
+
+    name = "policy"
+    preemptive = False
+    blind = False
+
+    def decide(self, view: View) -> Decision:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    members: tuple[str, ...]  # jobs whose segments are still running
+    placement: PlacementT
+    label: str | None
+    started: int = 0  # when the run (its members' segments) began
+
+
+@dataclass(frozen=True)
+class View:
+    """What a policy sees at a decision point."""
+
+    instance: Instance
+    now: int
+    jobs: tuple[SimJob, ...]
+    runs: Mapping[int, RunInfo]

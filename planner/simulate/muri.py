@@ -29,9 +29,8 @@ from planner.durations import (
     stage_tuple,
 )
 from planner.instance import Instance, Job
-from planner.simulate.engine import Policy, View
 from planner.simulate.matching import TypeMatcher
-from planner.simulate.model import Decision, SimJob
+from planner.simulate.model import Decision, Policy, SimJob, View
 from planner.simulate.packer import Packer
 from planner.simulate.policies import first_fit, jobs_of, placed_as, settle, until
 

@@ -15,8 +15,7 @@ from dataclasses import replace
 
 from planner.durations import restart_units
 from planner.instance import Job
-from planner.simulate.engine import Policy, View
-from planner.simulate.model import Decision, SimJob, Want
+from planner.simulate.model import Decision, Policy, SimJob, View, Want
 from planner.simulate.packer import FOREVER, Packer, PlacementT, count_of
 
 Key = Callable[[SimJob], tuple[float | int | str, ...]]

@@ -36,7 +36,6 @@ from dataclasses import replace
 from planner.instance import Instance, Job, Live, Preemption
 from planner.metrics import objective_values
 from planner.schedule import Schedule
-from planner.simulate.engine import Policy, View
 from planner.simulate.forecast import (
     Followed,
     next_start,
@@ -45,7 +44,7 @@ from planner.simulate.forecast import (
     remaining_jobs,
     starts_now,
 )
-from planner.simulate.model import Decision, PlacementT, SimJob, Want
+from planner.simulate.model import Decision, PlacementT, Policy, SimJob, View, Want
 from planner.simulate.packer import Packer
 from planner.simulate.policies import KEYS, ListPolicy, first_fit, kept_packer, settle
 from planner.solvers.dispatch import parse_spec, solve

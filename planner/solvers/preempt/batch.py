@@ -24,8 +24,8 @@ from planner.durations import solo_iteration_ms
 from planner.instance import Admits, Instance
 from planner.metrics import objective_vector
 from planner.schedule import Placement, Schedule, schedule_from_dict
-from planner.simulate.engine import Policy, View, simulate
-from planner.simulate.model import Decision, PlacementT, SimJob, Want
+from planner.simulate.engine import simulate
+from planner.simulate.model import Decision, PlacementT, Policy, SimJob, View, Want
 from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
 from planner.simulate.policies import jobs_of, kept_packer, placed_as, settle, until

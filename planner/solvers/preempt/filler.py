@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.instance import Instance, Job
-from planner.simulate.engine import Policy, View
-from planner.simulate.model import Decision, SimJob
+from planner.simulate.model import Decision, Policy, SimJob, View
 from planner.simulate.muri import group_on_first_fit
 from planner.simulate.policies import first_fit, settle
 from planner.solvers.preempt.policy import Keys

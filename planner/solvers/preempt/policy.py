@@ -18,9 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from planner.instance import Instance
-from planner.simulate.engine import View
 from planner.simulate.matching import TypeMatcher
-from planner.simulate.model import SimJob
+from planner.simulate.model import SimJob, View
 from planner.simulate.muri import Muri, Pack
 from planner.simulate.policies import PreemptivePolicy
 from planner.solvers.preempt.regroup import Rates, admit, regroup

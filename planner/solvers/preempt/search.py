@@ -63,7 +63,8 @@ from planner.bounds import with_bounds
 from planner.instance import Instance
 from planner.metrics import objective_values, objective_vector
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate.engine import Policy, Snapshot, Stopped, simulate
+from planner.simulate.engine import Snapshot, Stopped, simulate
+from planner.simulate.model import Policy
 from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.lanes import lanes, side_by_side

@@ -27,8 +27,7 @@ import numpy as np
 from planner.bounds_lp import quiet_highs
 from planner.durations import group_cycle, inadmissible_reason, solo_iteration_ms, stage_tuple
 from planner.instance import Instance, Job
-from planner.simulate.engine import Policy, View
-from planner.simulate.model import Decision, SimJob
+from planner.simulate.model import Decision, Policy, SimJob, View
 from planner.simulate.policies import settle
 from planner.solvers.preempt.policy import REGROUP, KeyedMuri, Memo
 
