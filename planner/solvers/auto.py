@@ -56,6 +56,8 @@ MIN_CPSAT_OPTIONS = 300
 # Above this many jobs the candidate groups are not enumerated for the estimate: the
 # solo options alone already exceed any CP-SAT limit.
 _GROUP_ESTIMATE_MAX_JOBS = 5_000
+# Time the preemptive search must leave before the planner without preemption gets it.
+REST_MIN_S = 0.5
 
 
 def cpsat_size(instance: Instance) -> int:
@@ -150,9 +152,47 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
         # the engine's orders know no prices or power, so an energy objective (first or
         # tie-breaker) goes to the plans below (one segment per job is a plan of a
         # preemptive instance too)
+        plain_name = name
         name, why = "preempt", "preemption is enabled: Muri's engine as the start, then search"
         sched = solve_preempt(instance, options)
-    elif name == "cpsat":
+        rest = options.spent_since(t1)
+        if rest.limit >= REST_MIN_S and not options.stop.is_set():
+            # The search ends early when it has nothing to re-form (projects of pool-only
+            # jobs: one engine run and the greedy plan, 0.2 s of 3). A plan without
+            # segments is a plan of a preemptive instance too: the rest of the limit goes
+            # to the planner without preemption (tests/test_auto.py).
+            plain, plain_name, _ = _without_preemption(instance, rest, plain_name, "", kept, None)
+            if plain.jobs and the_better(instance, options, sched, plain) is plain:
+                why += (
+                    f"; {plain_name} without segments, in the {rest.limit:.1f} s left, did better"
+                )
+                sched, name = plain, plain_name
+    else:
+        sched, name, why = _without_preemption(instance, options, name, why, kept, first)
+    if kept is not None:
+        sched = better_of(instance, sched, kept, options)
+    info: dict[str, Any] = {
+        **sched.info,
+        "auto": {"chose": name, "why": why, "model_options": size},
+    }
+    sched = with_bounds(instance, sched, names, options.bound_iterations)
+    return sched.with_(info=info, wall_s=time.perf_counter() - t0)
+
+
+def _without_preemption(
+    instance: Instance,
+    options: SolveOptions,
+    name: str,
+    why: str,
+    kept: Schedule | None,
+    first: Schedule | None,
+) -> tuple[Schedule, str, str]:
+    """(plan, planner, why) of the planner `choose` named, within `options.limit` from
+    now: CP-SAT started from `kept`, or the greedy plan (`first` when already made) and
+    the improvement search in the time left."""
+    t1 = time.perf_counter()
+    sched: Schedule | None = None
+    if name == "cpsat":
         try:
             from planner.solvers.cpsat import solve_cpsat  # OR-Tools loads only when chosen
 
@@ -167,11 +207,4 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
         else:
             name = "greedy"
             why += "; no time left for improvement" if sched.status == "feasible" else ""
-    if kept is not None:
-        sched = better_of(instance, sched, kept, options)
-    info: dict[str, Any] = {
-        **sched.info,
-        "auto": {"chose": name, "why": why, "model_options": size},
-    }
-    sched = with_bounds(instance, sched, names, options.bound_iterations)
-    return sched.with_(info=info, wall_s=time.perf_counter() - t0)
+    return sched, name, why
