@@ -1572,6 +1572,25 @@ def test_a_replan_with_nothing_changed_is_no_worse_than_the_plan(seed: int) -> N
         assert objective_values(live, s, names)["total_weighted_jct"] <= before
 
 
+@pytest.mark.parametrize("preemption", [False, True])
+@pytest.mark.parametrize("spec", ["greedy", "greedy:srsf"])
+def test_a_replan_at_time_zero_is_no_worse_than_the_plan(preemption: bool, spec: str) -> None:
+    # At `--now 0` nothing has started, so the live state is a plain instance (contract
+    # §9: no job running or done); the greedy rules take no start, and the replan of a
+    # CP-SAT plan was worse than the plan with nothing changed (32,389 -> 37,261 on this
+    # instance without preemption; QA helper-48), while at `--now 1` the plan was kept
+    inst = instance_from_dict(generate("dl", 9, 1, 3, preemption=preemption))
+    plan = solve(inst, "cpsat", SolveOptions(time_limit=3.0))
+    assert verify(inst, plan) == []
+    names = ["total_weighted_jct"]
+    live = live_instance(inst, plan, 0)
+    assert not live.is_live
+    s = solve(live, spec, SolveOptions(start=plan))
+    assert verify(live, s) == []
+    after = objective_values(live, s, names)["total_weighted_jct"]
+    assert after <= objective_values(inst, plan, names)["total_weighted_jct"]
+
+
 def test_a_stopped_job_with_a_higher_priority_successor_is_planned(
     solver: str, solve_verified: SolveVerified
 ) -> None:

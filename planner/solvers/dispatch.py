@@ -69,6 +69,16 @@ def _solve(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
         return Schedule(instance.name, spec, "optimal", info={"reason": "the instance has no jobs"})
     if instance.is_live:
         return _solve_live(instance, spec, options)
+    sched = _solve_static(instance, name, rule, options)
+    if options.start is not None and sched.jobs:
+        sched = _no_worse_than_start(instance, sched, options)
+    return sched
+
+
+def _solve_static(
+    instance: Instance, name: str, rule: str | None, options: SolveOptions
+) -> Schedule:
+    """A plan of an instance that is no live state, with its reason when there is none."""
     sched = _dispatch(instance, name, rule, options)
     if not sched.jobs:  # name the job and the constraint when the instance plainly says
         reason = plain_infeasibility(instance)
@@ -178,7 +188,9 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
         return res.merge(empty, {}).with_(lower_bound=None)
     if options.start is not None:
         options = replace(options, start=res.start_of(options.start))
-    sched = solve(res.instance, spec, options)
+    # the residual is no live state; the plan in force is compared with the merged plan
+    # (`_no_worse_than_in_force`), not here
+    sched = _solve_static(res.instance, *parse_spec(spec), options)
     names = objectives_of(res.instance, options)
     # bounds of the residual hold for the live state only when it is `bounded`
     tight = res.tightened and res.bounded
@@ -194,6 +206,20 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
         # is only a safety net: plan again without groups
         merged = res.merge(solve(res.instance, "greedy:srsf", options), bounds)
     return merged
+
+
+def _no_worse_than_start(instance: Instance, sched: Schedule, options: SolveOptions) -> Schedule:
+    """`sched`, or the plan in force (`options.start`) when it is a plan of the instance
+    and better. `plan replan` before any start (`--now 0`) makes no live state (contract
+    §9: nothing running or done), and a greedy rule takes no start: without this its
+    replan could be worse than the plan with nothing changed (tests/test_live.py)."""
+    from planner.solvers.exact import given_start
+    from planner.solvers.preempt.kept import better_of
+
+    kept = given_start(instance, options)
+    if kept is None:
+        return sched
+    return better_of(instance, sched, kept.with_(solver="plan-in-force"), options)
 
 
 def _no_worse_than_in_force(
