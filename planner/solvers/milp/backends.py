@@ -297,7 +297,9 @@ def _run_highs(
         progress,
         msg=False,
         timeLimit=max(1.0, time_limit),
-        threads=max(1, threads),
+        # no `threads`: HiGHS sets up its thread pool once per process (the bound LPs run
+        # first, with its default), and a later run asking another count fails at once
+        # ("Not Set"; --workers 1, 3 or 4 did, QA helper-48)
         random_seed=seed,
         mip_rel_gap=1e-9,
         # presolve probing on time-indexed models took the whole budget
