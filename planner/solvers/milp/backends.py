@@ -232,6 +232,14 @@ def _tail(text: str) -> str:
 
 # --- HiGHS -----------------------------------------------------------------------------
 
+# HiGHS presolve rules switched off (a bit mask, HiGHS's `presolve_rule_off`). Presolve
+# cannot be interrupted by our callbacks, and two of its rules cost more than the time
+# limit on time-indexed models: probing (2^15) took the whole budget (HiGHS's own log
+# advises switching it off), and enumeration (2^16) took 14 of presolve's 16.6 s on
+# instances/bench/gen-mixed-25j-4n-s3.json's 445,798-nonzero model at --time-limit 9 (2.4 s
+# without it; a 6 s limit ran 17 s, QA helper-48's F3).
+PRESOLVE_RULES_OFF = (1 << 15) | (1 << 16)
+
 
 class _Highs(pulp.HiGHS):
     """PuLP's HiGHS with a warm start (setSolution) and interrupt/progress callbacks,
@@ -302,9 +310,7 @@ def _run_highs(
         # ("Not Set"; --workers 1, 3 or 4 did, QA helper-48)
         random_seed=seed,
         mip_rel_gap=1e-9,
-        # presolve probing on time-indexed models took the whole budget
-        # (HiGHS's own log advises this switch: rule 2^15 = probing off)
-        presolve_rule_off=32768,
+        presolve_rule_off=PRESOLVE_RULES_OFF,
     )
     solver.deadline = t0 + max(1.0, time_limit) + 1.0
     prob.solve(solver)
