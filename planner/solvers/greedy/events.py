@@ -10,17 +10,17 @@ counters, no timeline search.
 
 Structures (why it is not quadratic):
 - waiting jobs (released, predecessors ended, not started) sit in buckets by shape
-  (priority under strict, GPU count, eligible node groups); each bucket is a min segment
-  tree over its jobs sorted by release, holding list positions. A bucket is looked at only
-  when some node of its groups has enough free GPUs (per node group, the number of nodes
-  with each free-GPU count);
+  (priority under strict, GPU count, eligible node groups, pool need; `waiting.py`); each
+  bucket is a min segment tree over its jobs sorted by release, holding list positions. A
+  bucket is looked at only when some node of its groups has enough free GPUs (per node
+  group, the number of nodes with each free-GPU count);
 - strict priority (R9): job b may start only if no released, unstarted job of higher
   priority was released no later than b. With m = the least release among those, b's
   candidates are the bucket's jobs released before m: a prefix of the tree;
 - node choice (best fit, `occupancy.py`): per node group and free-GPU count a sorted list
   of nodes; the node with the fewest free GPUs that fits, then the lowest index;
 - the `interleave` rule's queue estimates (the GPU-time ahead of a job, the weight behind
-  it) are Fenwick sums over list positions of the waiting jobs.
+  it) are Fenwick sums over list positions of the waiting jobs (`waiting.py`).
 Jobs that fit by shape but not in detail (a reservation, node CPU/memory, a pool) are set
 aside until the next event.
 
@@ -55,7 +55,8 @@ from planner.solvers.greedy.fit import (
 from planner.solvers.greedy.form import too_uneven
 from planner.solvers.greedy.occupancy import Occupancy
 from planner.solvers.greedy.order import best_solo_duration
-from planner.solvers.greedy.trees import INF, Fenwick, MinTree
+from planner.solvers.greedy.trees import INF
+from planner.solvers.greedy.waiting import Bucket, PoolNeed, ReleasedByPriority, WaitingJobs
 
 _END, _FREE, _WAKE = 0, 1, 2
 _Pl = list[tuple[int, list[int]]]  # placement: (node index, GPU indices) per node
@@ -94,22 +95,6 @@ class _SoloPick(NamedTuple):
     node_group: int  # -1: GPU-less
     duration: int
     placement: _Pl
-
-
-# A job's positive pool demands with their admission classes, (pool, class, amount) sorted;
-# empty for a job that takes no time (it fits every pool).
-_PoolNeed = tuple[tuple[str, frozenset[int], float], ...]
-
-
-class _Bucket:
-    __slots__ = ("prio", "gpus", "groups", "need", "jobs", "rels", "tree", "count")
-
-    def __init__(self, prio: int, gpus: int, groups: tuple[int, ...], need: _PoolNeed):
-        self.prio, self.gpus, self.groups, self.need = prio, gpus, groups, need
-        self.jobs: list[int] = []  # job indices, sorted by (release, rank)
-        self.rels: list[int] = []
-        self.tree = MinTree(0)
-        self.count = 0  # jobs currently in the tree
 
 
 def plan_in_order(
@@ -157,15 +142,9 @@ class _Engine:
         self.objective, self.baseline = objective, baseline
         self.interleave, self.eager = interleave, eager
         self.eff_prio = eff_prio or {}
+        self.total_gpus = sum(nd.gpus for nd in instance.nodes) or 1
         self._init_nodes()
         self._init_jobs()
-        # Strict priority: per priority level, a heap of (release, job) released, unstarted.
-        self.levels = sorted({j.priority for j in self.jobs}, reverse=True)
-        self.level_heap: dict[int, list[tuple[int, int]]] = {p: [] for p in self.levels}
-        # Queue sums by list position (interleave estimates).
-        self.total_gpus = sum(nd.gpus for nd in instance.nodes) or 1
-        self.fw_work = Fenwick(n)
-        self.fw_weight = Fenwick(n)
         self.cands_of: dict[int, list[CandidateGroup]] = defaultdict(list)
         if interleave:
             for cg in cands:
@@ -176,7 +155,7 @@ class _Engine:
         self.succ = [[self.idx[s] for s in succ[j.id]] for j in self.jobs]
         self.released = [False] * n
         self.started = [False] * n
-        self.waiting = [False] * n  # in its bucket's tree
+        self.released_by_prio = ReleasedByPriority(self.jobs, self.started)
         self.assign: list[Assignment | None] = [None] * n
         self.groups: list[Group] = []
         self.events: list[tuple[int, int, int, object]] = []
@@ -195,7 +174,7 @@ class _Engine:
 
     def _init_jobs(self) -> None:
         """Per job its solo options (node group index or -1, duration) and best solo
-        duration; the buckets by shape."""
+        duration; the waiting jobs by shape (`waiting.py`)."""
         instance = self.inst
         self.opts: list[list[_SoloOption]] = []
         self.best_solo: list[int] = []
@@ -210,30 +189,20 @@ class _Engine:
                     ]
                 )
             self.best_solo.append(best_solo_duration(instance, j))
-        bucket_of: dict[tuple[int, int, tuple[int, ...], _PoolNeed], _Bucket] = {}
-        self.bucket: list[_Bucket | None] = [None] * self.n
-        self.pos = [0] * self.n
-        for i, j in enumerate(self.jobs):
-            key = (
+        keys = [
+            (
                 j.priority if self.strict else 0,
                 j.gpus,
                 tuple(o.node_group for o in self.opts[i]),
                 self._need(j, self.opts[i]),
             )
-            b = bucket_of.get(key)
-            if b is None:
-                b = bucket_of[key] = _Bucket(*key)
-            b.jobs.append(i)
-            self.bucket[i] = b
-        self.buckets = list(bucket_of.values())
-        for b in self.buckets:
-            b.jobs.sort(key=lambda i: (self.jobs[i].release, self.rank[i]))
-            b.rels = [self.jobs[i].release for i in b.jobs]
-            b.tree = MinTree(len(b.jobs))
-            for p, i in enumerate(b.jobs):
-                self.pos[i] = p
+            for i, j in enumerate(self.jobs)
+        ]
+        work = [j.gpus * b for j, b in zip(self.jobs, self.best_solo, strict=True)]
+        self.queue = WaitingJobs(self.jobs, self.rank, keys, work, self.interleave, self.total_gpus)
+        self.waiting = self.queue.member  # job i is in its bucket's tree
 
-    def _need(self, job: Job, opts: Sequence[_SoloOption]) -> _PoolNeed:
+    def _need(self, job: Job, opts: Sequence[_SoloOption]) -> PoolNeed:
         if not opts or min(o.duration for o in opts) <= 0:
             return ()
         return tuple(
@@ -244,46 +213,9 @@ class _Engine:
             )
         )
 
-    # ---- waiting set ----------------------------------------------------------------
-    def _enter(self, i: int) -> None:
-        b = self.bucket[i]
-        assert b is not None
-        b.tree.set(self.pos[i], self.rank[i])
-        b.count += 1
-        self.waiting[i] = True
-        if self.interleave:
-            j = self.jobs[i]
-            self.fw_work.add(self.rank[i], j.gpus * self.best_solo[i])
-            self.fw_weight.add(self.rank[i], j.weight)
-
-    def _leave(self, i: int) -> None:
-        b = self.bucket[i]
-        assert b is not None
-        b.tree.set(self.pos[i], INF)
-        b.count -= 1
-        self.waiting[i] = False
-        if self.interleave:
-            j = self.jobs[i]
-            self.fw_work.add(self.rank[i], -j.gpus * self.best_solo[i])
-            self.fw_weight.add(self.rank[i], -j.weight)
-
     def _push(self, t: int, kind: int, payload: object) -> None:
         self.seq += 1
         heapq.heappush(self.events, (t, self.seq, kind, payload))
-
-    # ---- strict priority ------------------------------------------------------------
-    def _limit(self, prio: int) -> int:
-        """Least release among released, unstarted jobs of priority above `prio`."""
-        m = INF
-        for p in self.levels:
-            if p <= prio:
-                break
-            h = self.level_heap[p]
-            while h and self.started[h[0][1]]:
-                heapq.heappop(h)
-            if h and h[0][0] < m:
-                m = h[0][0]
-        return m
 
     # ---- fitting now ----------------------------------------------------------------
     def _pools_fit_solo(self, i: int, t: int, d: int) -> bool:
@@ -296,8 +228,7 @@ class _Engine:
         greedy:srsf made 4.25 million pool checks, all but 11,231 of them failing, in
         about 60 s."""
         job = self.jobs[i]
-        bucket = self.bucket[i]
-        need = bucket.need if bucket is not None and d > 0 else ()
+        need = self.queue.bucket[i].need if d > 0 else ()
         if self._floored(need):
             return False
         if pools_fit(self.pools, (job,), t, (d,)):
@@ -308,7 +239,7 @@ class _Engine:
                 self._pool_floor[key] = min(amount, self._pool_floor.get(key, math.inf))
         return False
 
-    def _floored(self, need: _PoolNeed) -> bool:
+    def _floored(self, need: PoolNeed) -> bool:
         """Whether a demand of `need` failed, or one no larger of its class did, now."""
         floor = self._pool_floor
         return bool(floor) and any(
@@ -365,7 +296,7 @@ class _Engine:
             self.occ.use(node, len(gp), mjobs, 1)
         for i, m, d in zip(members, mjobs, durs, strict=True):
             if self.waiting[i]:
-                self._leave(i)
+                self.queue.leave(i)
             self.started[i] = True
             self.assign[i] = Assignment(m.id, t, t + d, placement, group_id)
             for name, amount in m.demand.items():
@@ -380,7 +311,7 @@ class _Engine:
         for s in self.succ[i]:
             self.preds_left[s] -= 1
             if self.preds_left[s] == 0 and self.released[s]:
-                self._enter(s)
+                self.queue.enter(s)
 
     # ---- main loop ------------------------------------------------------------------
     def run(self, stop: threading.Event | None = None) -> Result:
@@ -409,11 +340,9 @@ class _Engine:
                 ptr += 1
                 self.released[i] = True
                 if self.strict:
-                    heapq.heappush(
-                        self.level_heap[self.jobs[i].priority], (self.jobs[i].release, i)
-                    )
+                    self.released_by_prio.release(i)
                 if self.preds_left[i] == 0:
-                    self._enter(i)
+                    self.queue.enter(i)
             fail = self._round(t)
             if fail is not None:
                 return fail
@@ -438,7 +367,7 @@ class _Engine:
         try:
             while True:
                 if not mins:  # the round's first pass, or after a start
-                    mins = [self._bucket_min(b, limits) for b in self.buckets]
+                    mins = [self._bucket_min(b, limits) for b in self.queue.buckets]
                     heap = [(r, k) for k, r in enumerate(mins) if r < INF]
                     heapq.heapify(heap)
                 while heap and heap[0][0] != mins[heap[0][1]]:
@@ -446,20 +375,20 @@ class _Engine:
                 if not heap:
                     return None
                 best_r, best_k = heap[0]
-                best_b = self.buckets[best_k]
+                best_b = self.queue.buckets[best_k]
                 i = self.by_rank[best_r]
                 opt, late = self._solo_now(i, t)
                 if opt is None:
                     if late:
                         job = self.jobs[i]
                         return Result(None, [], f"job {job.id}: {late}", job.id)
-                    best_b.tree.set(self.pos[i], INF)
+                    self.queue.set_aside(i)
                     aside.append(i)
                     mins[best_k] = r = self._bucket_min(best_b, limits)
                     if r < INF:
                         heapq.heappush(heap, (r, best_k))
                     continue
-                self._leave(i)
+                self.queue.leave(i)
                 d, pl = opt.duration, opt.placement
                 pick = self._choose_group(i, t, d, limits) if self.cands_of.get(i) else None
                 if pick is not None:
@@ -473,11 +402,9 @@ class _Engine:
                 self._pool_floor.clear()
         finally:
             for i in aside:
-                bk = self.bucket[i]
-                if self.waiting[i] and bk is not None:
-                    bk.tree.set(self.pos[i], self.rank[i])
+                self.queue.restore(i)
 
-    def _bucket_min(self, b: _Bucket, limits: dict[int, int]) -> int:
+    def _bucket_min(self, b: Bucket, limits: dict[int, int]) -> int:
         """The best rank in bucket `b` that may start now (INF: none). A bucket whose pool
         demand failed now (`_pool_floor`) is passed over whole, not job by job."""
         if not b.count:
@@ -489,7 +416,7 @@ class _Engine:
         if not self.strict:
             return b.tree.min_all()
         if b.prio not in limits:
-            limits[b.prio] = self._limit(b.prio)
+            limits[b.prio] = self.released_by_prio.limit(b.prio)
         return b.tree.prefix_min(bisect.bisect_left(b.rels, limits[b.prio]))
 
     def _stuck(self) -> Result:
@@ -505,7 +432,7 @@ class _Engine:
                 "strict priority: it waits on its predecessors, which may not start before "
                 "higher-priority jobs released no later than them"
             )
-        elif self.strict and self._limit(job.priority) <= job.release:
+        elif self.strict and self.released_by_prio.limit(job.priority) <= job.release:
             why = "strict priority: a higher-priority job released no later cannot start before it"
         elif any(not self.started[self.idx[a]] for a in job.after):
             why = "it waits on a precedence cycle"
@@ -518,7 +445,7 @@ class _Engine:
         """The group to start now instead of job `i` alone (duration `d`), or None."""
         job = self.jobs[i]
         costs = GroupCost(
-            self.objective, job, Span(t, t + d), _FenwickQueue(self), self.total_gpus, self.baseline
+            self.objective, job, Span(t, t + d), self.queue, self.total_gpus, self.baseline
         )
         best: tuple[float, _GroupPick] | None = None
         for cg in self.cands_of[i]:
@@ -534,7 +461,7 @@ class _Engine:
                 continue
             for p in members:
                 if p != i:
-                    start = t + self.fw_work.prefix(self.rank[p]) / self.total_gpus
+                    start = t + self.queue.ahead(p)
                     costs.partner_span(self.jobs[p], start, self.best_solo[p])
             ends = [float(t + dd) for dd in cg.durations]
             gain = costs.gain(mjobs, Span(t, t + cg.span), ends, cg.gpus)
@@ -556,7 +483,7 @@ class _Engine:
             return False
         lim = limits.get(job.priority)
         if lim is None:
-            lim = limits[job.priority] = self._limit(job.priority)
+            lim = limits[job.priority] = self.released_by_prio.limit(job.priority)
         return all(p.release < lim for p in pjobs)
 
     def _group_fits_now(
@@ -570,27 +497,3 @@ class _Engine:
         if not pools_fit(self.pools, mjobs, t, cg.durations):
             return None
         return self.occ.place(cgi, mjobs, cg.gpus, t, cg.span)
-
-    def _behind(self, i: int, exclude: Sequence[int]) -> float:
-        """Weight of the waiting jobs after `i` in the list, except `exclude`."""
-        r = self.rank[i]
-        w = self.fw_weight.total - self.fw_weight.prefix(r + 1)
-        for e in exclude:
-            if self.waiting[e] and self.rank[e] > r:
-                w -= self.jobs[e].weight
-        return w
-
-
-class _FenwickQueue:
-    """fit.QueueEstimates over the engine's Fenwick sums of the waiting jobs."""
-
-    def __init__(self, engine: _Engine):
-        self.engine = engine
-
-    def wait(self, job: Job) -> float:
-        e = self.engine
-        return e.fw_work.prefix(e.rank[e.idx[job.id]]) / e.total_gpus
-
-    def behind(self, job: Job, exclude: Sequence[str]) -> float:
-        e = self.engine
-        return e._behind(e.idx[job.id], [e.idx[x] for x in exclude])
