@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from planner.batch.executors import run_local
 from planner.batch.results import COLUMNS, read_results, write_results
-from planner.batch.run import Task, run_task
+from planner.batch.run import Task, execute, run_task
 from planner.batch.suite import collect_instances, make_tasks, run_bench
 from planner.batch.summary import summarize
 from planner.cli import main
@@ -229,6 +229,26 @@ def test_overrunning_solver_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("planner.solvers.solve", _hang)
     row = run_task(Task(str(DATA / "tiny-dl.json"), "greedy:fifo", time_limit=0.2, margin=0.3))
     assert row["status"] == "timeout" and "killed" in row["error"]
+
+
+def _simulate_until_stopped(instance: Any, spec: str, *, stop: Any = None, **kw: Any) -> Any:
+    from planner.simulate import Stopped
+
+    assert stop is not None and stop.wait(30)
+    raise Stopped("stopped at simulated time 7")
+
+
+def test_a_simulation_stopped_by_the_time_guard_is_a_timeout_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A simulation has no best-so-far plan: the bench's soft stop, half-way between the
+    # time limit and the hard guard, ends it with `Stopped`, which was an error row
+    # "solver failed: Stopped: ..." (QA helper-49's F1).
+    monkeypatch.setattr("planner.online.simulate_spec", _simulate_until_stopped)
+    row = execute(Task(str(DATA / "tiny-dl.json"), "simulate:fifo", time_limit=0.2, margin=0.6))
+    assert row["status"] == "timeout" and row["verified"] is False
+    assert "solver failed" not in row["error"] and "simulated time 7" in row["error"]
+    assert "stopped at 0.5 s" in row["error"], row["error"]
 
 
 def _strip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -210,8 +210,8 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
     objective = objectives_of(instance, options)[0]
     row["objective"] = objective
     timer = None
-    if task.time_limit is not None:  # ask anytime solvers to stop before the hard kill
-        soft = (task.time_limit + task.timeout) / 2
+    soft = (task.time_limit + task.timeout) / 2 if task.time_limit is not None else None
+    if soft is not None:  # ask anytime solvers to stop before the hard kill
         timer = threading.Timer(soft, options.stop.set)
         timer.daemon = True
         timer.start()
@@ -220,6 +220,10 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
         sched = _plan(instance, task.solver, options)
     except Exception as e:
         wall = round(time.perf_counter() - t0, 3)
+        if _stopped_simulation(e) and options.stop.is_set():
+            # a simulation has no best-so-far plan to hand back: it ran out of time
+            why = f"stopped at {soft:g} s (half-way from the time limit to the hard guard)"
+            return {**row, "status": TIMEOUT, "error": one_line(f"{why}: {e}"), "wall_s": wall}
         if isinstance(e, ValueError) and task.solver.startswith("simulate:"):
             # the policy does not apply to the instance (a preemptive policy without
             # policy.preemption): the reason plan simulate gives, not a failure of ours
@@ -238,6 +242,12 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
         row["error"] = one_line(str(reason or f"no schedule ({sched.status})"))
         return row
     return _measure(instance, sched, objective, row)
+
+
+def _stopped_simulation(e: Exception) -> bool:
+    from planner.simulate import Stopped
+
+    return isinstance(e, Stopped)
 
 
 def _plan(instance: Any, spec: str, options: Any) -> Any:
