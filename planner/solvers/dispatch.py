@@ -72,7 +72,22 @@ def _solve(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
     sched = _solve_static(instance, name, rule, options)
     if options.start is not None and sched.jobs:
         sched = _no_worse_than_start(instance, sched, options)
-    return sched
+    return _optimal_by_bound(instance, sched, options)
+
+
+def _optimal_by_bound(instance: Instance, sched: Schedule, options: SolveOptions) -> Schedule:
+    """Any plan that meets a valid lower bound is optimal (README, "Choosing a solver"). The
+    exact solvers mark it themselves (`exact.finish`); the plans of greedy, the preemptive
+    engine and auto are marked here (QA helper-49 saw auto's plan of a Muri window at gap
+    0.00% reported `feasible`)."""
+    lower = {k: v for k, v in (sched.lower_bound or {}).items() if v is not None}
+    if sched.status != "feasible" or not lower:
+        return sched
+    from planner.solvers.exact import meets_bound
+
+    if not meets_bound(instance, sched, objectives_of(instance, options), lower):
+        return sched
+    return sched.with_(status="optimal", info={**sched.info, "optimal_by_bound": True})
 
 
 def _solve_static(
