@@ -41,7 +41,7 @@ from planner.bounds import with_bounds
 from planner.groups import candidate_groups
 from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.schedule import Schedule
-from planner.solvers.exact import given_start
+from planner.solvers.exact import cpsat_size, given_start
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.improve import improve
 from planner.solvers.options import DEFAULT_TIME_LIMIT, SolveOptions, objectives_of
@@ -58,21 +58,6 @@ MIN_CPSAT_OPTIONS = 300
 _GROUP_ESTIMATE_MAX_JOBS = 5_000
 # Time the preemptive search must leave before the planner without preemption gets it.
 REST_MIN_S = 0.5
-
-
-def cpsat_size(instance: Instance) -> int:
-    """Solo options of the CP-SAT model: one per job, GPU count (contract §12) and
-    eligible node (or node set)."""
-    size = 0
-    for base in instance.jobs:
-        n = 0
-        for job in (base.at_count(c) for c in base.gpu_counts):
-            groups = instance.eligible_groups(job)
-            n += sum(
-                g.count if job.gpus <= g.gpus else g.count // (job.gpus // g.gpus) for g in groups
-            )
-        size += max(1, n)
-    return size
 
 
 def model_size(instance: Instance) -> int:

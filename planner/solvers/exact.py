@@ -96,6 +96,21 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
     return None if best is None else best[1]
 
 
+def cpsat_size(instance: Instance) -> int:
+    """Solo options of the CP-SAT model: one per job, GPU count (contract §12) and
+    eligible node (or node set)."""
+    size = 0
+    for base in instance.jobs:
+        n = 0
+        for job in (base.at_count(c) for c in base.gpu_counts):
+            groups = instance.eligible_groups(job)
+            n += sum(
+                g.count if job.gpus <= g.gpus else g.count // (job.gpus // g.gpus) for g in groups
+            )
+        size += max(1, n)
+    return size
+
+
 def given_start(instance: Instance, options: SolveOptions) -> Schedule | None:
     """`options.start` when it is a complete plan of `instance` that the verifier passes
     (auto's kept plan; `plan replan`'s plan in force), else None."""
