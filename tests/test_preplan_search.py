@@ -199,11 +199,13 @@ def test_an_incumbent_the_verifier_rejects_gives_way_to_the_one_before(monkeypat
 def test_a_stop_before_the_start_cuts_every_run_and_the_greedy_plan_answers():
     # Every engine run, the first start's too, ends at the stop (policy.py, Deadline):
     # a stop or an expired limit returns at once with the greedy plan, made before them.
+    # The other starts are not begun after it (a replan of 2,000 jobs scored and cut
+    # them all and answered Ctrl-C 6.5 s late, QA helper-49's F3).
     inst = small(releases=True, reservations=False, multi_node=False)
     opts = SolveOptions(time_limit=60)
     opts.stop.set()  # as Ctrl-C does
     s = solve_preempt(inst, opts)
     info = s.info["preempt"]
     assert verify(inst, s) == [] and s.jobs
-    assert info["cut"] == info["runs"] >= 2  # every start began and was cut
+    assert info["cut"] == info["runs"] == 1  # the first start began and was cut
     assert info["found_by"].startswith("greedy") and info["start_objective"].keys() == {"greedy"}
