@@ -16,7 +16,7 @@ from planner.checker import Checker, kind
 from planner.errors import Problem
 from planner.instance import Job
 from planner.read import raw_json
-from planner.structure import Parsed, parse_job
+from planner.structure_items import Parsed, parse_job
 from planner.validate import after_cycles
 
 CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress")

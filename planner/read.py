@@ -16,7 +16,8 @@ from planner.catalogue import load_catalogue
 from planner.errors import InputError, Problem
 from planner.instance import Instance, Node, Profile
 from planner.jsonio import read_json
-from planner.structure import TOP_FIELDS, Parsed, parse_structure
+from planner.structure import TOP_FIELDS, parse_structure
+from planner.structure_items import Parsed
 from planner.validate import cross_check
 
 

@@ -17,7 +17,7 @@ from planner.instance import TOL, Instance, Job, Profile, Reservation
 from planner.limits import MAX_DURATION
 from planner.precedence import cycles
 from planner.state import check_live_input, ends_before_now
-from planner.structure import Parsed
+from planner.structure_items import Parsed
 
 
 def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile]) -> list[Problem]:
