@@ -2,7 +2,7 @@
 
 `lower_bounds(instance)` returns, per objective, a value that no schedule satisfying rules
 R1-R10 can beat (a live state's energy objectives get none, `live.Residual.shift`; a
-preemptive one with running jobs is bounded by `live.Restartable`); every planner can
+preemptive one with running jobs is bounded by `live_progress.Restartable`); every planner can
 report it so that a gap is known even when no exact model runs. All bounds below come
 from relaxations: they drop the rules that only make a schedule worse (R6 placement
 details, R7, R9, R10 for admitted jobs, deadlines, horizon), so each one is at most the
@@ -218,7 +218,8 @@ def named_lower_bounds(
     if bad:
         raise ValueError(f"unknown objective {', '.join(bad)}; known: {', '.join(OBJECTIVES)}")
     if instance.is_live:  # contract §9: bound the waiting jobs, add what the fixed ones give
-        from planner.live import residual, restartable
+        from planner.live import residual
+        from planner.live_progress import restartable
 
         res = residual(instance)
         # a plan may stop a running job (not `bounded`): bound a relaxation instead

@@ -953,7 +953,7 @@ def test_a_preemptive_live_states_bound_holds_for_plans_that_stop_at_now(
     # the X, Y, W state of test_the_plan_in_force_is_carried_on_past_a_stopped_job at 15:
     # stopping W at now gives 503, while the residual (running jobs kept to their ends)
     # bounded every plan by 730 and every solver reported that bound; the relaxation
-    # (live.Restartable: every job restartable from now) gives 496
+    # (live_progress.Restartable: every job restartable from now) gives 496
     jobs = [_segmented("X", (0, 10, 0), (20, 43, 0)), _segmented("Y", (10, 20, 0), (43, 66, 0)),
             {"id": "W", "start": 0, "end": 100, "placement": _on(1)}]  # fmt: skip
     doc_in = _two_gpus({"id": "X", "duration": 30, "gpus": 1, "weight": 10},
@@ -1184,7 +1184,7 @@ def test_running_jobs_that_meet_after_now_are_infeasible_without_preemption(
     d["policy"] = {"preemption": {"enabled": True}}
     inst = instance_from_dict(d)
     s = solve_verified(inst, "greedy")
-    assert s.status == "feasible" and s.lower_bound is not None  # live.Restartable's
+    assert s.status == "feasible" and s.lower_bound is not None  # live_progress.Restartable's
     assert (
         s.lower_bound["total_weighted_jct"]
         <= objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]

@@ -24,7 +24,8 @@ from planner.durations import (
     stage_tuple,
 )
 from planner.instance import Instance, Job, NodeGroup
-from planner.live import fixed_assignments, progress_at
+from planner.live import fixed_assignments
+from planner.live_progress import progress_at
 from planner.resume import must_stop
 from planner.schedule import Placement
 from planner.simulate.model import (
