@@ -10,7 +10,7 @@ optimum.
 
 Ingredients
 -----------
-1. Per-job minimum duration `p_min(j)` (`JobBounds._per_iteration_floor`): a profiled
+1. Per-job minimum duration `p_min(j)` (`JobFloors._per_iteration_floor`): a profiled
    member of an interleaving group advances one iteration per phase cycle, each phase
    either solo (its solo iteration time) or a group containing j, whose cycle is
    `overhead[k] * TT(G)`.
@@ -81,7 +81,7 @@ Ingredients
    one keeps each job at its own speed. Per job two modes: solo (GPU-time `gpus_j` per
    time unit, least duration the solo one) and interleaved (GPU-time per unit of
    progress at least the job's share from ingredient 3, least duration the job's
-   iterations times the least cycle of any group holding it, `JobBounds._iteration_times`). In
+   iterations times the least cycle of any group holding it, `JobFloors.iteration_times`). In
    any schedule, at every instant a job is solo or in a group, so its progress splits
    into the two modes; in each mode it progresses at most 1/least of the job per time
    unit, and the GPU-time it accrues is at least its per-progress share times the
@@ -173,9 +173,10 @@ Time: O(n log n) in jobs (sorting, a heap), plus work per distinct job shape, pl
 LPs (up to about a second or two each at 400 jobs).
 
 Where the code is: this module holds the entry points; `planner.bounds_jobs` the per-job
-quantities and the bound per resource (`JobBounds`, ingredients 1-7, LP_MAX_JOBS),
-`planner.bounds_groups` what groups deliver (3 and 7), `planner.bounds_volume` capacity
-over time (3, 4), `planner.bounds_lp` and `planner.bounds_config` the LPs (6, 7).
+quantities and the bound per resource (`JobBounds`, ingredients 1-7, LP_MAX_JOBS), on
+`planner.bounds_floors`' floors per node group (`JobFloors`, 1); `planner.bounds_groups`
+what groups deliver (3 and 7), `planner.bounds_volume` capacity over time (3, 4),
+`planner.bounds_lp` and `planner.bounds_config` the LPs (6, 7).
 """
 
 from __future__ import annotations

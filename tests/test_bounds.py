@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from planner import bounds
 from planner.bounds import gap, lower_bounds
 from planner.bounds_config import multiset_cycles, undominated
+from planner.bounds_floors import group_load
 from planner.bounds_groups import enumerate_groups
-from planner.bounds_jobs import JobBounds, group_load
+from planner.bounds_jobs import JobBounds
 from planner.catalogue import load_catalogue
 from planner.durations import group_cycle, raw_cycle, solo_duration, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Interleaving, Job, NodeGroup, Preemption
