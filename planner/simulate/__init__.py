@@ -4,7 +4,8 @@ simulate`, with `plan[:SOLVER]` (`planner.solvers.rolling`), are in `planner.onl
 
 from __future__ import annotations
 
-from planner.simulate.engine import Stopped, simulate
+from planner.simulate.engine import simulate
+from planner.simulate.engine_state import Stopped
 from planner.simulate.model import (
     Decision,
     EventRecord,

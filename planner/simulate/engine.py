@@ -5,6 +5,8 @@ unit at or after a completion, at reservation starts and ends, every `interval` 
 given, and when the policy asks (`Decision.wake`). Between decisions every run (a group
 on one GPU set) progresses by its precomputed trajectory; a member leaves its co-runners at
 the exact instant its work is done and its segment is reported ending at the next integer.
+The records of the engine's state (a run, a snapshot, `Stopped`) are in
+`planner.simulate.engine_state`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import heapq
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from planner.durations import (
@@ -28,6 +30,7 @@ from planner.live import fixed_assignments
 from planner.live_progress import progress_at
 from planner.resume import must_stop
 from planner.schedule import Placement
+from planner.simulate.engine_state import Report, Run, Snapshot, Stopped
 from planner.simulate.model import (
     Decision,
     EventRecord,
@@ -42,45 +45,12 @@ from planner.simulate.model import (
 )
 from planner.simulate.packer import Packer, count_of, reservation_times
 from planner.simulate.priority import PriorityGate
-from planner.simulate.trajectory import Trajectory, state_at, trajectory
-
-Report = Callable[[int, int, int], None]  # (simulated time, jobs done, jobs in all)
-
-
-class Stopped(Exception):
-    """The caller's stop event was set: the simulation ended before every job was done."""
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The engine's state at the top of its loop at time `t`, before that decision: a run
-    resumed from it with a policy that decides as the recorded one did up to `t` gives the
-    same schedule as a run from the start (the planner's search resumes from the last
-    snapshot before the first release whose order it changed)."""
-
-    t: int
-    state: Mapping[str, Any]
-
+from planner.simulate.trajectory import state_at, trajectory
 
 # Engine fields a snapshot copies (one level deep; segments, runs, preds and the arrival
 # heap are copied by `_snapshot` itself, the rest are numbers or immutable).
 _DICTS = ("as_run", "rem", "attained", "released", "done", "job_run")
 _SCALARS = ("next_rid", "next_label", "preemptions", "policy_seconds", "decisions", "wake")
-
-
-@dataclass
-class _Run:
-    rid: int
-    placement: PlacementT
-    node_group: NodeGroup | None  # None: a run on no GPUs (pool-only jobs)
-    label: str | None
-    epoch_ms: float
-    traj: Trajectory
-    seg_start: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def members(self) -> list[str]:
-        return sorted(self.traj.rem)
 
 
 class Engine:
@@ -110,7 +80,7 @@ class Engine:
         self.released: dict[str, int] = {}
         self.done: dict[str, int] = {}
         self.job_run: dict[str, int] = {}
-        self.runs: dict[int, _Run] = {}
+        self.runs: dict[int, Run] = {}
         self.next_rid = 0
         self.next_label = 0
         self.preemptions = 0
@@ -208,12 +178,10 @@ class Engine:
 
         return cycle
 
-    def _state(self, run: _Run, t: int) -> tuple[dict[str, float], dict[str, float]]:
+    def _state(self, run: Run, t: int) -> tuple[dict[str, float], dict[str, float]]:
         return state_at(run.traj, t * self.unit - run.epoch_ms)
 
-    def _retraj(
-        self, run: _Run, t: int, rem: Mapping[str, float], rst: Mapping[str, float]
-    ) -> None:
+    def _retraj(self, run: Run, t: int, rem: Mapping[str, float], rst: Mapping[str, float]) -> None:
         run.epoch_ms = t * self.unit
         run.traj = trajectory(rem, rst, self._its(run.node_group))
 
@@ -318,7 +286,7 @@ class Engine:
             rel, a = heapq.heappop(self.arrivals)
             self.released[a] = rel
 
-    def _close(self, run: _Run, a: str, end: int) -> None:
+    def _close(self, run: Run, a: str, end: int) -> None:
         start = run.seg_start.pop(a)
         self.attained[a] += end - start
         self.segments[a].append(SimSegment(start, end, run.placement, run.label))
@@ -416,7 +384,7 @@ class Engine:
             stopped += leave
         return stopped
 
-    def _stop(self, run: _Run, leave: Sequence[str], t: int) -> None:
+    def _stop(self, run: Run, leave: Sequence[str], t: int) -> None:
         """End the segments of `leave` (members of `run`) at `t`, with the work left."""
         rem, rst = self._state(run, t)
         for a in leave:
@@ -452,7 +420,7 @@ class Engine:
         """A run from `t` of the jobs of `rst` (each with its restart cost) on `placement`,
         their segments starting at `since` (`t`, or a live state's `started`)."""
         ng = self.inst.node_by_name[placement[0].node].group if placement else None
-        run = _Run(self.next_rid, placement, ng, label, 0.0, trajectory({}, {}, lambda a: {}))
+        run = Run(self.next_rid, placement, ng, label, 0.0, trajectory({}, {}, lambda a: {}))
         self.next_rid += 1
         self._retraj(run, t, {a: self.rem[a] for a in rst}, rst)
         for a in rst:
@@ -501,4 +469,4 @@ def simulate(
     return eng.run(start, record, every)
 
 
-__all__ = ["Engine", "Snapshot", "Stopped", "simulate"]
+__all__ = ["Engine", "simulate"]

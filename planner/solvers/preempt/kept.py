@@ -20,7 +20,8 @@ import time
 from planner.instance import Instance
 from planner.metrics import objective_values, objective_vector
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate.engine import Stopped, simulate
+from planner.simulate.engine import simulate
+from planner.simulate.engine_state import Stopped
 from planner.simulate.model import Decision, SimJob, View, Want
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict

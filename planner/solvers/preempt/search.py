@@ -63,7 +63,8 @@ from planner.bounds import with_bounds
 from planner.instance import Instance
 from planner.metrics import objective_values, objective_vector
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate.engine import Snapshot, Stopped, simulate
+from planner.simulate.engine import simulate
+from planner.simulate.engine_state import Snapshot, Stopped
 from planner.simulate.model import Policy
 from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.greedy import solve_greedy
