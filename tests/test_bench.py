@@ -243,7 +243,7 @@ def test_a_simulation_stopped_by_the_time_guard_is_a_timeout_row(
 ) -> None:
     # A simulation has no best-so-far plan: the bench's soft stop, half-way between the
     # time limit and the hard guard, ends it with `Stopped`, which was an error row
-    # "solver failed: Stopped: ..." (QA helper-49's F1).
+    # "solver failed: Stopped: ...".
     monkeypatch.setattr("planner.online.simulate_spec", _simulate_until_stopped)
     row = execute(Task(str(DATA / "tiny-dl.json"), "simulate:fifo", time_limit=0.2, margin=0.6))
     assert row["status"] == "timeout" and row["verified"] is False
@@ -311,7 +311,7 @@ def test_a_report_that_cannot_be_written_keeps_the_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The results CSV is written as the runs finish: a report that fails at the end (a
-    full disk) must not say "nothing was written" nor hide the summary (QA helper-47)."""
+    full disk) must not say "nothing was written" nor hide the summary."""
 
     def full_disk(path: str, *_: Any) -> None:
         raise WriteError(path, "No space left on device")

@@ -116,7 +116,7 @@ def test_a_plan_that_meets_its_bound_is_optimal_whatever_the_solver(
 ) -> None:
     # README: any plan that meets a valid lower bound is `optimal` (`info.optimal_by_bound`).
     # The exact solvers said so; greedy, the preemptive engine and auto reported such plans
-    # `feasible` (QA helper-49's F4: a Muri window at gap 0.00%, "feasible" from auto).
+    # `feasible` (a Muri window at gap 0.00%, "feasible" from auto).
     inst = _one_node(
         [Job("a", 4, duration=10), Job("b", 4, duration=20)],
         preemption=Preemption(enabled=preemption, restart=0),

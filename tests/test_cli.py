@@ -132,7 +132,7 @@ def test_user_text_in_brackets_is_shown_as_given(tmp_path: Path) -> None:
 
 def test_control_characters_in_user_text_reach_no_terminal(tmp_path: Path) -> None:
     # an id with ESC [31m turned the user's terminal red (the job table printed it raw,
-    # and the error message too; found by QA helper-46): shown as \x1b instead
+    # and the error message too): shown as \x1b instead
     doc = json.loads(Path(DEMO).read_text())
     doc["name"], doc["jobs"][0]["id"] = "de\u0007mo", "x\u001b[1m\u0000"
     good = tmp_path / "good.json"

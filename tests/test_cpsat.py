@@ -74,8 +74,8 @@ def test_no_model_is_built_after_a_stop_or_without_time_to_build_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Building cannot be interrupted and counts against the limit: 2,000 generated jobs
-    # took 3.4-5.4 s to build, a 10 s solve ran 17 s and answered Ctrl-C 9 s late (QA
-    # helper-49's F2). The start comes back, saying why; both verify.
+    # took 3.4-5.4 s to build, a 10 s solve ran 17 s and answered Ctrl-C 9 s late. The
+    # start comes back, saying why; both verify.
     inst = make_instance(
         [Job(f"j{k}", 1, duration=5 + k) for k in range(6)], [NodeGroup("n", 2, 2)]
     )

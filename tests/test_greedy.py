@@ -182,7 +182,7 @@ def test_speed_400_jobs_runs():
 
 def test_a_stop_before_any_plan_returns_none() -> None:
     # SIGTERM sets `stop`: a greedy run of 20,000 mixed jobs on 8 nodes went on for
-    # minutes after it (found by QA helper-46); now each run ends at its next event
+    # minutes after it; now each run ends at its next event
     import threading
 
     inst = instance_from_dict(generate("mixed", 40, 2, 3, elastic=True))

@@ -1578,7 +1578,7 @@ def test_a_replan_at_time_zero_is_no_worse_than_the_plan(preemption: bool, spec:
     # At `--now 0` nothing has started, so the live state is a plain instance (contract
     # §9: no job running or done); the greedy rules take no start, and the replan of a
     # CP-SAT plan was worse than the plan with nothing changed (32,389 -> 37,261 on this
-    # instance without preemption; QA helper-48), while at `--now 1` the plan was kept
+    # instance without preemption), while at `--now 1` the plan was kept
     inst = instance_from_dict(generate("dl", 9, 1, 3, preemption=preemption))
     plan = solve(inst, "cpsat", SolveOptions(time_limit=3.0))
     assert verify(inst, plan) == []

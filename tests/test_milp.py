@@ -89,7 +89,7 @@ def test_tiny_optimum_matches_reference(backend: str, objective: tuple[str, ...]
 def test_highs_solves_whatever_the_workers(tmp_path: Path, workers: str) -> None:
     # HiGHS sets up its thread pool once per process: asked for another count than the
     # bound LPs had run it with, it stopped at once ("Not Set") and the greedy start came
-    # back, with --workers 1, 3 or 4 (QA helper-48). A fresh process, as a user runs it.
+    # back, with --workers 1, 3 or 4. A fresh process, as a user runs it.
     if "highs" not in BACKENDS:
         pytest.skip("highspy is not installed")
     data = Path(__file__).parent / "data" / "bench" / "tiny-dl.json"
@@ -223,8 +223,8 @@ def test_no_time_for_the_model_returns_the_start_with_reason() -> None:
 
 def test_highs_stage_keeps_to_the_time_limit() -> None:
     """HiGHS's presolve cannot be interrupted: its enumeration rule alone took 14 s on this
-    instance's 445,798-nonzero model with a 9 s limit (the stage ran 15 s, the solve 17 s;
-    QA helper-48's F3), so `backends.PRESOLVE_RULES_OFF` switches it off. Not a speed
+    instance's 445,798-nonzero model with a 9 s limit (the stage ran 15 s, the solve 17 s),
+    so `backends.PRESOLVE_RULES_OFF` switches it off. Not a speed
     target: the stage must merely end within the limit it was given."""
     if "highs" not in BACKENDS:
         pytest.skip("highspy is not installed")

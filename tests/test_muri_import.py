@@ -125,7 +125,7 @@ def test_bad_rows_and_bad_file(tmp_path: Path) -> None:
 
 def test_a_column_named_twice_is_refused_on_the_header(tmp_path: Path) -> None:
     # DictReader kept one value per name, so the message said "rows[0] has 6 fields but
-    # the header has 12" of a row of 12 fields (found by QA helper-46)
+    # the header has 12" of a row of 12 fields
     lines = (DATA / "trace1_head200.csv").read_text().splitlines()
     f = tmp_path / "t.csv"
     f.write_text("\n".join([lines[0] + ",priority,job_id", lines[1] + ",0,7"]) + "\n")

@@ -200,7 +200,7 @@ def test_a_stop_before_the_start_cuts_every_run_and_the_greedy_plan_answers():
     # Every engine run, the first start's too, ends at the stop (policy.py, Deadline):
     # a stop or an expired limit returns at once with the greedy plan, made before them.
     # The other starts are not begun after it (a replan of 2,000 jobs scored and cut
-    # them all and answered Ctrl-C 6.5 s late, QA helper-49's F3).
+    # them all and answered Ctrl-C 6.5 s late).
     inst = small(releases=True, reservations=False, multi_node=False)
     opts = SolveOptions(time_limit=60)
     opts.stop.set()  # as Ctrl-C does

@@ -246,7 +246,7 @@ def test_plan_show_needs_an_output(tmp_path: Path) -> None:
     [
         ["solve", "{i}", "--solver", "greedy"],
         ["replan", "{i}", "{d}/plan.json", "--now", "100", "--live", "{d}/live.json"],
-        ["simulate", "{i}", "--policy", "fifo"],  # wrote nothing and said "wrote" (QA helper-47)
+        ["simulate", "{i}", "--policy", "fifo"],  # wrote nothing and said "wrote"
     ],
 )
 def test_show_writes_the_page_of_what_the_command_made(tmp_path: Path, command: list[str]) -> None:

@@ -86,7 +86,7 @@ def test_signal_writes_the_best_schedule(
 def test_sigterm_during_a_long_greedy_plan_stops_it(tmp_path: Path) -> None:
     # greedy on 5,000 mixed elastic jobs on 8 nodes takes about 25 s; SIGTERM set the stop
     # event, which the greedy engine did not look at: the run went on to its end and
-    # wrote its plan (QA helper-46: 200,000 jobs ran on for minutes). Now it stops, with
+    # wrote its plan (200,000 jobs ran on for minutes). Now it stops, with
     # nothing to write (no plan was finished).
     inst = tmp_path / "big.json"
     g = plan("generate", "--family", "mixed", "--jobs", "5000", "--nodes", "8", "--elastic",

@@ -237,7 +237,7 @@ def _tail(text: str) -> str:
 # limit on time-indexed models: probing (2^15) took the whole budget (HiGHS's own log
 # advises switching it off), and enumeration (2^16) took 14 of presolve's 16.6 s on
 # instances/bench/gen-mixed-25j-4n-s3.json's 445,798-nonzero model at --time-limit 9 (2.4 s
-# without it; a 6 s limit ran 17 s, QA helper-48's F3).
+# without it; a 6 s limit ran 17 s).
 PRESOLVE_RULES_OFF = (1 << 15) | (1 << 16)
 
 
@@ -307,7 +307,7 @@ def _run_highs(
         timeLimit=max(1.0, time_limit),
         # no `threads`: HiGHS sets up its thread pool once per process (the bound LPs run
         # first, with its default), and a later run asking another count fails at once
-        # ("Not Set"; --workers 1, 3 or 4 did, QA helper-48)
+        # ("Not Set"; --workers 1, 3 or 4 did)
         random_seed=seed,
         mip_rel_gap=1e-9,
         presolve_rule_off=PRESOLVE_RULES_OFF,

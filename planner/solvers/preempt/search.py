@@ -349,7 +349,7 @@ class _Search:
             if self.engine_ok:
                 self.start_values["engine"] = self.best_val[0]
         for keys in self.other_starts():
-            if self.out_of_time():  # its run would be cut at once (QA helper-49's F3)
+            if self.out_of_time():  # its run would be cut at once
                 break
             other = self.run(keys)
             if other is not None:
