@@ -175,6 +175,14 @@ MULTI_NODE = [
                                [node(1, name="slow"), NodeGroup("fast", 1, 1, speed=2.0)],
                                [profile("m", {1: (100, 10, 80, 10)})], objective=("makespan",)),
          6, a_runs_on_the_fast_node),
+    # n-1 down to the horizon (a reservation admitting nobody, as `nodes_down` for good
+    # makes): the 4-GPU job needs both 2-GPU nodes, so no schedule exists, and every
+    # solver says which job (planner/solvers/plain.py, `reserved_out`)
+    Case("multi-node-with-a-node-down-for-good",
+         jobs_on([Job("big", 4, duration=5), Job("s", 1, duration=5)], [node(2, 2)],
+                 "makespan", horizon=100, reservations=(reservation("down", 0, 100,
+                                                                    nodes=["n-1"]),)),
+         None),
 ]  # fmt: skip
 
 

@@ -494,6 +494,24 @@ def _down_replan(
     return ch, out, live
 
 
+@pytest.mark.parametrize("solver", ["greedy", "auto"])
+def test_a_node_down_for_good_that_a_waiting_job_needs_is_a_proof(
+    tmp_path: Path, solver: str
+) -> None:
+    # demo's gpt2-c needs 16 GPUs, both v100 nodes: with v100-1 down for good no schedule
+    # exists, and the replan says which job (it said "no schedule found (none proved
+    # impossible)", naming gpt2-c with greedy and no job with auto)
+    demo = Path(__file__).resolve().parent.parent / "instances" / "demo.json"
+    plan, ch, out = tmp_path / "p.json", tmp_path / "c.json", tmp_path / "r.json"
+    assert run("solve", demo, "--solver", "greedy", "-o", plan)[0] == 0
+    ch.write_text(json.dumps({"nodes_down": ["v100-1"]}))
+    code, text = run("replan", demo, plan, "--now", 2600, "--changes", ch, "-o", out,
+                     "--solver", solver, "--time-limit", 5)  # fmt: skip
+    assert code == 1, text
+    assert "no schedule exists: job gpt2-c: too few nodes left for it, v100-1" in text
+    assert not out.exists()
+
+
 def _live_of(inst_path: Path, s: Schedule, now: int, changes: dict[str, Any]) -> Instance:
     from planner.changes import changes_from_dict
     from planner.checker import Checker

@@ -4,7 +4,9 @@ A job whose earliest possible end (`planner.bounds.earliest_ends`: release, pred
 shortest duration) lies after the horizon or its deadline can never be placed; naming it
 and the constraint answers the operator's first question, as the greedy planner does when
 it fails on such a job. So can a job that strict priority (R9) makes start no later than
-one of its predecessors (`priority_after_conflict`).
+one of its predecessors (`priority_after_conflict`), and one for which too few nodes are
+left once those a reservation not admitting it holds whole from its release to the horizon
+are taken away (`reserved_out`: a node down for good, contract §9).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from planner.precedence import ancestors
 def plain_infeasibility(instance: Instance) -> str | None:
     """The first job that cannot meet the horizon or its deadline, or that strict priority
     and `after` put in contradiction; None if there is none."""
-    return priority_after_conflict(instance) or missed_limit(instance)
+    return priority_after_conflict(instance) or missed_limit(instance) or reserved_out(instance)
 
 
 def missed_limit(instance: Instance, skip: frozenset[str] = frozenset()) -> str | None:
@@ -64,3 +66,44 @@ def priority_after_conflict(instance: Instance) -> str | None:
 
 def _zero_length(job: Job) -> bool:
     return job.duration == 0 if job.duration is not None else not job.iterations
+
+
+def reserved_out(instance: Instance) -> str | None:
+    """The first job with too few nodes left on every node group it may use, at every GPU
+    count it may run at, once the nodes are taken away whose every GPU one reservation not
+    admitting it holds from the job's release to the horizon; None if there is none."""
+    if instance.horizon is None or not instance.reservations:
+        return None
+    horizon = instance.horizon
+    for base in instance.jobs:
+        if base.gpus == 0:
+            continue
+        held = {
+            name
+            for r in instance.reservations
+            if r.nodes
+            and r.start <= base.release
+            and r.end >= horizon
+            and not r.admits.admits(base)
+            for name in r.nodes
+            if r.gpus is None or len(set(r.gpus)) >= instance.node_by_name[name].gpus
+        }
+        if not held:
+            continue
+        if not any(_room(instance, base.at_count(c), held) for c in base.gpu_counts):
+            names = ", ".join(sorted(held))
+            return (
+                f"job {base.id}: too few nodes left for it, {names} reserved until the "
+                f"horizon {horizon}"
+            )
+    return None
+
+
+def _room(instance: Instance, job: Job, held: set[str]) -> bool:
+    """Whether some node group the job may use has the nodes it needs outside `held`."""
+    for g in instance.eligible_groups(job):
+        need = 1 if job.gpus <= g.gpus else job.gpus // g.gpus
+        free = sum(1 for n in instance.nodes if n.group.name == g.name and n.name not in held)
+        if free >= need:
+            return True
+    return False
