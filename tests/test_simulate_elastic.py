@@ -90,6 +90,7 @@ def test_preemptive_policies_change_counts(elastic_dl: Instance) -> None:
 
 def test_auto_plans_an_elastic_preemptive_instance(elastic_dl: Instance, solve_verified: Any):
     sched = solve_verified(elastic_dl, "auto", time_limit=2)
-    assert sched.status == "feasible"
+    # no model proves it; `optimal` only when the plan meets its bound (README)
+    assert sched.status == "feasible" or sched.info.get("optimal_by_bound") is True
     stats = sched.info["preempt"]
     assert stats["runs"] > 0 and stats["failed"] == 0 and stats["rejected"] == 0
