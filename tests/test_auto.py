@@ -108,8 +108,8 @@ def test_preemption_never_makes_auto_worse_than_cpsat_without_it(
     """Every plan without segments is a plan of the same instance with preemption. The
     preemptive search ends early when it has nothing to re-form (these projects: one engine
     run, then the greedy plan, 0.2 s of a 3 s limit), and `auto` returned makespans 27 and 76
-    where CP-SAT finds 26 and 58: the rest of the limit now goes to the
-    planner without preemption."""
+    where CP-SAT finds 26 and 58: the rest of the limit now goes to the planner without
+    preemption."""
     plain = instance_from_dict(generate(family, jobs, 1, seed))
     preemptive = instance_from_dict(generate(family, jobs, 1, seed, preemption=True))
     assert preemptive.preemption.enabled and not plain.preemption.enabled

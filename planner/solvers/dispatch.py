@@ -78,8 +78,8 @@ def _solve(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
 def _optimal_by_bound(instance: Instance, sched: Schedule, options: SolveOptions) -> Schedule:
     """Any plan that meets a valid lower bound is optimal (README, "Choosing a solver"). The
     exact solvers mark it themselves (`exact.finish`); the plans of greedy, the preemptive
-    engine and auto are marked here (seen: auto's plan of a Muri window at gap
-    0.00% reported `feasible`)."""
+    engine and auto are marked here (auto's plan of a Muri window at gap 0.00% was
+    reported `feasible`)."""
     lower = {k: v for k, v in (sched.lower_bound or {}).items() if v is not None}
     if sched.status != "feasible" or not lower:
         return sched

@@ -86,9 +86,9 @@ ALL_GROUPS_MAX = 400
 # Building the model counts against the time limit and cannot be interrupted: on `plan
 # generate --family dl --jobs 2000 --nodes 32 --seed 1 --preemption` (62,104 placement
 # options) building and hinting took 3.4-5.4 s on a loaded 2-core machine, so a 10 s solve
-# ran 17 s and answered Ctrl-C 9 s late. The model is built only when
-# its solo options (`exact.cpsat_size`) at this rate, and MIN_SOLVE_S of search, fit in
-# what the start left of the limit; else the start is returned, saying why.
+# ran 17 s and answered Ctrl-C 9 s late. The model is built only when its solo options
+# (`exact.cpsat_size`) at this rate, and MIN_SOLVE_S of search, fit in what the start left
+# of the limit; else the start is returned, saying why.
 BUILD_OPTIONS_PER_S = 10_000
 MIN_SOLVE_S = 0.05  # `_run_stages` runs no stage with less left
 
