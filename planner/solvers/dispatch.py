@@ -76,18 +76,13 @@ def _solve(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
 
 
 def _optimal_by_bound(instance: Instance, sched: Schedule, options: SolveOptions) -> Schedule:
-    """Any plan that meets a valid lower bound is optimal (README, "Choosing a solver"). The
-    exact solvers mark it themselves (`exact.finish`); the plans of greedy, the preemptive
-    engine and auto are marked here (auto's plan of a Muri window at gap 0.00% was
-    reported `feasible`)."""
-    lower = {k: v for k, v in (sched.lower_bound or {}).items() if v is not None}
-    if sched.status != "feasible" or not lower:
-        return sched
-    from planner.solvers.exact import meets_bound
+    """`exact.optimal_by_bound` for the plans of greedy, the preemptive engine and auto
+    (the exact solvers' `finish` applies it itself): auto's plan of a Muri window at gap
+    0.00% was reported `feasible`."""
+    from planner.solvers.exact import optimal_by_bound
 
-    if not meets_bound(instance, sched, objectives_of(instance, options), lower):
-        return sched
-    return sched.with_(status="optimal", info={**sched.info, "optimal_by_bound": True})
+    lower = {k: v for k, v in (sched.lower_bound or {}).items() if v is not None}
+    return optimal_by_bound(instance, sched, objectives_of(instance, options), lower)
 
 
 def _solve_static(

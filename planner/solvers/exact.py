@@ -229,9 +229,16 @@ def finish(
         assert start is not None
         info["returned"], info["reason"] = "greedy", reason
         out = start.with_(solver=solver, status="feasible")
-    if out.status == "feasible" and lower and meets_bound(instance, out, names, lower):
-        out = out.with_(status="optimal")  # nothing can be better than a valid bound
-        info["optimal_by_bound"] = True
-    return out.with_(
-        lower_bound=dict(lower) if lower else None, wall_s=time.monotonic() - t0, info=dict(info)
-    )
+    out = optimal_by_bound(instance, out.with_(info=dict(info)), names, lower or {})
+    return out.with_(lower_bound=dict(lower) if lower else None, wall_s=time.monotonic() - t0)
+
+
+def optimal_by_bound(
+    instance: Instance, s: Schedule, names: Sequence[str], lower: Mapping[str, float]
+) -> Schedule:
+    """`s`, marked `optimal` (`info.optimal_by_bound`) when it is `feasible` and meets the
+    valid lower bounds `lower` on every objective: nothing can be better (README). The
+    exact solvers' `finish` and the dispatcher, for every other planner, call it."""
+    if s.status != "feasible" or not lower or not meets_bound(instance, s, names, lower):
+        return s
+    return s.with_(status="optimal", info={**s.info, "optimal_by_bound": True})
