@@ -253,3 +253,69 @@ def test_best_start_with_time_for_every_rule_keeps_the_first_best() -> None:
     got = best_start(inst, SolveOptions(time_limit=600))
     assert best is not None and got is not None and got.solver == best.solver
     assert verify(inst, got) == []
+
+
+def test_highs_reports_the_value_of_the_solution_it_returns() -> None:
+    """Warm-started on a model its presolve solves outright, HiGHS 1.16 reported the
+    objective and bound 5 for a solution of value 13 ("optimal" with a bound below the
+    plan; on a 7-job instance it cut the search off and returned a worse plan as
+    optimal). Such a report is not taken: HiGHS runs again without the warm start."""
+    from planner.read import instance_from_dict
+
+    doc = {
+        "version": 1,
+        "name": "presolved",
+        "time_unit": "s",
+        "cluster": {"nodes": [{"name": "n0", "count": 1, "gpus": 2}], "pools": {"power_kw": 5}},
+        "policy": {"priority": "none"},
+        "objective": ["total_weighted_jct"],
+        "jobs": [
+            {"id": "j4", "duration": 2, "gpus": 1},
+            {"id": "j5", "duration": 1, "gpus": 0, "after": ["j4"], "demand": {"power_kw": 3}},
+            {"id": "j6", "model": "gpt2", "gpus": [2, 1], "iterations": 10,
+             "demand": {"power_kw": 3}},
+        ],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    s = run_verified(inst, "milp:highs", time_limit=10.0, workers=2)
+    value = objective_values(inst, s, ("total_weighted_jct",))["total_weighted_jct"]
+    assert value == 13.0  # CP-SAT's and CBC's proved optimum
+    assert s.status == "optimal" and s.lower_bound == {"total_weighted_jct": 13.0}
+    assert [st["value"] for st in s.info["stages"]] == [13.0]
+
+
+def test_a_highs_report_that_is_not_its_solutions_is_not_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warm run's report is off (as HiGHS 1.16's was): a second run without the warm
+    start is taken, or, without time for one, the solution at its own value, unproved.
+    The objective's constant term, which PuLP does not pass to HiGHS, is no mismatch."""
+    import dataclasses
+
+    import pulp
+
+    from planner.solvers.milp import backends
+
+    prob = pulp.LpProblem("p", pulp.LpMinimize)
+    x = prob.add_variable("x", lowBound=0, upBound=3, cat=pulp.LpInteger)
+    prob += 2 * x + 1
+    prob += x >= 2
+    real = backends._highs_once
+    warm_runs: list[bool] = []
+
+    def off_when_warm(*args: object) -> backends.RunResult:
+        r = real(*args)  # type: ignore[arg-type]
+        warm_runs.append(bool(args[3]))
+        return dataclasses.replace(r, objective=1.0, bound=1.0) if args[3] else r
+
+    monkeypatch.setattr(backends, "_highs_once", off_when_warm)
+    r = backends.run(prob, "highs", 5.0, 1, 0, True, threading.Event(), None)
+    assert warm_runs == [True, False]
+    assert (r.status, r.objective, r.bound) == ("optimal", 4.0, 4.0)
+    warm_runs.clear()
+    r = backends.run(prob, "highs", 0.5, 1, 0, True, threading.Event(), None)
+    assert warm_runs == [True] and (r.status, r.objective, r.bound) == ("feasible", 4.0, None)
+    assert x.varValue == 2.0
+    warm_runs.clear()  # a true report is taken as it is
+    r = backends.run(prob, "highs", 5.0, 1, 0, False, threading.Event(), None)
+    assert warm_runs == [False] and (r.status, r.objective, r.bound) == ("optimal", 4.0, 4.0)
