@@ -27,6 +27,7 @@ class SolveInfo(TypedDict, total=False):
 
     # every planner
     reason: str  # why no schedule, or why the model's schedule was not returned
+    solver_reason: str  # the planner's own `reason` when the dispatcher gives another
     # per objective, the tightest bound: path|volume|wspt|lp|config|cpsat|milp
     bound_by: dict[str, str]
     interrupted: bool  # stopped by Ctrl-C (options.stop)
@@ -41,6 +42,7 @@ class SolveInfo(TypedDict, total=False):
     grouped_objective: float
     solo_objective: float
     elastic: str  # the count choice of an elastic instance (planner.elastic.count_choices)
+    variants: str  # "k of n": the count choices planned before the time limit (README)
     held_back: str  # how jobs were held back for a cheaper price (planner.elastic.hold_backs)
     # improve / auto
     improve: dict[str, Any]
@@ -52,6 +54,7 @@ class SolveInfo(TypedDict, total=False):
     # exact solvers (CP-SAT and MILP; planner.solvers.exact.finish)
     greedy_solver: str  # the solver of the best start (a greedy rule or the RCPSP heuristic)
     greedy_objective: dict[str, float]  # the start's objective values
+    start_errors: dict[str, str]  # a start rule that failed: the error (exact.best_start)
     model_objective: dict[str, float]  # the model's schedule's objective values
     returned: str  # "cpsat" / "milp" (the model's schedule), "greedy" (the start), "none"
     invalid: list[str]  # the model's schedule broke these rules (a planner bug)

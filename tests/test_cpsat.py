@@ -91,6 +91,8 @@ def test_no_model_is_built_after_a_stop_or_without_time_to_build_it(
     assert s.info["reason"].startswith("no time left for the CP-SAT model after the start: 12 ")
     assert "options" not in s.info and s.status == "feasible" and verify(inst, s) == []
     assert s.info["returned"] == "greedy" and s.lower_bound is not None
+    # the start is described as on every path (exact.best_start writes it)
+    assert s.info["greedy_solver"].startswith("greedy:") and "greedy_objective" in s.info
 
 
 def test_never_worse_than_greedy_on_generated_instances(solve_verified: SolveVerified) -> None:

@@ -21,7 +21,7 @@ from conftest import run_verified
 from planner.instance import Instance, Job, NodeGroup
 from planner.metrics import objective_values
 from planner.read import read_instance
-from planner.schedule import Schedule, schedule_from_dict
+from planner.schedule import Schedule, SolveInfo, schedule_from_dict
 from planner.solvers import SolveOptions
 from planner.solvers.milp import solve_milp
 from planner.verify import verify
@@ -250,9 +250,35 @@ def test_best_start_with_time_for_every_rule_keeps_the_first_best() -> None:
         s = solve_greedy(inst, rule, SolveOptions())
         if best is None or better(values(inst, s, names), values(inst, best, names)):
             best = s
-    got = best_start(inst, SolveOptions(time_limit=600))
+    info: SolveInfo = {}
+    got = best_start(inst, SolveOptions(time_limit=600), info)
     assert best is not None and got is not None and got.solver == best.solver
     assert verify(inst, got) == []
+    assert info["greedy_solver"] == got.solver and "start_errors" not in info
+    assert info["greedy_objective"] == objective_values(inst, got, names)
+
+
+@pytest.mark.parametrize("spec", ["cpsat", "milp:cbc", "milp:highs"])
+def test_a_start_rule_that_fails_is_reported_and_the_others_still_start(
+    monkeypatch: pytest.MonkeyPatch, spec: str
+) -> None:
+    """A bug in one greedy rule costs the exact solver that start, and says so in
+    `info.start_errors` instead of passing unnoticed."""
+    from planner.solvers import exact
+
+    real = exact.solve_greedy
+
+    def failing_sjf(instance: Instance, rule: str | None, options: SolveOptions) -> Schedule:
+        if rule == "sjf":
+            raise KeyError("j3")
+        return real(instance, rule, options)
+
+    monkeypatch.setattr(exact, "solve_greedy", failing_sjf)
+    inst = small_instance()
+    s = run_verified(inst, spec, time_limit=10.0, workers=2)
+    assert s.info["start_errors"] == {"sjf": "KeyError: 'j3'"}
+    assert s.info["greedy_solver"] not in ("", "greedy:sjf")
+    assert s.status in ("optimal", "feasible") and len(s.jobs) == len(inst.jobs)
 
 
 def test_highs_reports_the_value_of_the_solution_it_returns() -> None:

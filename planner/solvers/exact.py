@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from planner.instance import Instance
-from planner.metrics import objective_vector
+from planner.metrics import objective_values, objective_vector
 from planner.precedence import heads_tails
 from planner.schedule import Schedule, SolveInfo, Status
 from planner.solvers.greedy import RULES, solve_greedy
@@ -51,16 +51,18 @@ def start_rules(instance: Instance) -> tuple[str, ...]:
 
 # Share of the time limit the start portfolio may take before the exact model gets the
 # rest (model building counts too): on the demo the five greedy rules take about 0.7 s
-# together, so from a 3 s limit on every rule is tried, as before the share existed.
+# together, so from a 3 s limit on every rule is tried.
 START_SHARE = 0.25
 
 
-def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
+def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Schedule | None:
     """The best complete, valid schedule over `start_rules` and the RCPSP heuristic, tried
     while START_SHARE of the time limit lasts: the instance's default greedy rule first,
     then the others until the time is up (ties go to the earlier rule of `start_rules`,
     so with time for all the answer does not depend on the order); `options.start`
-    instead when it is complete, valid and strictly better."""
+    instead when it is complete, valid and strictly better. Writes the start's solver and
+    objective values to `info`, and why a rule failed (`start_errors`): a failing rule
+    costs the exact solver one start, and is reported rather than hidden."""
     names = objectives_of(instance, options)
     quiet = SolveOptions(
         objective=options.objective, seed=options.seed, bound_lp_iterations=options.bound_iterations
@@ -72,6 +74,7 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
     first = "rcpsp" if names[0] == "makespan" and applicable(instance) else default_rule(instance)
     deadline = time.monotonic() + START_SHARE * options.limit
     best: tuple[int, Schedule, tuple[float, ...]] | None = None
+    errors: dict[str, str] = {}
     for k in sorted(range(len(rules)), key=lambda k: rules[k] != first):
         if best is not None and time.monotonic() >= deadline:
             break
@@ -81,7 +84,8 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
                 s = rcpsp_start(instance, names, options.limit, options.seed, options.stop)
             else:
                 s = solve_greedy(instance, rule, quiet)
-        except Exception:  # a failing heuristic must not stop the exact solver
+        except Exception as e:  # a failing heuristic must not stop the exact solver
+            errors[rule] = f"{type(e).__name__}: {e}"
             continue
         if s is None or s.status not in ("optimal", "feasible"):
             continue
@@ -91,9 +95,15 @@ def best_start(instance: Instance, options: SolveOptions) -> Schedule | None:
         if best is None or better(v, best[2]) or (not better(best[2], v) and k < best[0]):
             best = (k, s, v)
     given = given_start(instance, options)
+    start = best[1] if best is not None else None
     if given is not None and (best is None or better(values(instance, given, names), best[2])):
-        return given
-    return None if best is None else best[1]
+        start = given
+    if errors:
+        info["start_errors"] = errors
+    if start is not None:
+        info["greedy_solver"] = start.solver
+        info["greedy_objective"] = objective_values(instance, start, names)
+    return start
 
 
 def cpsat_size(instance: Instance) -> int:

@@ -29,7 +29,6 @@ from planner.groups import (
     exact_candidates,
 )
 from planner.instance import Instance
-from planner.metrics import objective_values
 from planner.schedule import Schedule, SolveInfo
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint
@@ -246,7 +245,7 @@ def _run_stages(
     out = Outcome()
     for i, obj in enumerate(objs):
         left = limit - (time.monotonic() - t0)
-        if left <= 0.05 or options.stop.is_set():
+        if left <= MIN_SOLVE_S or options.stop.is_set():
             break
         cm.model.minimize(obj.expr)
         solver = cp_model.CpSolver()
@@ -297,10 +296,12 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     """Plan `instance` with CP-SAT from the best start; never worse than that start."""
     t0 = time.monotonic()
     names = objectives_of(instance, options)
-    start = best_start(instance, options)
+    info: SolveInfo = {}
+    start = best_start(instance, options, info)
     why = _no_room_for_the_model(instance, options, t0)
     if why is not None:
-        info: SolveInfo = {"interrupted": True} if options.stop.is_set() else {}
+        if options.stop.is_set():
+            info["interrupted"] = True
         lower = _lower_bound(instance, names[0], None, info, options.bound_iterations)
         return finish(
             instance, "cpsat", names, None, start, proved=False, lower=lower, info=info,
@@ -325,17 +326,9 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
         proof=proof,
     )  # fmt: skip
 
-    info = {
-        "options": sum(len(jv.options) for jv in cm.jobs.values()),
-        "candidate_groups": len(groups),
-        "groups_complete": complete,
-        "cpsat_status": out.statuses,
-        "hint_vars": hinted,
-        "horizon": horizon,
-    }
-    if start is not None:
-        info["greedy_solver"] = start.solver
-        info["greedy_objective"] = objective_values(instance, start, names)
+    info["options"] = sum(len(jv.options) for jv in cm.jobs.values())
+    info["candidate_groups"], info["groups_complete"] = len(groups), complete
+    info["cpsat_status"], info["hint_vars"], info["horizon"] = out.statuses, hinted, horizon
     if out.bound is not None:
         info["model_bound"] = {names[0]: out.bound}
     if cm.notes:

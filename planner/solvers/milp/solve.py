@@ -93,6 +93,9 @@ MIN_SOLVE_S = 1.0
 # group gave the same plan or better (once), on 3 of the 7 with 142-223 a worse one (slot
 # 560 against 140 on the worst: 44,622 against 41,488).
 ALL_GROUPS_MAX = 60
+# Candidate groups kept per job: CP-SAT's most (`cpsat.solve.max_per_job`, which keeps
+# fewer only above 150 jobs); the MILP's models are small anyway, as its grid is.
+PER_JOB = 4
 
 
 @dataclass
@@ -149,14 +152,11 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     backend = options.milp_backend if options.milp_backend in ("cbc", "highs") else "cbc"
     r = _Run(instance, options, objectives_of(instance, options), backend)
     r.info["backend"] = backend
-    start = best_start(instance, options)
-    gvals = None if start is None else objective_values(instance, start, r.names)
-    if start is not None and gvals is not None:
-        r.info["greedy_solver"] = start.solver
-        r.info["greedy_objective"] = gvals
+    start = best_start(instance, options, r.info)
+    gvals = r.info.get("greedy_objective")
     named = optional_bounds(instance, r.names, options.bound_iterations, r.info)
     simple = {k: v for k, (v, _) in named.items()}
-    groups, complete = exact_candidates(instance, 4, ALL_GROUPS_MAX, start)
+    groups, complete = exact_candidates(instance, PER_JOB, ALL_GROUPS_MAX, start)
     units = milp_vars.build_units(instance, groups)
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
