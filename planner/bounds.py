@@ -204,16 +204,12 @@ def lower_bounds(
     return {k: v for k, (v, _) in named_lower_bounds(instance, objectives, iterations).items()}
 
 
-# One word per ingredient of the module docstring, for the CLI's gap line; "cpsat" (the
-# model's own bound) is added by planner.solvers.cpsat.
-BOUND_NAMES = ("path", "volume", "wspt", "lp", "config")
-
-
 def named_lower_bounds(
     instance: Instance, objectives: Sequence[str] | None = None, iterations: int = LP_ITERATIONS
 ) -> dict[str, tuple[float, str]]:
-    """Per objective, (bound, the BOUND_NAMES word of the ingredient that gives it); each
-    LP gets `iterations` simplex iterations."""
+    """Per objective, (bound, the word of the ingredient of the module docstring that
+    gives it: path, volume, wspt, lp or config, as the CLI's gap line shows it); each LP
+    gets `iterations` simplex iterations."""
     names = tuple(objectives) if objectives is not None else tuple(instance.objective)
     bad = [n for n in names if n not in OBJECTIVES]
     if bad:

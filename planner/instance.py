@@ -246,13 +246,12 @@ class Instance:
     preemption: Preemption = Preemption()
     objective: tuple[str, ...] = ("total_weighted_jct",)
     now: int = 0  # contract §9: nothing not yet running starts before it
+    power_price: tuple[PriceInterval, ...] = ()  # sorted by start, non-overlapping
 
     @property
     def is_live(self) -> bool:
         """Does the instance describe a present (a `now` or running / done jobs, §9)?"""
         return self.now > 0 or any(j.live is not None for j in self.jobs)
-
-    power_price: tuple[PriceInterval, ...] = ()  # sorted by start, non-overlapping
 
     @property
     def elastic(self) -> bool:

@@ -77,8 +77,8 @@ def _solve(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
 
 def _optimal_by_bound(instance: Instance, sched: Schedule, options: SolveOptions) -> Schedule:
     """`exact.optimal_by_bound` for the plans of greedy, the preemptive engine and auto
-    (the exact solvers' `finish` applies it itself): auto's plan of a Muri window at gap
-    0.00% was reported `feasible`."""
+    (the exact solvers' `finish` applies it itself): any plan that meets a valid bound is
+    optimal, whoever found it."""
     from planner.solvers.exact import optimal_by_bound
 
     lower = {k: v for k, v in (sched.lower_bound or {}).items() if v is not None}

@@ -1,6 +1,6 @@
 """The greedy schedule as a CP-SAT solution hint.
 
-Nodes the model treats as interchangeable (see `model._symmetry`) are first relabelled
+Nodes the model treats as interchangeable (`constraints.symmetric_classes`) are first relabelled
 in the greedy schedule the same way the symmetry breaking expects (by the smallest rank
 of the jobs each node runs), so the hint satisfies it. A greedy interleaving group that
 is not among the model's candidates leaves its members' option literals unhinted.
