@@ -48,8 +48,8 @@ def simulate_spec(
     instance: Instance, spec: str, *, budget: float = 1.0, stop: threading.Event | None = None
 ) -> Schedule:
     """The realized schedule of `simulate:POLICY` on `instance` as a `Schedule` (what
-    `plan bench` measures like any planner's); ValueError for a preemptive policy on an
-    instance without preemption, `Stopped` once `stop` is set."""
+    `plan bench` measures like any planner's); `NotApplicable` for a preemptive policy on
+    an instance without preemption, `Stopped` once `stop` is set."""
     pol = make_policy(check_spec(spec), budget=budget)
     t0 = time.perf_counter()
     res = simulate(instance, pol, stop=stop)

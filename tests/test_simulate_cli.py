@@ -254,6 +254,21 @@ def test_bench_takes_simulate_policies(tmp_path: Path) -> None:
     assert row["error"].startswith("not applicable: policy srtf preempts jobs"), row
 
 
+def test_a_simulation_that_fails_is_not_called_not_applicable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the engine's NotApplicable is "not applicable"; any other ValueError of a run
+    # is a failure of ours (it was "not applicable: a bug").
+    from planner.simulate import engine
+
+    def broken(self: object, *args: object) -> None:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(engine.Engine, "run", broken)
+    row = execute(Task(str(write(tmp_path, doc())), "simulate:muri-s", time_limit=10.0))
+    assert row["error"] == "solver failed: ValueError: a bug", row
+
+
 def test_stop_event_ends_the_run_with_nothing_realized() -> None:
     import threading
 

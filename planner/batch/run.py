@@ -224,7 +224,7 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
             # a simulation has no best-so-far plan to hand back: it ran out of time
             why = f"stopped at {soft:g} s (half-way from the time limit to the hard guard)"
             return {**row, "status": TIMEOUT, "error": one_line(f"{why}: {e}"), "wall_s": wall}
-        if isinstance(e, ValueError) and task.solver.startswith("simulate:"):
+        if _not_applicable(e):
             # the policy does not apply to the instance (a preemptive policy without
             # policy.preemption): the reason plan simulate gives, not a failure of ours
             return {**row, "error": one_line(f"not applicable: {e}"), "wall_s": wall}
@@ -248,6 +248,12 @@ def _stopped_simulation(e: Exception) -> bool:
     from planner.simulate import Stopped
 
     return isinstance(e, Stopped)
+
+
+def _not_applicable(e: Exception) -> bool:
+    from planner.simulate import NotApplicable
+
+    return isinstance(e, NotApplicable)
 
 
 def _plan(instance: Any, spec: str, options: Any) -> Any:

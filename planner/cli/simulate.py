@@ -66,6 +66,7 @@ def simulate(
     from planner.online import make_policy
     from planner.outputs import STDOUT, check_outputs, check_pictures, files_only
     from planner.read import read_instance
+    from planner.simulate import inapplicable
 
     files_only({"--gantt": gantt, "--events": events, "--show": show})
     printed = output == STDOUT  # `-o -`: the realized schedule on standard output, as plan solve
@@ -79,16 +80,9 @@ def simulate(
     check_pictures(show, html_option="--show")
     check_outputs([output, gantt, events, show], [instance])
     inst = read_instance(instance)
-    if pol.preemptive and not inst.preemption.enabled:
-        raise InputError(
-            instance,
-            [
-                Problem(
-                    "policy.preemption",
-                    f"policy {policy} preempts jobs: enable policy.preemption in the instance",
-                )
-            ],
-        )
+    why = inapplicable(inst, pol)
+    if why is not None:
+        raise InputError(instance, [Problem("policy.preemption", f"policy {policy} {why}")])
     _feasible_or_exit(inst)
     doc, res = _run(inst, pol, interval, bool(events), not as_json)
     doc["info"]["instance_file"] = str(Path(instance))

@@ -4,8 +4,8 @@ simulate`, with `plan[:SOLVER]` (`planner.solvers.rolling`), are in `planner.onl
 
 from __future__ import annotations
 
-from planner.simulate.engine import simulate
-from planner.simulate.engine_state import Stopped
+from planner.simulate.engine import inapplicable, simulate
+from planner.simulate.engine_state import NotApplicable, Stopped
 from planner.simulate.model import (
     Decision,
     EventRecord,
@@ -21,6 +21,7 @@ from planner.simulate.output import result_to_schedule_dict
 __all__ = [
     "Decision",
     "EventRecord",
+    "NotApplicable",
     "Policy",
     "SimSegment",
     "SimJob",
@@ -28,6 +29,7 @@ __all__ = [
     "Stopped",
     "View",
     "Want",
+    "inapplicable",
     "result_to_schedule_dict",
     "simulate",
 ]

@@ -30,7 +30,7 @@ from planner.live import fixed_assignments
 from planner.live_progress import progress_at
 from planner.resume import must_stop
 from planner.schedule import Placement
-from planner.simulate.engine_state import Report, Run, Snapshot, Stopped
+from planner.simulate.engine_state import NotApplicable, Report, Run, Snapshot, Stopped
 from planner.simulate.model import (
     Decision,
     EventRecord,
@@ -453,16 +453,14 @@ def simulate(
 ) -> SimResult:
     """Run `policy` online over `instance` (contract §10) and return every job's segments.
     Restart costs are the instance's (`durations.restart_units`); a preemptive policy needs
-    `policy.preemption.enabled` (ValueError otherwise). `progress` is told the simulated time
+    `policy.preemption.enabled` (NotApplicable otherwise). `progress` is told the simulated time
     and the jobs done after every decision; once `stop` is set the run raises `Stopped`.
     `start` / `record` / `every`: resume from a snapshot, and record snapshots (`Engine.run`)."""
     if interval is not None and interval < 1:
         raise ValueError("interval must be at least one time unit")
-    if policy.preemptive and not instance.preemption.enabled:
-        raise ValueError(
-            f"policy {policy.name} preempts jobs, but the instance does not enable "
-            "policy.preemption"
-        )
+    why = inapplicable(instance, policy)
+    if why is not None:
+        raise NotApplicable(f"policy {policy.name} {why}")
     eng = Engine(
         instance, policy, interval=interval, keep_events=events, progress=progress, stop=stop
     )
@@ -470,3 +468,11 @@ def simulate(
 
 
 __all__ = ["Engine", "simulate"]
+
+
+def inapplicable(instance: Instance, policy: Policy) -> str | None:
+    """Why `policy` cannot run on `instance` (after its name), or None: a preemptive
+    policy needs `policy.preemption.enabled` (contract §8)."""
+    if policy.preemptive and not instance.preemption.enabled:
+        return "preempts jobs, but the instance does not enable policy.preemption"
+    return None

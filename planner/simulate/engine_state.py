@@ -1,6 +1,7 @@
 """The records of the simulation engine's state (contract §8 and §10): a run of one group on
 one GPU set with its trajectory (`Run`), a copy of the engine's state to resume from
-(`Snapshot`), the `Stopped` exception and the progress callback type (`Report`).
+(`Snapshot`), the `Stopped` and `NotApplicable` exceptions and the progress callback
+type (`Report`).
 
 Separate from `planner.simulate.engine` (the event loop, `Engine`, and `simulate`) so that
 each module holds one responsibility; the planners' search (`planner.solvers.preempt`)
@@ -22,6 +23,10 @@ Report = Callable[[int, int, int], None]  # (simulated time, jobs done, jobs in 
 
 class Stopped(Exception):
     """The caller's stop event was set: the simulation ended before every job was done."""
+
+
+class NotApplicable(ValueError):
+    """The policy does not apply to the instance (`engine.inapplicable` says why)."""
 
 
 @dataclass(frozen=True)
