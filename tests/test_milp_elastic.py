@@ -13,7 +13,7 @@ from builders import make_instance, profile
 
 from planner.instance import Instance, Job, NodeGroup, PriceInterval
 from planner.metrics import metrics
-from planner.solvers.milp.objective import kwh_caps
+from planner.solvers.milp.horizon import kwh_caps
 from planner.solvers.milp.variables import build_units
 
 PROF = profile("m", {2: (100.0, 0.0, 100.0, 0.0), 4: (60.0, 0.0, 60.0, 0.0)})

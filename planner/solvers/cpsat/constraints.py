@@ -323,6 +323,8 @@ def add_disjunctive_cliques(cm: CpsatModel) -> None:
 
 
 def add_precedence_and_priority(cm: CpsatModel) -> None:
+    """Precedence (start_b >= end_a) and R9 strict priority, as the MILP's function of the
+    same name (there they share variables)."""
     m, inst = cm.model, cm.instance
     for jv in cm.jobs.values():
         for a in jv.job.after:

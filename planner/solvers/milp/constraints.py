@@ -4,7 +4,11 @@ variables of `variables.py`.
 Every job is covered by exactly one start. Per node and slot: GPU counts (GPUs are symmetric
 inside a node, so counts suffice; concrete indices are coloured after solving), with
 reservations as Hall conditions, CPU and memory; pools per slot with the reservation subset
-rule. Precedence and strict priority are start/end inequalities.
+rule. Precedence and strict priority are start/end inequalities, in one function as they
+share one choice of form and its cumulative variables. Symmetry between identical nodes is
+broken in the variables themselves (`variables.symmetry_limits`). CP-SAT's model
+(`planner/solvers/cpsat/constraints.py`) has the same families; its GPU and CPU/memory
+capacities are two functions there, one here (one row set per node and slot).
 """
 
 from __future__ import annotations
@@ -76,7 +80,7 @@ def add_one_start(
     return empty
 
 
-def add_node_capacity(
+def add_gpu_and_node_capacity(
     instance: Instance,
     grid: Grid,
     prob: pulp.LpProblem,

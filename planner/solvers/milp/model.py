@@ -1,11 +1,10 @@
 """The time-indexed MILP, built in the order data -> variables (`variables.py`) ->
-constraints (`constraints.py`) -> objectives (here; the energy objectives are
+constraints (`constraints.py`) -> objectives (`objective.py`; the energy objectives are
 `energy.py`'s, which needs the whole model).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,9 +12,9 @@ from typing import Any
 import pulp
 
 import planner.solvers.milp.constraints as constraints
-from planner.instance import ENERGY_OBJECTIVES, Instance
-from planner.solvers.milp.constraints import add_row
+from planner.instance import Instance
 from planner.solvers.milp.grid import Grid
+from planner.solvers.milp.objective import add_objectives, sink_jobs
 from planner.solvers.milp.variables import StartUnit, add_start_variables
 
 
@@ -76,7 +75,7 @@ def build(
     notes: dict[str, Any] = {}
     if notes_empty:
         notes["no_start"] = notes_empty
-    constraints.add_node_capacity(instance, grid, prob, on_node)
+    constraints.add_gpu_and_node_capacity(instance, grid, prob, on_node)
     notes.update(constraints.add_pool_capacity(instance, grid, prob, units, unit_starts))
     cumulative: list[tuple[pulp.LpVariable, pulp.LpVariable | None, list[pulp.LpVariable]]] = []
     notes["precedence"] = constraints.add_precedence_and_priority(
@@ -84,7 +83,7 @@ def build(
     )
 
     ends = {jid: {v: float(t * L + d) for v, (t, d) in vs.items()} for jid, vs in job_vars.items()}
-    objs, cmax = _objectives(instance, prob, ends, objectives, cmax_floor)
+    objs, cmax = add_objectives(instance, prob, ends, objectives, cmax_floor)
 
     sizes = {
         "binaries": len(starts) + len(picks),
@@ -95,53 +94,3 @@ def build(
         prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes,
         dict(unit_starts), sinks=sink_jobs(instance, ends),
     )  # fmt: skip
-
-
-def sink_jobs(instance: Instance, ends: Mapping[str, Mapping[pulp.LpVariable, float]]) -> list[str]:
-    """The jobs (with start variables) no other job waits for: the latest end is theirs."""
-    has_succ = {a for j in instance.jobs for a in j.after}
-    return [j.id for j in instance.jobs if j.id not in has_succ and ends.get(j.id)]
-
-
-def _objectives(
-    instance: Instance,
-    prob: pulp.LpProblem,
-    ends: Mapping[str, Mapping[pulp.LpVariable, float]],
-    objectives: Sequence[str],
-    cmax_floor: float,
-) -> tuple[dict[str, pulp.LpAffineExpression], pulp.LpVariable | None]:
-    """Each objective as a linear expression over the start variables (`ends`: job ->
-    start var -> end time); makespan through a Cmax variable bounded below by `cmax_floor`."""
-    objs: dict[str, pulp.LpAffineExpression] = {}
-    cmax = None
-    if any(n in ("makespan", *ENERGY_OBJECTIVES) for n in objectives):
-        # the energy objectives draw idle power up to the makespan (planner.milp.energy)
-        cmax = prob.add_variable("cmax", lowBound=cmax_floor)
-        for i, jid in enumerate(sink_jobs(instance, ends)):
-            terms = dict(ends[jid])
-            terms[cmax] = -1.0
-            add_row(prob, terms, pulp.LpConstraintLE, 0, f"cmax_{i}")
-    for name in objectives:
-        if name in ENERGY_OBJECTIVES:
-            continue  # added by planner.solvers.milp.energy, which needs the whole model
-        if name == "makespan":
-            assert cmax is not None
-            objs[name] = pulp.LpAffineExpression({cmax: 1.0})
-        elif name == "total_weighted_jct":
-            acc: dict[pulp.LpVariable, float] = defaultdict(float)
-            for j in instance.jobs:
-                for v, e in ends.get(j.id, {}).items():
-                    acc[v] += j.weight * (e - j.release)
-            objs[name] = pulp.LpAffineExpression({v: c for v, c in acc.items() if c})
-        elif name == "total_weighted_tardiness":
-            acc = defaultdict(float)
-            for j in instance.jobs:
-                if j.due is None:
-                    continue
-                for v, e in ends.get(j.id, {}).items():
-                    if e > j.due:
-                        acc[v] += j.weight * (e - j.due)
-            objs[name] = pulp.LpAffineExpression({v: c for v, c in acc.items() if c})
-        else:
-            raise ValueError(f"unknown objective {name!r}")
-    return objs, cmax

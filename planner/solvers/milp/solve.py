@@ -62,7 +62,7 @@ from planner.solvers.milp.energy import add_energy
 from planner.solvers.milp.extract import extract
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
 from planner.solvers.milp.hint import grid_starts, set_warm
-from planner.solvers.milp.objective import (
+from planner.solvers.milp.horizon import (
     kwh_caps,
     max_durations,
     min_durations,
