@@ -48,7 +48,8 @@ class SolveInfo(TypedDict, total=False):
     improve: dict[str, Any]
     auto: dict[str, Any]  # {"chose", "why", "model_options"}
     # preempt (planner.solvers.preempt)
-    preempt: dict[str, Any]  # starts, runs, failed, rejected, improvements, found_by
+    # starts, runs, failed, rejected, improvements, found_by; second_lane: why none came
+    preempt: dict[str, Any]
     kept: dict[str, Any]  # Muri's grouping kept to the end: solver, objective, returned
     simulation: dict[str, Any]  # the engine run: policy, decisions, preemptions
     # exact solvers (CP-SAT and MILP; planner.solvers.exact.finish)

@@ -17,27 +17,34 @@ pytestmark = pytest.mark.skipif(lanes.lanes(2) < 2, reason="needs fork and two c
 
 
 def test_the_child_computes_in_another_process():
-    there, here = side_by_side(os.getpid, os.getpid, 5.0, threading.Event())
-    assert here == os.getpid()
+    there, here, why = side_by_side(os.getpid, os.getpid, 5.0, threading.Event())
+    assert here == os.getpid() and why is None
     assert there is not None and there != here
     # a result of some size crosses the pipe whole
     big = list(range(300_000))
-    got, _ = side_by_side(lambda: big, lambda: 0, 5.0, threading.Event())
+    got, _, _ = side_by_side(lambda: big, lambda: 0, 5.0, threading.Event())
     assert got == big
 
 
-def test_a_failing_child_gives_none_and_this_lane_its_result():
+def test_a_failing_child_gives_none_its_error_and_this_lane_its_result():
     def fail() -> int:
         raise ValueError("no plan")
 
-    assert side_by_side(fail, lambda: 7, 5.0, threading.Event()) == (None, 7)
+    got = side_by_side(fail, lambda: 7, 5.0, threading.Event())
+    assert got == (None, 7, "failed: ValueError: no plan")
+    # a child that dies without a word
+    assert side_by_side(lambda: os._exit(3), lambda: 8, 5.0, threading.Event()) == (
+        None,
+        8,
+        "died (wait status 768)",
+    )
 
 
 def test_a_child_past_its_time_is_ended(monkeypatch):
     monkeypatch.setattr(lanes, "GRACE_S", 0.2)
     t0 = time.perf_counter()
-    there, here = side_by_side(lambda: time.sleep(30) or 1, lambda: 2, 0.1, threading.Event())
-    assert (there, here) == (None, 2)
+    got = side_by_side(lambda: time.sleep(30) or 1, lambda: 2, 0.1, threading.Event())
+    assert got == (None, 2, "ended past its time")
     assert time.perf_counter() - t0 < 5
 
 
@@ -49,8 +56,8 @@ def test_a_stop_ends_the_wait_for_the_child():
         return 3
 
     t0 = time.perf_counter()
-    there, mine = side_by_side(lambda: time.sleep(30) or 1, here, 60.0, stop)
-    assert (there, mine) == (None, 3)
+    got = side_by_side(lambda: time.sleep(30) or 1, here, 60.0, stop)
+    assert got == (None, 3, "stopped")
     assert time.perf_counter() - t0 < lanes.STOP_GRACE_S + 4
 
 

@@ -154,6 +154,23 @@ def test_the_preemptive_planner_runs_it_in_its_second_lane() -> None:
     assert verify(inst, one) == [] and "weighted" not in one.info["preempt"]["found_by"]
 
 
+@pytest.mark.skipif(lanes(2) < 2, reason="needs fork and two cores")
+def test_a_second_lane_that_fails_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in the weighted lane costs its plans and says so (`info.preempt.second_lane`);
+    the first lane's plan comes back."""
+    from planner.solvers.preempt import search
+
+    def broken(self: object) -> None:
+        raise KeyError("j7")
+
+    monkeypatch.setattr(search._Search, "weighted_lane", broken)
+    inst = instance_from_dict(generate("dl", 30, 2, 5, preemption=True))
+    s = solve_preempt(inst, SolveOptions(time_limit=4, workers=2))
+    assert verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
+    assert s.info["preempt"]["second_lane"] == "failed: KeyError: 'j7'"
+    assert "second_lane_runs" not in s.info["preempt"]
+
+
 def test_only_instances_it_can_price() -> None:
     doc = generate("mixed", 30, 3, 1, preemption=True)
     assert not eligible(instance_from_dict(doc))  # pools, strict priorities

@@ -9,10 +9,11 @@ Fork, not spawn: a spawned child imports the caller's main script again, and a u
 script without a `__main__` guard would run twice. The child only computes on what it
 inherited, sends the pickled result through a pipe and leaves by `os._exit` (no exit
 handlers, no flush of streams another thread may hold). The child's result is dropped
-(None) when it fails, when it is not there `GRACE_S` after the work's own time (or this
-process's lane, if that took longer), or when
-the solve is stopped (Ctrl-C also reaches the child, whose copy of the stop event then
-ends its work; it gets `STOP_GRACE_S` to send what it has).
+(None, with the reason) when its work raises (the error is sent instead, so that a bug
+there is reported, not hidden), when it is not there `GRACE_S` after the work's own time
+(or this process's lane, if that took longer), or when the solve is stopped (Ctrl-C also
+reaches the child, whose copy of the stop event then ends its work; it gets
+`STOP_GRACE_S` to send what it has).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 
@@ -47,11 +48,20 @@ def lanes(workers: int) -> int:
     return 2 if len(os.sched_getaffinity(0)) >= 2 else 1
 
 
+class _NoResult:
+    """Why there is no result of the child's: what it sends when its work raised (the
+    error, in one line), or what the parent saw."""
+
+    def __init__(self, why: str):
+        self.why = why
+
+
 def side_by_side(
     there: Callable[[], T], here: Callable[[], T], seconds: float, stop: threading.Event
-) -> tuple[T | None, T]:
-    """(`there()` computed in a forked child or None, `here()` computed in this process);
-    both should end within `seconds`. Call only when `lanes(...)` is 2."""
+) -> tuple[T | None, T, str | None]:
+    """(`there()` computed in a forked child or None, `here()` computed in this process,
+    why the child's result is None or None); both should end within `seconds`. Call only
+    when `lanes(...)` is 2."""
     r, w = os.pipe()
     with warnings.catch_warnings():  # Python 3.12+ warns about forking a threaded process
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -60,7 +70,11 @@ def side_by_side(
         os.close(r)
         code = 1
         try:
-            data = pickle.dumps(there(), protocol=pickle.HIGHEST_PROTOCOL)
+            try:
+                result: object = there()
+            except Exception as e:
+                result = _NoResult(f"failed: {type(e).__name__}: {e}")
+            data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
             view = memoryview(data)
             while view:
                 view = view[os.write(w, view) :]
@@ -73,15 +87,18 @@ def side_by_side(
         mine = here()
         # the child does work like this lane's: past `seconds` when this lane was
         deadline = max(deadline, time.monotonic()) + GRACE_S
-        theirs: T | None = _receive(r, pid, deadline, stop)
+        theirs = _receive(r, pid, deadline, stop)
     except BaseException:
         _end(pid, r)
         raise
-    return theirs, mine
+    if isinstance(theirs, _NoResult):
+        return None, mine, theirs.why
+    return cast(T, theirs), mine, None
 
 
-def _receive(r: int, pid: int, deadline: float, stop: threading.Event) -> T | None:
-    """The child's result from pipe `r`, or None (module doc); reaps the child either way."""
+def _receive(r: int, pid: int, deadline: float, stop: threading.Event) -> object:
+    """The child's result from pipe `r`, or `_NoResult` (module doc); reaps the child
+    either way."""
     chunks: list[bytes] = []
     stopped_at: float | None = None
     while True:
@@ -90,7 +107,7 @@ def _receive(r: int, pid: int, deadline: float, stop: threading.Event) -> T | No
             stopped_at = now
         if now > deadline or (stopped_at is not None and now - stopped_at > STOP_GRACE_S):
             _end(pid, r)
-            return None
+            return _NoResult("stopped" if stopped_at is not None else "ended past its time")
         ready, _, _ = select.select([r], [], [], 0.1)
         if not ready:
             continue
@@ -101,12 +118,11 @@ def _receive(r: int, pid: int, deadline: float, stop: threading.Event) -> T | No
     os.close(r)
     _, status = os.waitpid(pid, 0)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        return None
+        return _NoResult(f"died (wait status {status})")
     try:
-        out: T = pickle.loads(b"".join(chunks))
+        return pickle.loads(b"".join(chunks))
     except Exception:  # a truncated message: the child died while sending
-        return None
-    return out
+        return _NoResult("died while sending its result")
 
 
 def _end(pid: int, r: int) -> None:

@@ -315,7 +315,8 @@ def batch_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
     if not two:
         best = lane(0, 1)
     else:
-        theirs, best = side_by_side(lambda: lane(1, 2), lambda: lane(0, 2), share, options.stop)
+        # (a lane that failed leaves the odd seeds untried; the plan stands on the even ones)
+        theirs, best, _ = side_by_side(lambda: lane(1, 2), lambda: lane(0, 2), share, options.stop)
         if theirs is not None and (best is None or theirs[0] < best[0]):
             best = theirs
     return None if best is None else best[1]

@@ -132,13 +132,17 @@ def solve_preempt(
         # the weighted policy's run (`weighted.py`) takes most of the time limit: it gets
         # the second lane from the start, while this lane makes the starts and searches
         limit = options.limit
-        theirs, _ = side_by_side(s.weighted_lane, s.start_and_explore, limit, options.stop)
+        theirs, _, s.lane_missing = side_by_side(
+            s.weighted_lane, s.start_and_explore, limit, options.stop
+        )
     else:
         s.start()
         if search and s.engine_ok and s.interleave_runs:
             if two and not s.out_of_time():
                 left = s.deadline - time.perf_counter()
-                theirs, _ = side_by_side(s.second_lane, s.explore, left, options.stop)
+                theirs, _, s.lane_missing = side_by_side(
+                    s.second_lane, s.explore, left, options.stop
+                )
             else:
                 s.explore()
     s.settle()
@@ -177,6 +181,7 @@ class _Search:
         self.last_snaps: list[Snapshot] = []
         self.history: list[tuple[Schedule, list[float], Keys | None, str]] = []
         self.plain = plain
+        self.lane_missing: str | None = None  # why the second lane gave no result
         self.tried: set[tuple[float, bool, str, float, bool]] = set()
         # the engine releases a live state's waiting jobs at `now` at the earliest
         self.releases = {j.id: max(j.release, instance.now) for j in instance.jobs}
@@ -454,6 +459,8 @@ class _Search:
                 "time_s": round(time.perf_counter() - self.t0, 3),
             },
         }
+        if self.lane_missing is not None:
+            info["preempt"]["second_lane"] = self.lane_missing
         if "simulation" in best.info:
             info["simulation"] = best.info["simulation"]
         if not engine and self.stats["cut"] and not self.engine_ok:  # said in the summary
