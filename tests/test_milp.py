@@ -342,6 +342,21 @@ def test_a_highs_report_that_is_not_its_solutions_is_not_taken(
     r = backends.run(prob, "highs", 0.5, 1, 0, True, threading.Event(), None)
     assert warm_runs == [True] and (r.status, r.objective, r.bound) == ("feasible", 4.0, None)
     assert x.varValue == 2.0
+    # a second run whose solution is worse: the first solution, with the second's bound
+    x.varValue = None
+    worse = backends.RunResult("feasible", 6.0, 3.0, False, 0.1, "Time limit reached")
+
+    def worse_when_cold(*args: object) -> backends.RunResult:
+        r = real(*args)  # type: ignore[arg-type]
+        if args[3]:
+            return dataclasses.replace(r, objective=1.0, bound=1.0)
+        x.varValue = 3.0  # value 2 * 3 = 6, as reported
+        return worse
+
+    monkeypatch.setattr(backends, "_highs_once", worse_when_cold)
+    r = backends.run(prob, "highs", 5.0, 1, 0, True, threading.Event(), None)
+    assert (r.status, r.objective, r.bound) == ("feasible", 4.0, 3.0) and x.varValue == 2.0
+    monkeypatch.setattr(backends, "_highs_once", off_when_warm)
     warm_runs.clear()  # a true report is taken as it is
     r = backends.run(prob, "highs", 5.0, 1, 0, False, threading.Event(), None)
     assert warm_runs == [False] and (r.status, r.objective, r.bound) == ("optimal", 4.0, 4.0)

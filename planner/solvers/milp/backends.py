@@ -304,20 +304,24 @@ def _run_highs(
     # objective and a dual bound that are not its solution's (3 jobs: "optimal" 5 and bound
     # 5 for a solution of value 13, tests/test_milp.py::
     # test_highs_reports_the_value_of_the_solution_it_returns): then nothing it reported
-    # holds. Run it again without the warm start, which reports truly; else keep the
-    # solution, at its own value and unproved.
+    # holds. Run it again without the warm start, which reports truly, and take that run
+    # unless its solution is worse; else keep the first solution, at its own value, with
+    # the second run's bound if it gave a true one, unproved.
     kept = {v.name: v.varValue for v in prob.variables()}
+    bound = None
     left = time_limit - (time.monotonic() - t0)
     if warm and left >= 1.0 and not stop.is_set():
         again = _highs_once(prob, left, seed, False, stop, progress)
         value = _solution_value(prob) if again.objective is not None else None
         if value is not None and again.objective is not None and _same(again.objective, value):
-            again.seconds = time.monotonic() - t0
-            return again
+            if value <= actual or _same(value, actual):
+                again.seconds = time.monotonic() - t0
+                return again
+            bound = again.bound
         for v in prob.variables():
             v.varValue = kept[v.name]
     detail = f"{res.detail}; its objective {res.objective:g} is not its solution's {actual:g}"
-    return RunResult("feasible", actual, None, res.interrupted, time.monotonic() - t0, detail)
+    return RunResult("feasible", actual, bound, res.interrupted, time.monotonic() - t0, detail)
 
 
 def _solution_value(prob: pulp.LpProblem) -> float | None:
