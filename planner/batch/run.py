@@ -219,12 +219,14 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
     try:
         sched = _plan(instance, task.solver, options)
     except Exception as e:
+        from planner.simulate import NotApplicable, Stopped
+
         wall = round(time.perf_counter() - t0, 3)
-        if _stopped_simulation(e) and options.stop.is_set():
+        if isinstance(e, Stopped) and options.stop.is_set():
             # a simulation has no best-so-far plan to hand back: it ran out of time
             why = f"stopped at {soft:g} s (half-way from the time limit to the hard guard)"
             return {**row, "status": TIMEOUT, "error": one_line(f"{why}: {e}"), "wall_s": wall}
-        if _not_applicable(e):
+        if isinstance(e, NotApplicable):
             # the policy does not apply to the instance (a preemptive policy without
             # policy.preemption): the reason plan simulate gives, not a failure of ours
             return {**row, "error": one_line(f"not applicable: {e}"), "wall_s": wall}
@@ -242,18 +244,6 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
         row["error"] = one_line(str(reason or f"no schedule ({sched.status})"))
         return row
     return _measure(instance, sched, objective, row)
-
-
-def _stopped_simulation(e: Exception) -> bool:
-    from planner.simulate import Stopped
-
-    return isinstance(e, Stopped)
-
-
-def _not_applicable(e: Exception) -> bool:
-    from planner.simulate import NotApplicable
-
-    return isinstance(e, NotApplicable)
 
 
 def _plan(instance: Any, spec: str, options: Any) -> Any:

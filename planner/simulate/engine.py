@@ -439,6 +439,14 @@ class Engine:
         return SimResult(self.inst.name, self.policy.name, segs, info, tuple(self.events))
 
 
+def inapplicable(instance: Instance, policy: Policy) -> str | None:
+    """Why `policy` cannot run on `instance` (after its name), or None: a preemptive
+    policy needs `policy.preemption.enabled` (contract §8)."""
+    if policy.preemptive and not instance.preemption.enabled:
+        return "preempts jobs, but the instance does not enable policy.preemption"
+    return None
+
+
 def simulate(
     instance: Instance,
     policy: Policy,
@@ -467,12 +475,4 @@ def simulate(
     return eng.run(start, record, every)
 
 
-__all__ = ["Engine", "simulate"]
-
-
-def inapplicable(instance: Instance, policy: Policy) -> str | None:
-    """Why `policy` cannot run on `instance` (after its name), or None: a preemptive
-    policy needs `policy.preemption.enabled` (contract §8)."""
-    if policy.preemptive and not instance.preemption.enabled:
-        return "preempts jobs, but the instance does not enable policy.preemption"
-    return None
+__all__ = ["Engine", "inapplicable", "simulate"]

@@ -83,7 +83,8 @@ def build(
     )
 
     ends = {jid: {v: float(t * L + d) for v, (t, d) in vs.items()} for jid, vs in job_vars.items()}
-    objs, cmax = add_objectives(instance, prob, ends, objectives, cmax_floor)
+    sinks = sink_jobs(instance, ends)
+    objs, cmax = add_objectives(instance, prob, ends, sinks, objectives, cmax_floor)
 
     sizes = {
         "binaries": len(starts) + len(picks),
@@ -92,5 +93,5 @@ def build(
     }
     return Built(
         prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes,
-        dict(unit_starts), sinks=sink_jobs(instance, ends),
+        dict(unit_starts), sinks=sinks,
     )  # fmt: skip

@@ -22,17 +22,19 @@ def add_objectives(
     instance: Instance,
     prob: pulp.LpProblem,
     ends: Mapping[str, Mapping[pulp.LpVariable, float]],
+    sinks: Sequence[str],
     objectives: Sequence[str],
     cmax_floor: float,
 ) -> tuple[dict[str, pulp.LpAffineExpression], pulp.LpVariable | None]:
     """Each objective as a linear expression over the start variables (`ends`: job ->
-    start var -> end time); makespan through a Cmax variable bounded below by `cmax_floor`."""
+    start var -> end time); makespan through a Cmax variable bounded below by `cmax_floor`
+    and by the end of each of `sinks` (`sink_jobs`)."""
     objs: dict[str, pulp.LpAffineExpression] = {}
     cmax = None
     if any(n in ("makespan", *ENERGY_OBJECTIVES) for n in objectives):
         # the energy objectives draw idle power up to the makespan (planner.milp.energy)
         cmax = prob.add_variable("cmax", lowBound=cmax_floor)
-        for i, jid in enumerate(sink_jobs(instance, ends)):
+        for i, jid in enumerate(sinks):
             terms = dict(ends[jid])
             terms[cmax] = -1.0
             add_row(prob, terms, pulp.LpConstraintLE, 0, f"cmax_{i}")
