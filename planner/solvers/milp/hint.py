@@ -4,6 +4,7 @@ onto the grid (`grid_starts`), its nodes relabelled for the model's symmetry bre
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import defaultdict
 
@@ -23,8 +24,12 @@ def grid_starts(greedy: Schedule, length: int) -> dict[str, tuple[int, int]]:
     then rejects the start, which costs nothing). With slot length 1 it is the identity.
     """
     jobs = sorted(greedy.jobs, key=lambda a: (a.start, a.id))
-    sigma: dict[str, float] = {}
     out: dict[str, tuple[int, int]] = {}
+    # Jobs already placed, by end: those ending by the next start leave the heap into
+    # `ended_need`, which only grows as starts do. One pass, not a pass over every earlier
+    # job per start (3,000 jobs: 12 s of the MILP's time limit spent here before).
+    placed: list[tuple[int, str, float]] = []
+    ended_need = 0.0
     run_max = 0.0
     i = 0
     while i < len(jobs):
@@ -32,18 +37,15 @@ def grid_starts(greedy: Schedule, length: int) -> dict[str, tuple[int, int]]:
         while k < len(jobs) and jobs[k].start == jobs[i].start:
             k += 1
         s = jobs[i].start
-        need = float(s)
-        for a in jobs[:i]:
-            if a.end <= s:
-                d = a.end - a.start
-                allowance = (length - 1) + (-(-d // length) * length - d)
-                shift = sigma[a.id] - a.start
-                need = max(need, a.end + shift + allowance)
-        need = max(need, run_max)
+        while placed and placed[0][0] <= s:
+            ended_need = max(ended_need, heapq.heappop(placed)[2])
+        need = max(float(s), ended_need, run_max)
         slot = math.ceil(need / length - 1e-9)
         for a in jobs[i:k]:
-            sigma[a.id] = need
             out[a.id] = (slot, a.end - a.start)
+            d = a.end - a.start
+            allowance = (length - 1) + (-(-d // length) * length - d)
+            heapq.heappush(placed, (a.end, a.id, a.end + (need - a.start) + allowance))
         run_max = need
         i = k
     return out
