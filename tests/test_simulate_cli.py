@@ -125,14 +125,23 @@ def test_a_running_job_on_a_node_gone_down_stops_at_now(tmp_path: Path, policy: 
     assert r.exit_code == 0, r.stderr
     running = {j["id"] for j in json.loads(live.read_text())["jobs"] if j.get("state") == "running"}
     assert running
-    out = tmp_path / "r.json"
-    r = run("simulate", live, "--policy", policy, "-o", out)
+    out, events = tmp_path / "r.json", tmp_path / "e.jsonl"
+    r = run("simulate", live, "--policy", policy, "-o", out, "--events", events)
     assert r.exit_code == 0, r.stderr
     assert run("check", live, out).exit_code == 0
-    for a in json.loads(out.read_text())["jobs"]:
+    realized = json.loads(out.read_text())
+    for a in realized["jobs"]:
         if a["id"] in running:
             first, *rest = a["segments"]
             assert first["end"] == 10 and rest[0]["start"] >= 30
+    # the events name every stop, the engine's at now too (they were left out)
+    lines = [json.loads(x) for x in events.read_text().splitlines()]
+    stops = sorted((e["time"], a) for e in lines for a in e["stopped"])
+    ends = sorted(
+        (seg["end"], a["id"]) for a in realized["jobs"] for seg in a.get("segments", [])[:-1]
+    )
+    assert stops == ends and len(stops) == realized["info"]["simulation"]["preemptions"]
+    assert {a for t, a in stops if t == 10} == running
 
 
 @pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p"])

@@ -50,7 +50,15 @@ from planner.simulate.trajectory import state_at, trajectory
 # Engine fields a snapshot copies (one level deep; segments, runs, preds and the arrival
 # heap are copied by `_snapshot` itself, the rest are numbers or immutable).
 _DICTS = ("as_run", "rem", "attained", "released", "done", "job_run")
-_SCALARS = ("next_rid", "next_label", "preemptions", "policy_seconds", "decisions", "wake")
+_SCALARS = (
+    "next_rid",
+    "next_label",
+    "preemptions",
+    "policy_seconds",
+    "decisions",
+    "wake",
+    "stopped_at_now",
+)
 
 
 class Engine:
@@ -95,6 +103,9 @@ class Engine:
         self.arrivals = [(j.release, j.id) for j in instance.jobs if not j.after]
         self.labels: set[str] = set()  # a live state's group labels, not to be reused
         self.wake: int | None = None
+        # a live state's running jobs the engine stops at `now` (_present), listed in the
+        # first decision's event with what the policy stops (README, `--events`)
+        self.stopped_at_now: tuple[str, ...] = ()
         if instance.is_live:
             self._present()
         heapq.heapify(self.arrivals)
@@ -151,7 +162,9 @@ class Engine:
             for run in list(self.runs.values()):
                 jobs = [self.as_run[a] for a in run.members]
                 if stop & set(run.members) or free.blocked_now(run.placement, jobs):
-                    self._stop(run, list(run.members), now)
+                    leave = run.members
+                    self._stop(run, leave, now)
+                    self.stopped_at_now += tuple(leave)
         waiting = {j.id for j in inst.jobs if j.live is None}
         self.arrivals = [
             (max(j.release, now), j.id)
@@ -342,6 +355,7 @@ class Engine:
         self.decisions += 1
         self.wake = dec.wake
         started, stopped = self._apply(t, dec)
+        stopped, self.stopped_at_now = self.stopped_at_now + stopped, ()
         if self.keep_events:
             groups = tuple(tuple(w.jobs) for w in dec.wants if len(w.jobs) > 1)
             self.events.append(EventRecord(t, started, stopped, groups, spent))
