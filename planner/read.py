@@ -96,12 +96,15 @@ def raw_json(path: str | Path) -> Any:
 
 
 def recorded_instance(info: Any, schedule_path: str | Path) -> str | None:
-    """The instance file a schedule records (`info.instance_file`), looked for as written
-    and beside the schedule; None when it is not there."""
+    """The instance file a schedule records (`info.instance_file`), looked for as written,
+    then as written from the schedule's folder (the path is recorded as typed, relative to
+    where the schedule was made), then by its name beside the schedule; None when it is not
+    there."""
     recorded = info.get("instance_file") if isinstance(info, dict) else None
     if not isinstance(recorded, str):
         return None
-    for candidate in (Path(recorded), Path(schedule_path).parent / Path(recorded).name):
+    folder = Path(schedule_path).parent
+    for candidate in (Path(recorded), folder / recorded, folder / Path(recorded).name):
         if candidate.is_file():
             return str(candidate)
     return None

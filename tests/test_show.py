@@ -445,6 +445,28 @@ def test_a_recorded_instance_without_the_jobs_is_left_out(tmp_path: Path, comman
 
 
 @pytest.mark.parametrize("command", ["show", "export"])
+def test_a_recorded_relative_path_is_found_from_the_schedules_folder(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A schedule made in `sub/` records its instance as typed there, `../case-instance.json`;
+    shown from another folder the instance was left out (only the cwd and the bare name
+    beside the schedule were tried)."""
+    _, sched = write_case(tmp_path)
+    sub, elsewhere = tmp_path / "sub", tmp_path / "a" / "b"  # ../ from b is not tmp_path
+    sub.mkdir()
+    elsewhere.mkdir(parents=True)
+    doc = json.loads(sched.read_text(encoding="utf-8"))
+    doc["info"]["instance_file"] = "../case-instance.json"
+    (sub / "s.json").write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / ("g.html" if command == "show" else "g.csv")
+    code, _, err = run(command, sub / "s.json", "-o", out)
+    assert code == 0 and "left out" not in err, err
+    if command == "export":
+        assert "vgg16" in out.read_text()
+
+
+@pytest.mark.parametrize("command", ["show", "export"])
 def test_an_instance_of_another_name_is_used_with_a_note(tmp_path: Path, command: str) -> None:
     _, sched = write_case(tmp_path)
     other = _other_instance(tmp_path, "a")  # same jobs, another name
