@@ -3,27 +3,32 @@
 Muri pairs jobs (and later pairs of pairs) by a maximum-weight matching. Jobs of the same
 model and GPU count are interchangeable, so the matching is solved on types with counts
 (a b-matching) and then assigned to concrete packs in order. The type problem is made small
-before it is handed to networkx's blossom algorithm, exactly:
+before it is handed to rustworkx's blossom algorithm, exactly:
 - a type `a` whose nodes outnumber all its possible partners of other types (`S_a`) keeps at
   most `S_a` nodes beyond its own pairs: with an `a-a` edge, some optimum pairs at least
   `ceil((c_a - S_a - 1) / 2)` of them with each other (at most `S_a` go elsewhere, at most
   one stays single), so those pairs are set aside; without one, the surplus stays single.
 Type-level answers are memoised on the counts, which repeat from one decision to the next.
-When the reduced problem still has more than `EXACT_NODES` nodes, the blossom algorithm
-(cubic, in pure Python) would dominate a long simulation, so the heaviest type pairs are
-taken greedily instead: an approximation, used only on large queues.
+When the reduced problem still has more than `EXACT_NODES` nodes, the heaviest type pairs
+are taken greedily instead: an approximation, used only on large queues.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 
-import networkx as nx
+import rustworkx as rx
 
 Weight = Callable[[Hashable, Hashable], float]
 
-# Largest reduced problem solved exactly (about 10 ms for networkx on 32 nodes).
+# Largest reduced problem solved exactly. Chosen when the blossom algorithm was networkx's
+# (pure Python, about 10 ms on 32 nodes); rustworkx's finds matchings of the same weight
+# 20-26 times faster (`experiments/matching_speed.py`, README "Simulating policies"); the
+# bound stays, so that plans stay the same.
 EXACT_NODES = 32
+# rustworkx's matching takes integer weights: the weights (interleaving efficiencies near
+# 1) times this, rounded, keep every difference above 1e-12.
+WEIGHT_SCALE = 10**12
 
 
 def _reduce(
@@ -53,18 +58,20 @@ def _solve_types(
     cnt, aside = _reduce(types, list(counts), w)
     if sum(cnt) > EXACT_NODES:
         return _greedy_types(types, list(counts), w)
-    g = nx.Graph()
     owner: list[int] = []
     for a, c in enumerate(cnt):
         owner.extend([a] * c)
-    g.add_nodes_from(range(len(owner)))
+    g: rx.PyGraph[None, int] = rx.PyGraph()
+    g.add_nodes_from([None] * len(owner))
+    edges: list[tuple[int, int, int]] = []
     for u in range(len(owner)):
         for v in range(u + 1, len(owner)):
             wt = w(types[owner[u]], types[owner[v]])
             if wt > 0:
-                g.add_edge(u, v, weight=wt)
+                edges.append((u, v, round(wt * WEIGHT_SCALE)))
+    g.add_edges_from(edges)
     quota: dict[tuple[int, int], int] = {}
-    for u, v in nx.max_weight_matching(g):
+    for u, v in rx.max_weight_matching(g, weight_fn=int):
         key = (min(owner[u], owner[v]), max(owner[u], owner[v]))
         quota[key] = quota.get(key, 0) + 1
     for a, m in aside.items():
