@@ -551,6 +551,13 @@ def test_objective_option_names_every_objective_and_refuses_repeats(tmp_path: Pa
     code, _, err = run("solve", DEMO, "--solver", "greedy", "--objective", "makespan,makespan",
                        "-o", out)  # fmt: skip
     assert code == 2 and "makespan listed twice" in err and not out.exists()
+    # spaces around the names are dropped
+    code, _, err = run("solve", DEMO, "--solver", "greedy", "--objective",
+                       " makespan , energy_kwh", "-o", out)  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    assert verify(read_instance(DEMO), schedule_from_dict(doc)) == []
+    assert list(doc["objective"]) == ["makespan", "energy_kwh"]
 
 
 @pytest.mark.parametrize("backend", ["cbc", "highs"])
@@ -576,6 +583,8 @@ def test_the_milp_name_a_schedule_carries_is_a_solver_spec(tmp_path: Path, backe
         (["solve", DEMO, "--solver", "cpsat:"], "solver 'cpsat:' names no rule after ':'"),
         (["solve", DEMO, "--solver", "greedy:"], "use greedy or greedy:RULE"),
         (["solve", DEMO, "--solver", "greedy", "--objective", ""], "--objective: empty"),
+        (["solve", DEMO, "--solver", "greedy", "--objective", "makespan,"], "an empty name"),
+        (["solve", DEMO, "--solver", "greedy", "--objective", ",makespan"], "an empty name"),
         (["simulate", DEMO, "--policy", "plan:"], "'plan:' names no solver"),
     ],
 )

@@ -69,12 +69,21 @@ def parse_objective(text: str | None) -> tuple[str, ...] | None:
 
     if text is None:
         return None
-    names = tuple(t.strip() for t in text.split(",") if t.strip())
+    # spaces around a name are dropped ("makespan, energy_cost"); an empty name is refused,
+    # as in an instance's objective list ("makespan," ran as makespan alone)
+    names = tuple(t.strip() for t in text.split(","))
     bad = [n for n in names if n not in OBJECTIVES]
-    if bad or not names:
+    if not text.strip():
+        what = "empty"
+    elif "" in names:
+        what = f"an empty name in {text!r}"
+    elif bad:
+        what = "unknown " + ", ".join(bad)
+    else:
+        what = ""
+    if what:
         raise UsageError(
-            f"--objective: {'unknown ' + ', '.join(bad) if bad else 'empty'}; "
-            f"use a comma-separated list of {', '.join(OBJECTIVES)}"
+            f"--objective: {what}; use a comma-separated list of {', '.join(OBJECTIVES)}"
         )
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:  # as an instance's objective list (exit 2 there too)

@@ -82,7 +82,8 @@ _SOLVE_OPTIONS = [
     click.option(
         "--objective",
         help="total_weighted_jct, makespan, total_weighted_tardiness, energy_kwh or "
-        "energy_cost, or a comma-separated lexicographic list [default: the instance's].",
+        "energy_cost, or a comma-separated lexicographic list (spaces around names are "
+        "dropped) [default: the instance's].",
     ),
     click.option(
         "--seed", type=SEED, default=0, show_default=True, help="Random seed of the solvers."
