@@ -118,3 +118,17 @@ def test_preemption_never_makes_auto_worse_than_cpsat_without_it(
     assert verify(plain, best) == [] and verify(preemptive, s) == []
     ms = objective_values(preemptive, s, ["makespan"])["makespan"]
     assert ms <= objective_values(plain, best, ["makespan"])["makespan"]
+
+
+def test_a_small_preemptive_instance_gets_cpsat_without_preemption_too() -> None:
+    """`plan generate --family mixed --jobs 8 --nodes 2 --seed 5 --preemption`: the
+    preemptive search spent the whole limit and kept the greedy plan (total weighted JCT
+    4,248), where CP-SAT without segments proves 4,236 optimal in under a second; CP-SAT
+    now gets `SMALL_PREEMPTIVE_CPSAT_SHARE` of the limit after the search."""
+    inst = instance_from_dict(generate("mixed", 8, 2, 5, preemption=True))
+    exact = solve(inst, "cpsat", SolveOptions(time_limit=5.0))
+    s = solve(inst, "auto", SolveOptions(time_limit=5.0))
+    assert verify(inst, exact) == [] and verify(inst, s) == []
+    name = "total_weighted_jct"
+    assert exact.status == "optimal"
+    assert objective_values(inst, s, [name])[name] <= objective_values(inst, exact, [name])[name]

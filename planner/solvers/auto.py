@@ -58,6 +58,13 @@ MIN_CPSAT_OPTIONS = 300
 _GROUP_ESTIMATE_MAX_JOBS = 5_000
 # Time the preemptive search must leave before the planner without preemption gets it.
 REST_MIN_S = 0.5
+# On a preemptive instance this small, when CP-SAT's model fits, CP-SAT without
+# preemption gets this share of the limit after the search: the search had kept a greedy
+# plan 0.3% above the bound that CP-SAT meets in 0.6 s (tests/test_auto.py). With 40%, on
+# 36 generated instances of 8-24 jobs at 5 s, better on 5 (by up to 4.2%) and worse on
+# none (`experiments/auto_preemptive_small.py`, README "Choosing a solver").
+SMALL_PREEMPTIVE_JOBS = 30
+SMALL_PREEMPTIVE_CPSAT_SHARE = 0.4
 
 
 def model_size(instance: Instance) -> int:
@@ -139,7 +146,11 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
         # preemptive instance too)
         plain_name = name
         name, why = "preempt", "preemption is enabled: Muri's engine as the start, then search"
-        sched = solve_preempt(instance, options)
+        search = options
+        if plain_name == "cpsat" and len(instance.jobs) <= SMALL_PREEMPTIVE_JOBS:
+            share = 1.0 - SMALL_PREEMPTIVE_CPSAT_SHARE
+            search = replace(options, time_limit=options.limit * share)
+        sched = solve_preempt(instance, search)
         rest = options.spent_since(t1)
         if rest.limit >= REST_MIN_S and not options.stop.is_set():
             # The search ends early when it has nothing to re-form (projects of pool-only
