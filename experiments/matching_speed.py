@@ -18,7 +18,6 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 import networkx as nx
-import rustworkx as rx
 
 import planner.simulate.matching as matching
 from planner.read import read_instance
@@ -49,36 +48,24 @@ def record(path: Path) -> list[Call]:
     return calls
 
 
-def quota(pairs: set[tuple[int, int]], owner: list[int]) -> dict[tuple[int, int], int]:
-    out: dict[tuple[int, int], int] = {}
-    for u, v in pairs:
-        key = (min(owner[u], owner[v]), max(owner[u], owner[v]))
-        out[key] = out.get(key, 0) + 1
-    return out
-
-
 def both(call: Call) -> tuple[float, float, dict, dict]:
-    """Seconds and type pairs of networkx's and rustworkx's matching of one reduced graph."""
+    """Seconds and type pairs of networkx's and rustworkx's (`matching.blossom`) matching
+    of one reduced graph (`matching.node_graph`)."""
     types, counts, table = call
     index = {t: k for k, t in enumerate(types)}
-    cnt, _ = matching._reduce(types, counts, lambda a, b: table[(index[a], index[b])])
-    owner = [a for a, c in enumerate(cnt) for _ in range(c)]
-    edges = [
-        (u, v, table[(owner[u], owner[v])])
-        for u in range(len(owner))
-        for v in range(u + 1, len(owner))
-        if table[(owner[u], owner[v])] > 0
-    ]
+
+    def w(a: Hashable, b: Hashable) -> float:
+        return table[(index[a], index[b])]
+
+    cnt, _ = matching._reduce(types, counts, w)
+    owner, edges = matching.node_graph(types, cnt, w)
     t0 = time.perf_counter()
     g = nx.Graph()
     g.add_nodes_from(range(len(owner)))
     g.add_weighted_edges_from(edges)
-    by_nx = quota(nx.max_weight_matching(g), owner)
+    by_nx = matching.type_pairs(nx.max_weight_matching(g), owner)
     t1 = time.perf_counter()
-    h: rx.PyGraph = rx.PyGraph()
-    h.add_nodes_from([None] * len(owner))
-    h.add_edges_from([(u, v, round(w * matching.WEIGHT_SCALE)) for u, v, w in edges])
-    by_rx = quota(set(rx.max_weight_matching(h, weight_fn=int)), owner)
+    by_rx = matching.type_pairs(matching.blossom(len(owner), edges), owner)
     t2 = time.perf_counter()
     return t1 - t0, t2 - t1, by_nx, by_rx
 

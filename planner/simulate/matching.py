@@ -15,7 +15,7 @@ are taken greedily instead: an approximation, used only on large queues.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 import rustworkx as rx
 
@@ -58,25 +58,45 @@ def _solve_types(
     cnt, aside = _reduce(types, list(counts), w)
     if sum(cnt) > EXACT_NODES:
         return _greedy_types(types, list(counts), w)
-    owner: list[int] = []
-    for a, c in enumerate(cnt):
-        owner.extend([a] * c)
-    g: rx.PyGraph[None, int] = rx.PyGraph()
-    g.add_nodes_from([None] * len(owner))
-    edges: list[tuple[int, int, int]] = []
+    owner, edges = node_graph(types, cnt, w)
+    quota = type_pairs(blossom(len(owner), edges), owner)
+    for a, m in aside.items():
+        if m:
+            quota[(a, a)] = quota.get((a, a), 0) + m
+    return quota
+
+
+def node_graph(
+    types: Sequence[Hashable], cnt: Sequence[int], w: Weight
+) -> tuple[list[int], list[tuple[int, int, float]]]:
+    """One node per counted pack (its type index in `owner`) and an edge of weight w > 0
+    between every two nodes whose types may pair."""
+    owner = [a for a, c in enumerate(cnt) for _ in range(c)]
+    edges = []
     for u in range(len(owner)):
         for v in range(u + 1, len(owner)):
             wt = w(types[owner[u]], types[owner[v]])
             if wt > 0:
-                edges.append((u, v, round(wt * WEIGHT_SCALE)))
-    g.add_edges_from(edges)
+                edges.append((u, v, wt))
+    return owner, edges
+
+
+def blossom(nodes: int, edges: Sequence[tuple[int, int, float]]) -> set[tuple[int, int]]:
+    """rustworkx's maximum-weight matching of the graph (its weights scaled to integers)."""
+    g: rx.PyGraph[None, int] = rx.PyGraph()
+    g.add_nodes_from([None] * nodes)
+    g.add_edges_from([(u, v, round(wt * WEIGHT_SCALE)) for u, v, wt in edges])
+    return set(rx.max_weight_matching(g, weight_fn=int))
+
+
+def type_pairs(
+    pairs: Iterable[tuple[int, int]], owner: Sequence[int]
+) -> dict[tuple[int, int], int]:
+    """The matched node pairs counted per (type index, type index)."""
     quota: dict[tuple[int, int], int] = {}
-    for u, v in rx.max_weight_matching(g, weight_fn=int):
+    for u, v in pairs:
         key = (min(owner[u], owner[v]), max(owner[u], owner[v]))
         quota[key] = quota.get(key, 0) + 1
-    for a, m in aside.items():
-        if m:
-            quota[(a, a)] = quota.get((a, a), 0) + m
     return quota
 
 

@@ -42,8 +42,8 @@ def grid_starts(greedy: Schedule, length: int) -> dict[str, tuple[int, int]]:
         need = max(float(s), ended_need, run_max)
         slot = math.ceil(need / length - 1e-9)
         for a in jobs[i:k]:
-            out[a.id] = (slot, a.end - a.start)
             d = a.end - a.start
+            out[a.id] = (slot, d)
             allowance = (length - 1) + (-(-d // length) * length - d)
             heapq.heappush(placed, (a.end, a.id, a.end + (need - a.start) + allowance))
         run_max = need
