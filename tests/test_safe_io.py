@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import planner.jsonio as jsonio
 import planner.outputs as outputs
@@ -84,6 +86,49 @@ def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
 def test_writer_refuses_nan() -> None:
     with pytest.raises(ValueError):
         jsonio.dumps({"x": float("nan")})
+
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+_VALUES = st.recursive(
+    _SCALARS, lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner), max_leaves=30
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_writer_reads_back_as_written(value: Any) -> None:
+    assert json.loads(jsonio.dumps(value)) == value
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(_SCALARS.filter(lambda k: not isinstance(k, str)), _VALUES))
+def test_writer_names_keys_that_are_not_strings_as_json_does(value: dict[Any, Any]) -> None:
+    assert json.loads(jsonio.dumps({"d": value, **value})) == json.loads(
+        json.dumps({"d": value, **value})
+    )
+
+
+def test_a_schedule_is_written_a_job_per_line(tmp_path: Path) -> None:
+    """The writer keeps a job on one line: a large realized schedule is written by the C
+    encoder (jsonio.py) and reads line by line."""
+    demo = Path(__file__).resolve().parents[1] / "instances" / "demo.json"
+    out = tmp_path / "s.json"
+    r = CliRunner().invoke(main, ["solve", str(demo), "--solver", "greedy", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    doc = json.loads(text)
+    assert verify(read_instance(demo), schedule_from_dict(doc)) == []
+    lines = text.splitlines()
+    first = lines.index(' "jobs": [') + 1
+    jobs = [json.loads(x.strip().rstrip(",")) for x in lines[first : first + len(doc["jobs"])]]
+    assert jobs == doc["jobs"] and len(jobs) == 27 and lines[first + 27] == " ],"
+    assert lines[0] == "{" and text.endswith("}\n")
 
 
 def test_check_outputs_refusals(tmp_path: Path) -> None:

@@ -84,9 +84,9 @@ def simulate(
     if why is not None:
         raise InputError(instance, [Problem("policy.preemption", f"policy {policy} {why}")])
     _feasible_or_exit(inst)
-    doc, res = _run(inst, pol, interval, bool(events), not as_json)
+    doc, realized, res = _run(inst, pol, interval, bool(events), not as_json)
     doc["info"]["instance_file"] = str(Path(instance))
-    files = _files(inst, doc, res, output, gantt, events)
+    files = _files(inst, doc, realized, res, output, gantt, events)
     from planner.outputs import write_all
 
     if show:
@@ -119,8 +119,9 @@ def _feasible_or_exit(inst: Any) -> None:
         sys.exit(EXIT_INFEASIBLE)
 
 
-def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tuple[Any, Any]:
-    """Simulate under the progress bar and the signal handlers; verify the result."""
+def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tuple[Any, Any, Any]:
+    """Simulate under the progress bar and the signal handlers; verify the result. The
+    document, the realized schedule read back from it (what was verified) and the run."""
     from planner.schedule import schedule_from_dict
     from planner.simulate import Stopped, result_to_schedule_dict
     from planner.simulate import simulate as run_policy
@@ -150,21 +151,21 @@ def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tu
         terminal.print_error(f"simulation {pol.name} {what}; nothing written")
         terminal.print_violations(violations)
         sys.exit(EXIT_INFEASIBLE if late is not None else EXIT_INTERNAL)
-    return doc, res
+    return doc, realized, res
 
 
 def _files(
     inst: Any,
     doc: dict[str, Any],
+    realized: Any,
     res: Any,
     output: str | None,
     gantt: str | None,
     events: str | None,
 ) -> dict[str, str]:
     from planner.export import schedule_files
-    from planner.schedule import schedule_from_dict
 
-    files = schedule_files(inst, schedule_from_dict(doc), doc, output, gantt)
+    files = schedule_files(inst, realized, doc, output, gantt)
     if events:
         # one line per decision (JSON Lines), never NaN like every JSON file written
         files[events] = "".join(json.dumps(e.to_dict(), allow_nan=False) + "\n" for e in res.events)
