@@ -9,9 +9,12 @@ value", "Lower bound"), and HiGHS's model status, primal solution status and
 mip_dual_bound.
 
 CBC runs as a subprocess. We start it ourselves (same command line PuLP builds, in its own
-session so a terminal Ctrl-C reaches only us) to watch its log for progress and, when
-`stop` is set, send it SIGINT: CBC then stops branching and writes its best solution
-("Stopped on ctrl-c - objective value ..."), which we read like a time-limited result.
+session so a terminal Ctrl-C reaches only us, its output line-buffered by `stdbuf` where
+there is one) to watch its log for progress and, when `stop` is set, send it SIGINT: CBC
+then stops branching and writes its best solution ("Stopped on ctrl-c - objective value
+..."), which we read like a time-limited result. When its log shows no solution better
+than the warm start by then, there is nothing to wait for: it is killed at once and the
+caller keeps the start it already holds.
 HiGHS runs in this process; a MIP-interrupt callback polls `stop` and interrupts it, and
 it keeps its incumbent.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -37,6 +41,9 @@ from planner.highs import silence_banner
 # Seconds we keep asking CBC to stop before killing it (its solution is then lost and the
 # caller falls back to the best schedule it already has).
 STOP_GRACE = 10.0
+# CBC's output to a file is block-buffered: without `stdbuf -oL` its log shows nothing
+# for long stretches, so neither progress nor whether it holds a better solution is known.
+STDBUF = shutil.which("stdbuf")
 
 ProgressFn = Callable[[float | None, float | None], None]  # (incumbent, bound)
 
@@ -73,6 +80,8 @@ def run(
 # --- CBC -------------------------------------------------------------------------------
 
 _INCUMBENT = re.compile(r"Cbc0012I Integer solution of (\S+)|Cbc0004I Integer solution of (\S+)")
+_MIPSTART = re.compile(r"Cbc0045I MIPStart provided solution with cost (\S+)")
+_ROOT_LP = "Continuous objective value"  # the root LP is solved
 _BOUND = re.compile(r"best possible (\S+)")
 _RESULT = re.compile(r"^Result - (.*)$", re.M)
 _OBJ = re.compile(r"^Objective value:\s+(\S+)", re.M)
@@ -89,9 +98,47 @@ def _num(s: str | None) -> float | None:
     return v if abs(v) < 1e30 else None
 
 
+@dataclass
+class _CbcLog:
+    """What CBC's log has shown so far: its incumbent, bound and warm-start value."""
+
+    path: str
+    line_buffered: bool
+    killed: bool = False  # by us: a solution file it was writing may be partial
+    seen: int = 0
+    incumbent: float | None = None
+    bound: float | None = None
+    start: float | None = None
+    root_lp: bool = False
+
+    def read(self) -> bool:
+        """Read what was added; whether the incumbent or the bound changed."""
+        with open(self.path) as f:
+            f.seek(self.seen)
+            chunk = f.read()
+        self.seen += len(chunk.encode())
+        self.root_lp = self.root_lp or _ROOT_LP in chunk
+        changed = False
+        for m in _MIPSTART.finditer(chunk):
+            self.start = _num(m.group(1))
+        for m in _INCUMBENT.finditer(chunk):
+            self.incumbent = _num(m.group(1) or m.group(2))
+            changed = True
+        for m in _BOUND.finditer(chunk):
+            self.bound = _num(m.group(1))
+            changed = True
+        return changed
+
+    def better_than_start(self) -> bool:
+        """A solution the caller does not hold yet (the objective is minimised)."""
+        if self.incumbent is None:
+            return False
+        return self.start is None or self.incumbent < self.start - 1e-9 * max(1.0, abs(self.start))
+
+
 def _watch_cbc(
     proc: subprocess.Popen[bytes],
-    logf: str,
+    log: _CbcLog,
     t0: float,
     time_limit: float,
     stop: threading.Event,
@@ -102,42 +149,37 @@ def _watch_cbc(
     interrupted = False
     overran = False
     first_ask = 0.0
-    seen = 0
-    inc: float | None = None
-    bnd: float | None = None
     asked = 0.0
     while proc.poll() is None:
         time.sleep(0.2)
         now = time.monotonic()
-        if not overran and now - t0 > time_limit + 3:
-            # CBC checks its clock only between nodes and cut passes; a long root
-            # overruns the limit, so then we ask it to stop as on Ctrl-C
-            overran = True
-        if (stop.is_set() or overran) and now - asked >= 1.0:
+        if log.read() and progress is not None:
+            progress(log.incumbent, log.bound)
+        # CBC checks its clock only between nodes and cut passes, so it gets 3 s to stop
+        # by itself (and report its bound); still in its root LP, it will not look
+        margin = 3.0 if log.root_lp or not log.line_buffered else 0.0
+        if not overran and now - t0 > time_limit + margin:
+            overran = True  # then it is stopped as on Ctrl-C
+        if not (stop.is_set() or overran):
+            continue
+        interrupted = interrupted or stop.is_set()
+        if log.line_buffered and not log.better_than_start():
+            # nothing to save: waiting would only delay the start the caller holds (la01
+            # imported from the job-shop set at 5 s: 19 s before, README "Choosing a solver")
+            proc.kill()
+            log.killed = True
+            break
+        if now - asked >= 1.0:
             # CBC acts on SIGINT only inside branch and bound (its handler flags the
             # tree search), so repeat it; after STOP_GRACE s give up and kill it.
             if not asked:
                 first_ask = now
-            interrupted = interrupted or stop.is_set()
             asked = now
             if now - first_ask > STOP_GRACE:
                 proc.kill()
+                log.killed = True
             else:
                 proc.send_signal(signal.SIGINT)
-        if progress is not None:
-            with open(logf) as f:
-                f.seek(seen)
-                chunk = f.read()
-            seen += len(chunk.encode())
-            changed = False
-            for m in _INCUMBENT.finditer(chunk):
-                inc = _num(m.group(1) or m.group(2))
-                changed = True
-            for m in _BOUND.finditer(chunk):
-                bnd = _num(m.group(1))
-                changed = True
-            if changed:
-                progress(inc, bnd)
     return interrupted
 
 
@@ -170,16 +212,17 @@ def _run_cbc(
     progress: ProgressFn | None,
 ) -> RunResult:
     t0 = time.monotonic()
+    seconds = max(1.0, time_limit)
     solver = pulp.COIN_CMD(path=PULP_CBC_CMD.pulp_cbc_path, msg=False, warmStart=warm)
     mps, sol, mst, logf = solver.create_tmp_files(prob.name, "mps", "sol", "mst", "log")
     vs, vnames, cnames, _ = prob.writeMPS(mps, rename=1)
-    args = [solver.path, mps]
+    args = ([STDBUF, "-oL"] if STDBUF else []) + [solver.path, mps]
     if warm:
         solver.writesol(mst, prob, vs, vnames, cnames)
         args += ["-mips", mst]
     args += [
         "-sec",
-        f"{max(1.0, time_limit):.2f}",
+        f"{seconds:.2f}",
         "-timeMode",
         "elapsed",
         "-threads",
@@ -198,6 +241,7 @@ def _run_cbc(
     interrupted = False
     text = ""
     proc: subprocess.Popen[bytes] | None = None
+    log = _CbcLog(logf, line_buffered=STDBUF is not None)
     try:
         with open(logf, "w") as out:
             proc = subprocess.Popen(
@@ -207,11 +251,12 @@ def _run_cbc(
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-            interrupted = _watch_cbc(proc, logf, t0, time_limit, stop, progress)
+            interrupted = _watch_cbc(proc, log, t0, seconds, stop, progress)
         with open(logf) as f:
             text = f.read()
-        if not os.path.exists(sol):
-            return RunResult("none", None, None, interrupted, time.monotonic() - t0, _tail(text))
+        if log.killed or not os.path.exists(sol):
+            why = "stopped: no solution better than the start" if log.killed else _tail(text)
+            return RunResult("none", None, None, interrupted, time.monotonic() - t0, why)
         status, values, _dj, _pi, _slacks, sol_status = solver.readsol_MPS(
             sol, prob, vs, vnames, cnames
         )

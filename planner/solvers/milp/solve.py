@@ -21,12 +21,14 @@ Status and bound:
   valid bound. The larger valid value is reported. A returned schedule that
   meets a valid bound is "optimal" whatever the grid (info["optimal_by_bound"]).
 
-Ctrl-C (options.stop): CBC gets SIGINT once a second; it stops at its next branch-and-bound
+Ctrl-C (options.stop): when CBC's log shows no solution better than the warm start, it is
+killed at once; otherwise it gets SIGINT once a second, stops at its next branch-and-bound
 check and writes its best solution, which is used as a time-limited result. If it has not
 stopped after backends.STOP_GRACE s (stuck in root cut generation, where it does not look),
-it is killed and the best schedule we already hold (an earlier stage, or greedy) is
-returned. HiGHS polls the event in its MIP and simplex interrupt callbacks and keeps its
-incumbent; it does not look during presolve, so a stop there waits for presolve to end.
+it is killed. A killed CBC returns nothing, and the best schedule we already hold (an
+earlier stage, or greedy) is returned. HiGHS polls the event in its MIP and simplex
+interrupt callbacks and keeps its incumbent; it does not look during presolve, so a stop
+there waits for presolve to end.
 Remaining lexicographic stages are skipped; info["interrupted"] = True.
 """
 
