@@ -319,6 +319,8 @@ class _Engine:
         ptr = 0
         for w in sorted(set(self.wake)):
             self._push(w, _WAKE, None)
+        for end, node, bits, count in self.occ.held:  # GPUs held from the start
+            self._push(end, _FREE, (node, bits, count))
         events = self.events
         while ptr < self.n or events:
             # a run of 20,000 mixed jobs on 8 nodes takes minutes: SIGTERM must not wait

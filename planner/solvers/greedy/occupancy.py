@@ -59,7 +59,8 @@ class Occupancy:
         self.free_cnt = [nd.gpus for nd in instance.nodes]
         self.cpu_used = [0.0] * len(instance.nodes)
         self.mem_used = [0.0] * len(instance.nodes)
-        held = gpu_reservations(instance)
+        self.held: list[tuple[int, int, int, int]] = []  # (end, node, bits, count)
+        held = self._hold_from_the_start(gpu_reservations(instance))
         self.node_res: list[list[list[Reservation]] | None] = [
             held.get(nd.index) for nd in instance.nodes
         ]
@@ -69,6 +70,38 @@ class Occupancy:
             or nd.group.mem_gb is not None
             for nd in instance.nodes
         ]
+
+    def _hold_from_the_start(
+        self, per_node: dict[int, list[list[Reservation]]]
+    ) -> dict[int, list[list[Reservation]]]:
+        """A reservation for nobody that begins by the first release holds its GPUs as a
+        running job would: they are taken now and given back at its end (`held`, which the
+        engine turns into events), and `_usable` no longer scans it. A live state's running
+        jobs are such reservations (`live._held`); scanned at every try, they made the
+        greedy part of a 2,000-job `plan replan` take most of its 56 s (README "Replanning
+        a schedule under way"). The per-GPU reservations left, by node (none: absent)."""
+        first = min((j.release for j in self.inst.jobs), default=0)
+        out: dict[int, list[list[Reservation]]] = {}
+        for node, per_gpu in per_node.items():
+            ends: dict[int, int] = defaultdict(int)  # end -> mask of the GPUs held until then
+            kept: list[list[Reservation]] = []
+            for k, rs in enumerate(per_gpu):
+                end = first
+                kept.append([])
+                for r in rs:
+                    if r.start <= first and not (r.admits.tenants or r.admits.jobs):
+                        end = max(end, r.end)
+                    else:
+                        kept[-1].append(r)
+                if end > first:
+                    ends[end] |= 1 << k
+            for end, bits in sorted(ends.items()):
+                count = bits.bit_count()
+                self.take(node, bits, count)
+                self.held.append((end, node, bits, count))
+            if any(kept):
+                out[node] = kept
+        return out
 
     def can_fit(self, gi: int, g: int) -> bool:
         """Whether some node (or k whole nodes) of node group `gi` has `g` GPUs free."""
