@@ -146,6 +146,25 @@ def test_resume_skips_done_rows_and_reruns_deleted(tmp_path: Path) -> None:
     assert (after[1]["instance"], after[1]["solver"]) == (gone["instance"], gone["solver"])
 
 
+def test_one_file_under_several_names_is_one_instance(tmp_path: Path) -> None:
+    """The same file as a relative and an absolute path, through `..` and through a link
+    runs once; a rerun naming it otherwise resumes its rows."""
+    files = sorted(DATA.glob("*.json"))
+    folder = tmp_path / "d"
+    folder.mkdir()
+    shutil.copy(files[0], folder / "a.json")
+    (folder / "link.json").symlink_to(folder / "a.json")
+    a = folder / "a.json"
+    names = [str(a), str(folder / ".." / "d" / "a.json"), str(folder), str(folder / "link.json")]
+    assert collect_instances(names) == [str(a)]
+    out = tmp_path / "r.csv"
+    first = bench(out, names)
+    assert first.ran == 2 and [r["instance"] for r in read_csv(out)] == [str(a)] * 2
+    assert {r["verified"] for r in read_csv(out)} == {"true"}
+    again = bench(out, [str(folder / "link.json")])
+    assert again.ran == 0 and again.skipped == 2 and len(read_csv(out)) == 2
+
+
 def test_torn_last_line_is_dropped_and_rerun(tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
     bench(out)
