@@ -48,6 +48,7 @@ def test_jss_errors() -> None:
         # a PSPLIB file: int() said "invalid literal for int() with base 10: '*****...'"
         (SM.read_text(), "line 1, field 1", "not a job-shop file"),
         ("1 2\n0 1 1 x\n", "line 2, field 4", "duration 'x' is not a whole number"),
+        ("1 2\n0 1 1 -6\n", "line 2, field 4", "duration '-6' is negative"),
         ("1 2\n0 1 1\n", "line 2", "expected 2 (machine, duration) pairs, found 3"),
         # lines beyond the declared jobs were dropped without a word
         ("1 2\n0 1 1 2\n0 3 1 3\n", "line 3", "more job lines than the 1"),
@@ -81,6 +82,7 @@ def sm_without(*line_numbers: int) -> str:
         (sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1x"), "line 36, field 5", "successor 'x'"),
         (sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1inf"), "line 36, field 5", "'inf' is not"),
         (sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1é"), "line 36, field 5", "'é' is not"),
+        (sm_edited(r"^(  18 +1 +2 +23 +)28$", r"\1-28"), "line 36, field 5", "'-28' is negative"),
         # a count that disagrees with the successors listed was accepted
         (
             sm_edited(r"^(  18 +1 +)2( +23 +28)$", r"\g<1>5\2"),

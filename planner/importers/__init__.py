@@ -32,6 +32,13 @@ def within_limit(value: int, where: str, what: str, error: type[FormatError]) ->
         raise error(where, f"{what} {value} is larger than the limit {MAX_NUMBER:g}")
 
 
+def not_whole(what: str, token: str) -> str:
+    """Why `token` (not matching WHOLE) is refused: a negative number says so."""
+    if re.fullmatch(r"-[0-9]+", token):
+        return f"{what} {shown(token)} is negative"
+    return f"{what} {shown(token)} is not a whole number"
+
+
 def shown(token: str, limit: int = 20) -> str:
     """A token of a bad line, quoted and cut short (a PSPLIB rule line is 72 '*')."""
     return repr(token if len(token) <= limit else token[:limit] + "...")

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.importers import WHOLE, FormatError, project_instance, shown, within_limit
+from planner.importers import (
+    WHOLE,
+    FormatError,
+    not_whole,
+    project_instance,
+    within_limit,
+)
 
 
 class JobshopFormatError(FormatError):
@@ -33,9 +39,7 @@ def parse_jss(text: str, name: str = "jobshop") -> dict[str, Any]:
         for k, token in enumerate(tokens, 1):
             if not WHOLE.fullmatch(token):
                 what = ("machine" if k % 2 else "duration") if rows else HEADER + ";"
-                raise JobshopFormatError(
-                    f"line {no}, field {k}", f"{what} {shown(token)} is not a whole number"
-                )
+                raise JobshopFormatError(f"line {no}, field {k}", not_whole(what, token))
         rows.append((no, [int(x) for x in tokens]))
     if not rows:
         raise JobshopFormatError("$", f"{HEADER}; the file has none")

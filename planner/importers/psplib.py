@@ -16,7 +16,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from planner.importers import WHOLE, FormatError, project_instance, shown, within_limit
+from planner.importers import (
+    WHOLE,
+    FormatError,
+    not_whole,
+    project_instance,
+    shown,
+    within_limit,
+)
 from planner.precedence import cycles
 
 # `R 1  R 2 ...` after `duration` and in RESOURCEAVAILABILITIES; N (nonrenewable) and D
@@ -46,9 +53,7 @@ def _ints(line: str, i: int, field: Callable[[int], str]) -> list[int]:
     out = []
     for k, token in enumerate(line.split(), 1):
         if not WHOLE.fullmatch(token):
-            raise PsplibFormatError(
-                f"line {i + 1}, field {k}", f"{field(k)} {shown(token)} is not a whole number"
-            )
+            raise PsplibFormatError(f"line {i + 1}, field {k}", not_whole(field(k), token))
         out.append(int(token))
     return out
 
