@@ -2,7 +2,7 @@
 event-driven `events.py`), so that they cannot drift apart:
 
 - `node_fits`: node CPUs and memory (R5) for the members placed `per_node` GPUs on a node;
-- `late_reason`: the one message for a deadline or the horizon that cannot be met;
+- `late_reason`: the one message for a deadline or the horizon missed in the rule's order;
 - `gpu_reservations` / `pool_reservations`: the reservations (R10) indexed per GPU of a
   node and per pool, kept as `Reservation` records; `blocks` says whether one of them
   forbids a unit's GPUs during an interval;
@@ -45,10 +45,11 @@ def late_reason(
     """Why the members starting at `t` miss a deadline or the horizon, else None."""
     for m, d in zip(members, durations, strict=True):
         if m.deadline is not None and t + d > m.deadline:
-            return f"deadline {m.deadline} of job {m.id} cannot be met (earliest end {t + d})"
+            # in this rule's order: another order may meet it (then the status is unknown)
+            return f"deadline {m.deadline} of job {m.id} missed in this order (it ends at {t + d})"
     hz = instance.horizon
     if hz is not None and t + max(durations) > hz:
-        return f"horizon {hz} passed (earliest end {t + max(durations)})"
+        return f"horizon {hz} passed in this order (a job ends at {t + max(durations)})"
     return None
 
 
