@@ -541,6 +541,28 @@ def test_a_reader_that_stops_early_is_exit_141_not_a_crash(tmp_path: Path, as_js
     assert verify(read_instance(small_instance(tmp_path)), schedule_from_dict(doc)) == []
 
 
+@pytest.mark.parametrize("command", ["validate", "solve"])
+def test_an_error_whose_reader_stops_early_keeps_its_exit_code(
+    tmp_path: Path, command: str
+) -> None:
+    # `plan import ... 2>&1 | head` on a bad file: the error message's pipe closed, and
+    # the BrokenPipeError raised while printing it ended the process with exit 1 ("no
+    # feasible schedule") instead of 2
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"version": 1, "name": "x", "jobs": [{"id": 3}]}))
+    out = tmp_path / "s.json"
+    args = [sys.executable, "-m", "planner", command, str(bad)]
+    args += ["-o", str(out)] if command == "solve" else []
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader goes away before the error is printed
+    assert proc.wait(timeout=120) == 2
+    assert not out.exists()
+
+
 def test_objective_option_names_every_objective_and_refuses_repeats(tmp_path: Path) -> None:
     from planner.instance import OBJECTIVES
 

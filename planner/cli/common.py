@@ -6,7 +6,7 @@ import functools
 import sys
 import traceback
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -42,26 +42,38 @@ def handle_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except InputError as e:
-            terminal.print_input_error(e, as_json)
-            sys.exit(EXIT_USAGE)
+            _say_and_exit(EXIT_USAGE, functools.partial(terminal.print_input_error, e, as_json))
         except UsageError as e:
-            terminal.print_error(str(e))
-            sys.exit(EXIT_USAGE)
+            _say_and_exit(EXIT_USAGE, functools.partial(terminal.print_error, str(e)))
         except KeyboardInterrupt as e:  # `Interrupted` carries 143 for SIGTERM
-            terminal.print_error("interrupted")
-            sys.exit(getattr(e, "exit_code", EXIT_INTERRUPTED))
+            code = getattr(e, "exit_code", EXIT_INTERRUPTED)
+            _say_and_exit(code, functools.partial(terminal.print_error, "interrupted"))
         except BrokenPipeError:  # `plan ... | head`: not a bug, and nothing more to say
-            terminal.silence_stdout()
-            sys.exit(EXIT_PIPE)
+            _say_and_exit(EXIT_PIPE, terminal.silence_output)
         except click.ClickException:
             raise
         except Exception as e:
-            if _debug():
-                terminal.print_traceback(traceback.format_exc())
-            terminal.print_internal_error(f"{type(e).__name__}: {e}")
-            sys.exit(EXIT_INTERNAL)
+            trace = traceback.format_exc() if _debug() else None
+            _say_and_exit(EXIT_INTERNAL, functools.partial(_internal, e, trace))
 
     return wrapper  # type: ignore[return-value]
+
+
+def _internal(e: Exception, trace: str | None) -> None:
+    if trace is not None:
+        terminal.print_traceback(trace)
+    terminal.print_internal_error(f"{type(e).__name__}: {e}")
+
+
+def _say_and_exit(code: int, say: Callable[[], None]) -> NoReturn:
+    """Print the message and exit with `code`; when the message's reader went away
+    (`plan ... 2>&1 | head`), exit with `code` all the same: a bad input piped into head
+    was exit 1, "no feasible schedule"."""
+    try:
+        say()
+    except BrokenPipeError:
+        terminal.silence_output()
+    sys.exit(code)
 
 
 def parse_objective(text: str | None) -> tuple[str, ...] | None:

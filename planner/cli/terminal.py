@@ -44,10 +44,12 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def silence_stdout() -> None:
-    """Point standard output at /dev/null, so that flushing it at exit fails no more."""
+def silence_output() -> None:
+    """Point standard output and error at /dev/null, so that flushing them at exit fails
+    no more once their reader went away."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    for stream in (sys.stdout, sys.stderr):
+        os.dup2(devnull, stream.fileno())
 
 
 # No markup by default: ids, names, paths and messages are the user's text, and rich would
