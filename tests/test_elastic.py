@@ -301,7 +301,8 @@ def test_auto_plans_an_energy_objective_with_preemption_by_price() -> None:
     # Power costs 1.0 over [0, 100) and nothing after; a 1-GPU job of 20 time units on an
     # 8-GPU node at 300 W busy, 0 W idle. With preemption enabled `auto` ran Muri's
     # engine, whose orders know no prices: the job at 0, energy cost 20 * 300 W > 0.
-    # The plans without the engine start it at 100, at no cost (CP-SAT proves it)
+    # The plans without the engine start it at 100, at no cost (CP-SAT proves it); so
+    # does `greedy`'s list plan now that it holds jobs back to the curve's end.
     doc = _doc(gpus=1)
     doc["cluster"]["nodes"][0]["gpu_idle_w"] = 0
     doc["cluster"]["power_price"] = [{"start": 0, "end": 100, "price": 1.0}]
@@ -309,8 +310,10 @@ def test_auto_plans_an_energy_objective_with_preemption_by_price() -> None:
     doc["objective"] = ["energy_cost"]
     doc["policy"] = {"preemption": {"enabled": True, "restart": 0}}
     inst = instance_from_dict(doc)
-    engine = solve(inst, "greedy", SolveOptions(time_limit=5))
-    assert verify(inst, engine) == [] and metrics(inst, engine)["energy_cost"] > 0
+    greedy = solve(inst, "greedy", SolveOptions(time_limit=5))
+    assert verify(inst, greedy) == [] and metrics(inst, greedy)["energy_cost"] == 0.0
+    assert greedy.info["preempt"]["start_objective"]["engine"] > 0  # the engine's plan
+    assert greedy.info["held_back"] == "until 100"
     s = solve(inst, "auto", SolveOptions(time_limit=5))
     assert verify(inst, s) == [] and metrics(inst, s)["energy_cost"] == 0.0
     assert s.info["auto"]["chose"] != "preempt"
@@ -353,3 +356,24 @@ def test_energy_cost_charges_idle_power_up_to_the_last_end(solve_verified: Any, 
     assert s.info["returned"] == spec.split(":")[0]
     assert s.jobs[0].start == 0
     assert metrics(inst, s)["energy_cost"] == pytest.approx(675 / 3.6e6)
+
+
+@pytest.mark.parametrize("spec", ["greedy", "cpsat", "auto"])
+def test_energy_cost_holds_back_to_the_free_price_after_the_curve(
+    solve_verified: Any, spec: str
+) -> None:
+    # no idle draw, 100 W busy; price 1 on [0, 50), 0.5 on [50, 100), 0 after (contract
+    # §12). The 5 s job is free from 100 on; greedy held it back to 50 at most (the
+    # listed intervals' starts, and its cheapest run inside the curve): 250 W s.
+    inst = instance_from_dict({
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1, "gpu_idle_w": 0,
+                               "gpu_busy_w": 100}],
+                    "power_price": [{"start": 0, "end": 50, "price": 1.0},
+                                    {"start": 50, "end": 100, "price": 0.5}]},
+        "horizon": 200,
+        "objective": ["energy_cost"],
+        "jobs": [{"id": "a", "duration": 5, "gpus": 1}],
+    })  # fmt: skip
+    s = solve_verified(inst, spec, time_limit=5, objective=("energy_cost",))
+    assert metrics(inst, s)["energy_cost"] == 0.0 and s.jobs[0].start >= 100
