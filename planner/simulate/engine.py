@@ -49,7 +49,7 @@ from planner.simulate.trajectory import state_at, trajectory
 
 # Engine fields a snapshot copies (one level deep; segments, runs, preds and the arrival
 # heap are copied by `_snapshot` itself, the rest are numbers or immutable).
-_DICTS = ("as_run", "rem", "attained", "released", "done", "job_run")
+_DICTS = ("as_run", "rem", "attained", "released", "active", "done", "job_run")
 _SCALARS = (
     "next_rid",
     "next_label",
@@ -86,6 +86,10 @@ class Engine:
         self.segments: dict[str, list[SimSegment]] = {j.id: [] for j in instance.jobs}
         self.attained: dict[str, int] = dict.fromkeys(self.jobs, 0)
         self.released: dict[str, int] = {}
+        # released and not done, in release order: what a decision sees (iterating
+        # `released` past the done jobs made each decision cost O(jobs so far): `plan
+        # simulate` of 5,000 generated jobs with fifo took 58 s, README "Simulating policies")
+        self.active: dict[str, int] = {}
         self.done: dict[str, int] = {}
         self.job_run: dict[str, int] = {}
         self.runs: dict[int, Run] = {}
@@ -138,7 +142,7 @@ class Engine:
                 for b in self.succs[j.id]:
                     self.waiting_preds[b].discard(j.id)
                 continue
-            self.released[j.id] = j.release
+            self.released[j.id] = self.active[j.id] = j.release
             units.setdefault(j.live.group or "~solo:" + j.id, []).append(j)
         done_by = progress_at(inst, now)
         for members in units.values():
@@ -281,6 +285,7 @@ class Engine:
                 end = ceil_units(run.epoch_ms + run.traj.finish[a], self.unit)
                 self._close(run, a, end)
                 self.done[a] = end
+                del self.active[a]
                 self.rem[a] = 0.0
                 del self.job_run[a]
                 for b in self.succs[a]:
@@ -297,7 +302,7 @@ class Engine:
     def _release_until(self, t: int) -> None:
         while self.arrivals and self.arrivals[0][0] <= t:
             rel, a = heapq.heappop(self.arrivals)
-            self.released[a] = rel
+            self.released[a] = self.active[a] = rel
 
     def _close(self, run: Run, a: str, end: int) -> None:
         start = run.seg_start.pop(a)
@@ -311,9 +316,7 @@ class Engine:
             left, _ = self._state(run, t)
             live.update(left)
         sims = []
-        for a, rel in self.released.items():
-            if a in self.done:
-                continue
+        for a, rel in self.active.items():
             rid = self.job_run.get(a)
             # a running job is seen at its current count, so the packer keeps that count
             # unless it is stopped (contract §12: the count changes only at a restart)

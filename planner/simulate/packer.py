@@ -33,6 +33,7 @@ class Packer:
         self.mem: list[float] = [0.0] * len(instance.nodes)
         self._res = [r for r in instance.reservations if r.pool is None and r.end > now]
         self._runs_on: dict[tuple[str, tuple[tuple[str, int], ...]], bool] = {}
+        self._nodes_of: dict[str, tuple[Node, ...]] = {}  # node group -> its nodes
         self._pools = {
             name: PoolTimeline(cap, [r for r in instance.reservations if r.pool == name])
             for name, cap in instance.pools.items()
@@ -167,9 +168,14 @@ class Packer:
     def _find(
         self, ng: NodeGroup, jobs: Sequence[Job], g: int, until: int
     ) -> list[tuple[Node, list[int]]] | None:
-        nodes = self.instance.nodes_of(ng)
+        nodes = self._nodes_of.get(ng.name)
+        if nodes is None:
+            nodes = self._nodes_of[ng.name] = self.instance.nodes_of(ng)
+        free = self.free
         if g <= ng.gpus:
             for node in nodes:
+                if len(free[node.index]) < g:
+                    continue  # speed: `_usable` is a subset of the free GPUs
                 usable = self._usable(node, jobs, until)
                 if len(usable) >= g and self._node_ok(node, jobs, g):
                     return [(node, sorted(usable)[:g])]
@@ -178,7 +184,9 @@ class Packer:
         whole = [
             n
             for n in nodes
-            if len(self._usable(n, jobs, until)) == n.gpus and self._node_ok(n, jobs, n.gpus)
+            if len(free[n.index]) == n.gpus
+            and len(self._usable(n, jobs, until)) == n.gpus
+            and self._node_ok(n, jobs, n.gpus)
         ]
         if len(whole) < need:
             return None
