@@ -364,42 +364,54 @@ def test_a_highs_report_that_is_not_its_solutions_is_not_taken(
 
 _FAKE_CBC = """
 import signal, sys, time
-asked = sys.argv[1]
+asked, obeys, lines = sys.argv[1], sys.argv[2] == "obeys", sys.argv[3:]
 def on_sigint(*_):
     with open(asked, "a") as f:
         f.write("x")
-    if sys.argv[2] == "obeys":
+    if obeys:
         sys.exit(0)
 signal.signal(signal.SIGINT, on_sigint)
-print("Cbc0045I MIPStart provided solution with cost 800", flush=True)
-print("Cbc0012I Integer solution of " + sys.argv[3] + " found by Reduced search", flush=True)
+for line in lines:
+    print(line, flush=True)
 for _ in range(300):  # a root that outlasts the limit, as la01 imported at 5 s did
     time.sleep(0.1)
 """
+_BANNER = "Welcome to the CBC MILP Solver"
+_START = "Cbc0045I MIPStart provided solution with cost 800"
+_KILLED = "stopped: no solution better than the start"
 
 
-@pytest.mark.parametrize("incumbent", ["800", "700"])
-def test_cbc_over_its_limit_is_killed_unless_it_holds_a_better_solution(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, incumbent: str
+@pytest.mark.parametrize(
+    "lines, killed",
+    [
+        ([_BANNER, _START, "Cbc0012I Integer solution of 800 found by Reduced search"], True),
+        ([_BANNER, _START], True),
+        # a better solution: asked to stop (SIGINT) and given the time to write it
+        ([_BANNER, _START, "Cbc0012I Integer solution of 700 found by DiveCoefficient"], False),
+        # in branch and bound: SIGINT stops it with its bound
+        ([_BANNER, _START, "Cbc0010I After 0 nodes, 1 on tree, 800 best solution"], False),
+        # a log not seen to be line-buffered (a static CBC that stdbuf cannot reach)
+        ([], False),
+    ],
+)
+def test_cbc_over_its_limit_is_killed_when_it_has_nothing_to_give(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[str], killed: bool
 ) -> None:
-    """Past the limit, a CBC whose log shows nothing better than the warm start is killed
-    at once (the caller keeps the start); one with a better solution is asked to stop
-    (SIGINT) and given the time to write it."""
+    """Past the limit, a CBC whose log shows nothing better than the warm start and no
+    branch and bound is killed at once (the caller keeps the start); otherwise it is asked
+    to stop, as before."""
     import pulp
     from pulp.apis.coin_api import PULP_CBC_CMD
 
     from planner.solvers.milp import backends
 
-    if backends.STDBUF is None:
-        pytest.skip("no stdbuf: CBC's log is block-buffered, so it is always asked")
     asked = tmp_path / "asked"
     script = tmp_path / "fake_cbc.py"
     script.write_text(_FAKE_CBC)
-    obeys = "obeys" if incumbent == "700" else "ignores"
     fake = tmp_path / "cbc"
-    fake.write_text(
-        f'#!/bin/sh\nexec "{sys.executable}" "{script}" "{asked}" {obeys} {incumbent}\n'
-    )
+    quoted = " ".join(f"'{x}'" for x in lines)
+    obeys = "ignores" if killed else "obeys"
+    fake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "{asked}" {obeys} {quoted}\n')
     fake.chmod(0o755)
     monkeypatch.setattr(PULP_CBC_CMD, "pulp_cbc_path", str(fake))
     prob = pulp.LpProblem("p", pulp.LpMinimize)
@@ -407,7 +419,7 @@ def test_cbc_over_its_limit_is_killed_unless_it_holds_a_better_solution(
     prob += x
     r = backends.run(prob, "cbc", 0.0, 1, 0, False, threading.Event(), None)
     assert r.status == "none"
-    if incumbent == "800":  # the start's value: nothing to wait for
-        assert not asked.exists() and r.detail == "stopped: no solution better than the start"
+    if killed:  # nothing to wait for
+        assert not asked.exists() and r.detail == _KILLED
     else:
-        assert asked.read_text() == "x" and r.detail != "stopped: no solution better than the start"
+        assert asked.read_text() == "x" and r.detail != _KILLED

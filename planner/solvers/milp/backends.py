@@ -12,9 +12,9 @@ CBC runs as a subprocess. We start it ourselves (same command line PuLP builds, 
 session so a terminal Ctrl-C reaches only us, its output line-buffered by `stdbuf` where
 there is one) to watch its log for progress and, when `stop` is set, send it SIGINT: CBC
 then stops branching and writes its best solution ("Stopped on ctrl-c - objective value
-..."), which we read like a time-limited result. When its log shows no solution better
-than the warm start by then, there is nothing to wait for: it is killed at once and the
-caller keeps the start it already holds.
+..."), which we read like a time-limited result. When its log (seen to be line-buffered)
+shows no solution better than the warm start and no branch and bound under way, there is
+nothing to wait for: it is killed at once and the caller keeps the start it holds.
 HiGHS runs in this process; a MIP-interrupt callback polls `stop` and interrupts it, and
 it keeps its incumbent.
 """
@@ -98,26 +98,42 @@ def _num(s: str | None) -> float | None:
     return v if abs(v) < 1e30 else None
 
 
+# The banner CBC prints first; seen within the log's first block, it shows the log is
+# line-buffered (a block-buffered log shows nothing before a whole block: `stdbuf` has no
+# effect on a statically linked CBC).
+_BANNER = "Welcome to the CBC MILP Solver"
+_BLOCK = 4096
+_TREE = "Cbc0010I"  # a node-count line: branch and bound is under way, SIGINT is heard
+
+
 @dataclass
 class _CbcLog:
-    """What CBC's log has shown so far: its incumbent, bound and warm-start value."""
+    """What CBC's log has shown so far (whole lines only): its incumbent, bound and
+    warm-start value, and how far it got. A reader's state, updated by `read`."""
 
     path: str
-    line_buffered: bool
-    killed: bool = False  # by us: a solution file it was writing may be partial
-    seen: int = 0
+    seen: int = 0  # bytes consumed, up to the last whole line
+    line_buffered: bool = False
+    root_lp: bool = False
+    in_tree: bool = False
     incumbent: float | None = None
     bound: float | None = None
     start: float | None = None
-    root_lp: bool = False
 
     def read(self) -> bool:
-        """Read what was added; whether the incumbent or the bound changed."""
-        with open(self.path) as f:
+        """Read the whole lines added; whether the incumbent or the bound changed."""
+        with open(self.path, "rb") as f:
             f.seek(self.seen)
-            chunk = f.read()
-        self.seen += len(chunk.encode())
+            data = f.read()
+        data = data[: data.rfind(b"\n") + 1]  # a line still being written waits
+        if not data:
+            return False
+        chunk = data.decode(errors="replace")
+        if not self.seen and _BANNER in chunk and len(data) < _BLOCK:
+            self.line_buffered = True
+        self.seen += len(data)
         self.root_lp = self.root_lp or _ROOT_LP in chunk
+        self.in_tree = self.in_tree or _TREE in chunk
         changed = False
         for m in _MIPSTART.finditer(chunk):
             self.start = _num(m.group(1))
@@ -129,11 +145,24 @@ class _CbcLog:
             changed = True
         return changed
 
-    def better_than_start(self) -> bool:
-        """A solution the caller does not hold yet (the objective is minimised)."""
-        if self.incumbent is None:
+    def nothing_to_wait_for(self) -> bool:
+        """Known from the log: CBC holds no solution better than the warm start (the
+        objective is minimised) and is not in branch and bound, where SIGINT would stop
+        it with its bound."""
+        if not self.line_buffered or self.in_tree:
             return False
-        return self.start is None or self.incumbent < self.start - 1e-9 * max(1.0, abs(self.start))
+        if self.incumbent is None:
+            return True
+        return self.start is not None and self.incumbent >= self.start - 1e-9 * max(
+            1.0, abs(self.start)
+        )
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> bool:
+    """Kill CBC; whether it was killed (False: it had just ended by itself, its
+    solution file whole)."""
+    proc.kill()
+    return proc.wait() != 0
 
 
 def _watch_cbc(
@@ -143,9 +172,10 @@ def _watch_cbc(
     time_limit: float,
     stop: threading.Event,
     progress: ProgressFn | None,
-) -> bool:
+) -> tuple[bool, bool]:
     """Wait for CBC, asking it to stop on Ctrl-C or overrun, and feed `progress` from its
-    log; whether Ctrl-C interrupted it."""
+    log; whether Ctrl-C interrupted it, and whether it was killed (then any solution file
+    it was writing may be partial)."""
     interrupted = False
     overran = False
     first_ask = 0.0
@@ -163,12 +193,11 @@ def _watch_cbc(
         if not (stop.is_set() or overran):
             continue
         interrupted = interrupted or stop.is_set()
-        if log.line_buffered and not log.better_than_start():
-            # nothing to save: waiting would only delay the start the caller holds (la01
-            # imported from the job-shop set at 5 s: 19 s before, README "Choosing a solver")
-            proc.kill()
-            log.killed = True
-            break
+        if log.nothing_to_wait_for():
+            # waiting would only delay the start the caller holds (la01 imported from the
+            # job-shop set at 5 s: 19 s before, README "What we chose where the contract
+            # is silent")
+            return interrupted, _kill(proc)
         if now - asked >= 1.0:
             # CBC acts on SIGINT only inside branch and bound (its handler flags the
             # tree search), so repeat it; after STOP_GRACE s give up and kill it.
@@ -176,11 +205,9 @@ def _watch_cbc(
                 first_ask = now
             asked = now
             if now - first_ask > STOP_GRACE:
-                proc.kill()
-                log.killed = True
-            else:
-                proc.send_signal(signal.SIGINT)
-    return interrupted
+                return interrupted, _kill(proc)
+            proc.send_signal(signal.SIGINT)
+    return interrupted, False
 
 
 def _cbc_result(text: str, head: str, sol_status: int, interrupted: bool, t0: float) -> RunResult:
@@ -241,7 +268,8 @@ def _run_cbc(
     interrupted = False
     text = ""
     proc: subprocess.Popen[bytes] | None = None
-    log = _CbcLog(logf, line_buffered=STDBUF is not None)
+    log = _CbcLog(logf)
+    killed = False
     try:
         with open(logf, "w") as out:
             proc = subprocess.Popen(
@@ -251,11 +279,11 @@ def _run_cbc(
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-            interrupted = _watch_cbc(proc, log, t0, seconds, stop, progress)
+            interrupted, killed = _watch_cbc(proc, log, t0, seconds, stop, progress)
         with open(logf) as f:
             text = f.read()
-        if log.killed or not os.path.exists(sol):
-            why = "stopped: no solution better than the start" if log.killed else _tail(text)
+        if killed or not os.path.exists(sol):
+            why = "stopped: no solution better than the start" if killed else _tail(text)
             return RunResult("none", None, None, interrupted, time.monotonic() - t0, why)
         status, values, _dj, _pi, _slacks, sol_status = solver.readsol_MPS(
             sol, prob, vs, vnames, cnames
