@@ -148,7 +148,8 @@ def test_resume_skips_done_rows_and_reruns_deleted(tmp_path: Path) -> None:
 
 def test_one_file_under_several_names_is_one_instance(tmp_path: Path) -> None:
     """The same file as a relative and an absolute path, through `..` and through a link
-    runs once; a rerun naming it otherwise resumes its rows."""
+    runs once, named as first listed; a rerun naming it so resumes its rows, and one
+    naming it otherwise runs it again (rows are matched by name, README "Benchmarks")."""
     files = sorted(DATA.glob("*.json"))
     folder = tmp_path / "d"
     folder.mkdir()
@@ -161,8 +162,10 @@ def test_one_file_under_several_names_is_one_instance(tmp_path: Path) -> None:
     first = bench(out, names)
     assert first.ran == 2 and [r["instance"] for r in read_csv(out)] == [str(a)] * 2
     assert {r["verified"] for r in read_csv(out)} == {"true"}
-    again = bench(out, [str(folder / "link.json")])
+    again = bench(out, [str(folder / "a.json"), str(folder / "link.json")])
     assert again.ran == 0 and again.skipped == 2 and len(read_csv(out)) == 2
+    other = bench(out, [str(folder / "link.json")])
+    assert other.ran == 2 and len(read_csv(out)) == 4
 
 
 def test_torn_last_line_is_dropped_and_rerun(tmp_path: Path) -> None:

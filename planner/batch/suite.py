@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,19 +41,6 @@ def collect_instances(paths: Iterable[str]) -> list[str]:
     for p in out:
         first.setdefault(os.path.realpath(p), p)
     return list(first.values())
-
-
-def _spelled_as_before(tasks: Sequence[Task], rows: Iterable[dict[str, Any]]) -> list[Task]:
-    """The tasks with each instance named as the results file's rows already name the same
-    file (`dl.json` and `/home/me/dl.json` from the same folder, or a link), so that a
-    rerun resumes them. A relative name written from another folder resolves elsewhere:
-    those rows are not recognised (README "Benchmarks")."""
-    named: dict[str, str] = {}
-    for r in rows:
-        name = str(r["instance"])
-        if os.path.exists(name):
-            named.setdefault(os.path.realpath(name), name)
-    return [replace(t, instance=named.get(os.path.realpath(t.instance), t.instance)) for t in tasks]
 
 
 def make_tasks(
@@ -99,7 +86,6 @@ def run_bench(
     rewritten in canonical order at the end, also when interrupted."""
     check_executor(executor, address)
     results = ResultsFile(output)
-    tasks = _spelled_as_before(tasks, results.rows)
     keys: list[Key] = [t.key for t in tasks]
     retried = 0
     if retry_failed:
