@@ -151,7 +151,10 @@ def _lines(data: Any, depth: int, out: list[str]) -> None:
     for k, (key, value) in enumerate(items):
         out.append(("," if k else "") + pad)
         if is_object:
-            # a key that is not a string is written as json.dumps does: 1 -> "1"
+            # a key that is not a string is written as json.dumps does: 1 -> "1"; it
+            # refuses other keys (a tuple)
+            if not isinstance(key, str | int | float | bool | None):
+                raise TypeError(f"keys must be str, int, float, bool or None, not {type(key)}")
             out.append(_ONE_LINE(key if isinstance(key, str) else _ONE_LINE(key)) + ": ")
         _lines(value, depth + 1, out)
     out.append("\n" + " " * depth + ("}" if is_object else "]"))

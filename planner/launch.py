@@ -37,6 +37,10 @@ def run() -> None:
     except (KeyboardInterrupt, click.Abort):
         _interrupted()
     except click.ClickException as e:
-        e.show()
+        try:
+            e.show()
+        except BrokenPipeError:  # its reader went away: the exit code still says what
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stderr.fileno())
         sys.exit(e.exit_code)
     sys.exit(code if isinstance(code, int) else 0)

@@ -541,7 +541,7 @@ def test_a_reader_that_stops_early_is_exit_141_not_a_crash(tmp_path: Path, as_js
     assert verify(read_instance(small_instance(tmp_path)), schedule_from_dict(doc)) == []
 
 
-@pytest.mark.parametrize("command", ["validate", "solve"])
+@pytest.mark.parametrize("command", ["validate", "solve", "solve --nope"])
 def test_an_error_whose_reader_stops_early_keeps_its_exit_code(
     tmp_path: Path, command: str
 ) -> None:
@@ -554,8 +554,8 @@ def test_an_error_whose_reader_stops_early_keeps_its_exit_code(
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"version": 1, "name": "x", "jobs": [{"id": 3}]}))
     out = tmp_path / "s.json"
-    args = [sys.executable, "-m", "planner", command, str(bad)]
-    args += ["-o", str(out)] if command == "solve" else []
+    args = [sys.executable, "-m", "planner", *command.split(), str(bad)]  # --nope: click's
+    args += ["-o", str(out)] if command.startswith("solve") else []
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None
     proc.stdout.close()  # the reader goes away before the error is printed

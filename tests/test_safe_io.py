@@ -86,6 +86,8 @@ def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
 def test_writer_refuses_nan() -> None:
     with pytest.raises(ValueError):
         jsonio.dumps({"x": float("nan")})
+    with pytest.raises(TypeError):  # as json.dumps does
+        jsonio.dumps({(1, 2): 3})
 
 
 _SCALARS = (
