@@ -268,10 +268,12 @@ def test_a_start_rule_that_fails_is_reported_and_the_others_still_start(
 
     real = exact.solve_greedy
 
-    def failing_sjf(instance: Instance, rule: str | None, options: SolveOptions) -> Schedule:
+    def failing_sjf(
+        instance: Instance, rule: str | None, options: SolveOptions, **kw: bool
+    ) -> Schedule:
         if rule == "sjf":
             raise KeyError("j3")
-        return real(instance, rule, options)
+        return real(instance, rule, options, **kw)
 
     monkeypatch.setattr(exact, "solve_greedy", failing_sjf)
     inst = small_instance()
@@ -423,3 +425,27 @@ def test_cbc_over_its_limit_is_killed_when_it_has_nothing_to_give(
         assert not asked.exists() and r.detail == _KILLED
     else:
         assert asked.read_text() == "x" and r.detail != _KILLED
+
+
+def test_the_exact_solvers_start_computes_no_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start portfolio's greedy plans carry no lower bounds: the exact solver computes
+    them once for its answer (README "What we chose where the contract is silent")."""
+    import planner.solvers.greedy.solve as greedy_solve
+    from planner.solvers import exact
+
+    calls = 0
+    real = greedy_solve.with_bounds
+
+    def counted(*args: object, **kw: object) -> Schedule:
+        nonlocal calls
+        calls += 1
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(greedy_solve, "with_bounds", counted)
+    inst = small_instance()
+    info: SolveInfo = {}
+    start = exact.best_start(inst, SolveOptions(time_limit=10.0), info)
+    assert start is not None and start.lower_bound is None and calls == 0
+    assert verify(inst, start) == [] and info["greedy_solver"].startswith("greedy")
+    s = run_verified(inst, "cpsat", time_limit=5.0, workers=2)
+    assert s.lower_bound is not None  # the answer has its bound

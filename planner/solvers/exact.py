@@ -83,7 +83,9 @@ def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Sc
             if rule == "rcpsp":  # plain RCPSP: beats every list rule (PSPLIB j120)
                 s = rcpsp_start(instance, names, options.limit, options.seed, options.stop)
             else:
-                s = solve_greedy(instance, rule, quiet)
+                # no bounds: the solver computes its own once (README "What we chose
+                # where the contract is silent", the time limit)
+                s = solve_greedy(instance, rule, quiet, bounds=False)
         except Exception as e:  # a failing heuristic must not stop the exact solver
             errors[rule] = f"{type(e).__name__}: {e}"
             continue

@@ -60,7 +60,11 @@ ENGINES = ("auto", "serial", "events")
 
 
 def solve_greedy(
-    instance: Instance, rule: str | None, options: SolveOptions, engine: str = "auto"
+    instance: Instance,
+    rule: str | None,
+    options: SolveOptions,
+    engine: str = "auto",
+    bounds: bool = True,
 ) -> Schedule:
     """Plan `instance` by list scheduling with the given rule (None: the default rule,
     "interleave" when interleaving is enabled, else "srsf").
@@ -68,7 +72,8 @@ def solve_greedy(
     `engine`: "serial" (earliest feasible start in the future, with backfilling),
     "events" (event-driven, O(n log n), `events.py`) or "auto": both, the serial one within
     SERIAL_WORK_BUDGET, keeping the better plan on the objectives (ties: serial). The
-    schedule's lower_bound holds `planner.bounds.lower_bounds`.
+    schedule's lower_bound holds `planner.bounds.lower_bounds`; `bounds=False` leaves
+    them out, for a start whose solver computes them itself (`exact.best_start`).
     """
     t_begin = time.perf_counter()
     rule = rule or default_rule(instance)
@@ -83,7 +88,7 @@ def solve_greedy(
         best = _variants(instance, rule, names, engine, holds, stop, t_begin + options.limit)
     else:
         best = _solve_fixed(instance, rule, names, engine, stop)
-    if best.status == "feasible" or not stop.is_set():
+    if bounds and (best.status == "feasible" or not stop.is_set()):
         best = with_bounds(instance, best, names, options.bound_iterations)
     return best.with_(wall_s=time.perf_counter() - t_begin)
 
