@@ -449,3 +449,29 @@ def test_the_exact_solvers_start_computes_no_bounds(monkeypatch: pytest.MonkeyPa
     assert verify(inst, start) == [] and info["greedy_solver"].startswith("greedy")
     s = run_verified(inst, "cpsat", time_limit=5.0, workers=2)
     assert s.lower_bound is not None  # the answer has its bound
+
+
+def test_a_stop_during_the_start_ends_it_after_the_first_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C while the exact solvers' start portfolio runs: the first greedy plan (the
+    answer of last resort) is made and kept, no further rule is started."""
+    from planner.solvers import exact
+
+    ran: list[str | None] = []
+    real = exact.solve_greedy
+
+    def recorded(inst: Instance, rule: str | None, options: SolveOptions, **kw: bool) -> Schedule:
+        ran.append(rule)
+        return real(inst, rule, options, **kw)
+
+    monkeypatch.setattr(exact, "solve_greedy", recorded)
+    inst = small_instance()
+    stopped = SolveOptions(time_limit=60.0)
+    stopped.stop.set()
+    info: SolveInfo = {}
+    start = exact.best_start(inst, stopped, info)
+    assert start is not None and verify(inst, start) == [] and len(ran) == 1
+    ran.clear()
+    exact.best_start(inst, SolveOptions(time_limit=60.0), {})
+    assert len(ran) > 1  # without a stop the portfolio goes on
