@@ -317,5 +317,12 @@ class Instance:
                 return f"model needs {need:g} GB of GPU memory, GPUs have {g.gpu_mem_gb:g}"
         return None
 
+    @cached_property
+    def _nodes_by_group(self) -> Mapping[str, tuple[Node, ...]]:
+        out: dict[str, list[Node]] = {g.name: [] for g in self.node_groups}
+        for n in self.nodes:
+            out.setdefault(n.group.name, []).append(n)
+        return {name: tuple(nodes) for name, nodes in out.items()}
+
     def nodes_of(self, group: NodeGroup) -> tuple[Node, ...]:
-        return tuple(n for n in self.nodes if n.group.name == group.name)
+        return self._nodes_by_group.get(group.name, ())

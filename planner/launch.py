@@ -40,7 +40,8 @@ def run() -> None:
         try:
             e.show()
         except BrokenPipeError:  # its reader went away: the exit code still says what
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stderr.fileno())
+            from planner.cli.terminal import silence_output
+
+            silence_output()
         sys.exit(e.exit_code)
     sys.exit(code if isinstance(code, int) else 0)

@@ -33,7 +33,6 @@ class Packer:
         self.mem: list[float] = [0.0] * len(instance.nodes)
         self._res = [r for r in instance.reservations if r.pool is None and r.end > now]
         self._runs_on: dict[tuple[str, tuple[tuple[str, int], ...]], bool] = {}
-        self._nodes_of: dict[str, tuple[Node, ...]] = {}  # node group -> its nodes
         self._pools = {
             name: PoolTimeline(cap, [r for r in instance.reservations if r.pool == name])
             for name, cap in instance.pools.items()
@@ -168,9 +167,7 @@ class Packer:
     def _find(
         self, ng: NodeGroup, jobs: Sequence[Job], g: int, until: int
     ) -> list[tuple[Node, list[int]]] | None:
-        nodes = self._nodes_of.get(ng.name)
-        if nodes is None:
-            nodes = self._nodes_of[ng.name] = self.instance.nodes_of(ng)
+        nodes = self.instance.nodes_of(ng)
         free = self.free
         if g <= ng.gpus:
             for node in nodes:

@@ -158,11 +158,11 @@ class _CbcLog:
         )
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> bool:
-    """Kill CBC; whether it was killed (False: it had just ended by itself, its
-    solution file whole)."""
+def _kill(proc: subprocess.Popen[bytes], why: str) -> str | None:
+    """Kill CBC; `why`, or None when it had just ended by itself (its solution file
+    whole)."""
     proc.kill()
-    return proc.wait() != 0
+    return why if proc.wait() != 0 else None
 
 
 def _watch_cbc(
@@ -172,10 +172,10 @@ def _watch_cbc(
     time_limit: float,
     stop: threading.Event,
     progress: ProgressFn | None,
-) -> tuple[bool, bool]:
+) -> tuple[bool, str | None]:
     """Wait for CBC, asking it to stop on Ctrl-C or overrun, and feed `progress` from its
-    log; whether Ctrl-C interrupted it, and whether it was killed (then any solution file
-    it was writing may be partial)."""
+    log; whether Ctrl-C interrupted it, and why it was killed if it was (then any
+    solution file it was writing may be partial)."""
     interrupted = False
     overran = False
     first_ask = 0.0
@@ -197,7 +197,7 @@ def _watch_cbc(
             # waiting would only delay the start the caller holds (la01 imported from the
             # job-shop set at 5 s: 19 s before, README "What we chose where the contract
             # is silent")
-            return interrupted, _kill(proc)
+            return interrupted, _kill(proc, "stopped: no solution better than the start")
         if now - asked >= 1.0:
             # CBC acts on SIGINT only inside branch and bound (its handler flags the
             # tree search), so repeat it; after STOP_GRACE s give up and kill it.
@@ -205,9 +205,11 @@ def _watch_cbc(
                 first_ask = now
             asked = now
             if now - first_ask > STOP_GRACE:
-                return interrupted, _kill(proc)
+                return interrupted, _kill(
+                    proc, f"killed: not stopped {STOP_GRACE:g} s after SIGINT"
+                )
             proc.send_signal(signal.SIGINT)
-    return interrupted, False
+    return interrupted, None
 
 
 def _cbc_result(text: str, head: str, sol_status: int, interrupted: bool, t0: float) -> RunResult:
@@ -269,7 +271,7 @@ def _run_cbc(
     text = ""
     proc: subprocess.Popen[bytes] | None = None
     log = _CbcLog(logf)
-    killed = False
+    killed: str | None = None
     try:
         with open(logf, "w") as out:
             proc = subprocess.Popen(
@@ -283,7 +285,7 @@ def _run_cbc(
         with open(logf) as f:
             text = f.read()
         if killed or not os.path.exists(sol):
-            why = "stopped: no solution better than the start" if killed else _tail(text)
+            why = killed or _tail(text)
             return RunResult("none", None, None, interrupted, time.monotonic() - t0, why)
         status, values, _dj, _pi, _slacks, sol_status = solver.readsol_MPS(
             sol, prob, vs, vnames, cnames
