@@ -30,14 +30,20 @@ from planner.live import fixed_assignments
 from planner.live_progress import progress_at
 from planner.resume import must_stop
 from planner.schedule import Placement
-from planner.simulate.engine_state import NotApplicable, Report, Run, Snapshot, Stopped
+from planner.simulate.engine_state import (
+    JobViews,
+    NotApplicable,
+    Report,
+    Run,
+    Snapshot,
+    Stopped,
+)
 from planner.simulate.model import (
     Decision,
     EventRecord,
     PlacementT,
     Policy,
     RunInfo,
-    SimJob,
     SimResult,
     SimSegment,
     View,
@@ -106,6 +112,7 @@ class Engine:
                 self.succs[a].append(j.id)
         self.arrivals = [(j.release, j.id) for j in instance.jobs if not j.after]
         self.labels: set[str] = set()  # a live state's group labels, not to be reused
+        self.views = JobViews(instance, policy.blind)
         self.wake: int | None = None
         # a live state's running jobs the engine stops at `now` (_present), listed in the
         # first decision's event with what the policy stops (README, `--events`)
@@ -320,23 +327,16 @@ class Engine:
             # a running job is seen at its current count, so the packer keeps that count
             # unless it is stopped (contract §12: the count changes only at a restart)
             j = self.jobs[a] if rid is None else self.as_run[a]
-            rem = live.get(a, self.rem[a])
             att = self.attained[a]
             since = None if rid is None else self.runs[rid].seg_start[a]
             if since is not None:
                 att += t - since
-            solo = None if self.policy.blind else self._solo_units(j, rem)
-            sims.append(SimJob(j, rel, None if self.policy.blind else rem, solo, att, rid, since))
+            sims.append(self.views.of(j, rel, live.get(a, self.rem[a]), att, rid, since))
         runs = {
             rid: RunInfo(tuple(r.members), r.placement, r.label, min(r.seg_start.values()))
             for rid, r in self.runs.items()
         }
         return View(self.inst, t, tuple(sims), runs)
-
-    def _solo_units(self, j: Job, rem: float) -> float:
-        if j.model is None:
-            return rem
-        return rem * solo_iteration_ms(self.inst.gpu_profile(j)) / self.unit
 
     def _decide(self, t: int) -> None:
         view = self._view(t)

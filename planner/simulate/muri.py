@@ -75,6 +75,8 @@ class Muri(Policy):
             # member alone) runs as its members, each where it fits
             alone = [[m] for m in pk] if len(pk) > 1 else []
             for part in [pk, *alone]:
+                if p.cannot_fit(jobs_of(part)):
+                    continue
                 pl = p.place(jobs_of(part), until(view, part))
                 if pl is not None:
                     chosen.append(placed_as(part, pl))
@@ -93,7 +95,9 @@ class Muri(Policy):
             k = s.gpus
             lst = by_k[k]
             first = taken[k] < len(lst) and lst[taken[k]].id == s.id
-            if first and p.place([s.job], until(view, [s])) is not None:
+            if not first or p.cannot_fit([s.job]):
+                continue
+            if p.place([s.job], until(view, [s])) is not None:
                 taken[k] = min(taken[k] + size, len(lst))
         return {k: lst[: taken[k]] for k, lst in by_k.items() if taken[k]}
 

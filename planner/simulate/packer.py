@@ -193,6 +193,12 @@ class Packer:
     def free_gpus(self) -> int:
         return self._nfree
 
+    def cannot_fit(self, jobs: Sequence[Job]) -> bool:
+        """True when `place(jobs, ...)` must fail: each count it would try needs more GPUs
+        than are free. Policies ask first, to pass over a long queue on a full cluster
+        without working out how long each run must be clear (`policies.until`)."""
+        return min(counts_to_try(jobs)) > self._nfree
+
 
 def count_of(placement: PlacementT) -> int:
     """The GPU count a run on `placement` runs at: the placement's size (contract §12)."""

@@ -9,6 +9,7 @@ longer fits; `settle` then keeps every chosen run on the GPUs it already has.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -127,6 +128,8 @@ def first_fit(view: View, order: Sequence[SimJob]) -> list[list[SimJob]]:
     p = Packer(view.instance, view.now)
     out = []
     for sj in order:
+        if p.cannot_fit([sj.job]):
+            continue  # speed: what `place` would answer, without working out `until`
         pl = p.place([sj.job], until(view, [sj]))
         if pl is not None:
             out.append(placed_as([sj], pl))
@@ -164,7 +167,7 @@ class ListPolicy(Policy):
         wants = [Want(info.members, info.placement) for info in view.runs.values()]
         waiting = sorted((s for s in view.jobs if s.run is None), key=self.key)
         for sj in waiting:
-            if min(sj.job.gpu_counts) > p.free_gpus:
+            if p.cannot_fit([sj.job]):
                 continue  # speed: on a full cluster most of a long queue is passed over
             pl = p.place([sj.job], until(view, [sj], preemptive=False))
             if pl is not None:
@@ -202,10 +205,14 @@ class Tiresias(Policy):
         self.thresholds = tuple(sorted(thresholds))
         self.limits = self.thresholds  # in time units x GPUs, set per instance
         self.entered: dict[str, tuple[int, int]] = {}  # job -> (queue, time it entered)
+        self.asked: dict[str, SimJob] = {}  # job -> the view of it `_queue` last placed
 
     def _queue(self, sj: SimJob, now: int) -> tuple[int, int]:
-        q = sum(1 for x in self.limits if sj.attained_gpu >= x)
         old = self.entered.get(sj.id)
+        if old is not None and self.asked.get(sj.id) is sj:
+            return old  # the same view of the job as last time (it waited): the same queue
+        self.asked[sj.id] = sj
+        q = bisect.bisect_right(self.limits, sj.attained_gpu)  # the thresholds passed
         if old is None or old[0] != q:
             old = (q, now if old is not None else sj.released)
             self.entered[sj.id] = old
@@ -214,15 +221,16 @@ class Tiresias(Policy):
     def decide(self, view: View) -> Decision:
         per_unit = view.instance.unit_ms / 1000.0
         self.limits = tuple(x / per_unit for x in self.thresholds)
-        qs = {s.id: self._queue(s, view.now) for s in view.jobs}
-        order = sorted(
-            view.jobs, key=lambda s: (qs[s.id][0], s.run is None, qs[s.id][1], s.released, s.id)
-        )
+        qs = [self._queue(s, view.now) for s in view.jobs]
+        keys = [
+            (q, s.run is None, entered, s.released, s.id)
+            for s, (q, entered) in zip(view.jobs, qs, strict=True)
+        ]
+        order = [view.jobs[i] for i in sorted(range(len(keys)), key=keys.__getitem__)]
         wants = settle(view, first_fit(view, order))
         wake = None
         running = {a for w in wants for a in w.jobs}
-        for s in view.jobs:
-            q = qs[s.id][0]
+        for s, (q, _) in zip(view.jobs, qs, strict=True):
             if s.id in running and q < len(self.limits):
                 need = (self.limits[q] - s.attained_gpu) / max(1, s.gpus)
                 at = view.now + max(1, math.ceil(need))

@@ -1,0 +1,99 @@
+"""How much work a decision of `plan simulate` does on a long queue (README "Simulating
+policies"): counted, not timed. A preemptive policy re-takes every job at each decision,
+but a job needing more GPUs than are left is passed over without working out how long its
+run must be clear of reservations; the view reuses what it made of a job that waited."""
+
+from __future__ import annotations
+
+import pytest
+from builders import make_instance, profile
+
+import planner.simulate.policies as policies
+from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
+from planner.online import make_policy
+from planner.schedule import schedule_from_dict
+from planner.simulate import result_to_schedule_dict, simulate
+from planner.simulate.model import SimJob
+from planner.verify import verify
+
+A = profile("A", {1: (1000, 800, 100, 50)})
+QUEUE = 40
+
+
+def queue_on_one_gpu(restart: int = 0) -> Instance:
+    """One GPU, QUEUE jobs released together (1-QUEUE units of work), preemption on."""
+    jobs = [Job(f"j{i:02d}", 1, "A", QUEUE - i) for i in range(QUEUE)]
+    return make_instance(
+        jobs,
+        [NodeGroup("n", 1, 1)],
+        [A],
+        interleaving=Interleaving(False, 4),
+        preemption=Preemption(True, restart),
+    )
+
+
+def assert_verified(inst: Instance, res) -> None:
+    sched = schedule_from_dict(result_to_schedule_dict(inst, res))
+    assert verify(inst, sched) == []
+
+
+@pytest.mark.parametrize("policy", ["srtf", "srsf-p", "tiresias"])
+def test_a_full_cluster_passes_the_queue_over(policy, monkeypatch):
+    calls = []
+
+    def counted(view, members, preemptive=True):
+        calls.append(view.now)
+        return until(view, members, preemptive)
+
+    until = policies.until
+    monkeypatch.setattr(policies, "until", counted)
+    inst = queue_on_one_gpu()
+    res = simulate(inst, make_policy(policy))
+    assert_verified(inst, res)
+    decisions = res.info["decisions"]
+    # one job fits the GPU: first fit asks for it, settle once more; before, first fit
+    # asked for every waiting job at every decision (QUEUE * (QUEUE + 1) / 2 and more)
+    assert len(calls) <= 2 * decisions
+    assert decisions < QUEUE * 2
+
+
+def test_the_view_remakes_only_what_changed(monkeypatch):
+    made = []
+    real = SimJob.__init__
+
+    def counted(self, job, *args, **kw):
+        made.append(job.id)
+        real(self, job, *args, **kw)
+
+    monkeypatch.setattr(SimJob, "__init__", counted)
+    inst = queue_on_one_gpu()
+    res = simulate(inst, make_policy("fifo"))
+    assert_verified(inst, res)
+    # each job is made once when it is first seen and once more while it runs; before,
+    # every waiting job was made anew at every decision
+    assert len(made) <= 2 * QUEUE
+    # fifo runs the queue in order, each job alone, back to back
+    t = 0
+    for i in range(QUEUE):
+        (seg,) = res.segments[f"j{i:02d}"]
+        assert (seg.start, seg.end) == (t, t + QUEUE - i)
+        t = seg.end
+
+
+def test_tiresias_demotes_a_job_past_its_threshold():
+    """Muri's simulator's first threshold, 3,250 GPU seconds (one-second time units here):
+    the long job runs until it passes it, the short one (queue 0) then runs until it
+    passes it too; both in queue 1, the one running keeps going (README "Simulating
+    policies")."""
+    inst = make_instance(
+        [Job("long", 1, "A", 10_000), Job("short", 1, "A", 5_000, release=100)],
+        [NodeGroup("n", 1, 1)],
+        [A],
+        interleaving=Interleaving(False, 4),
+        preemption=Preemption(True, 0),
+    )
+    assert inst.unit_ms == 1000
+    res = simulate(inst, make_policy("tiresias"))
+    assert_verified(inst, res)
+    spans = {a: [(s.start, s.end) for s in res.segments[a]] for a in ("long", "short")}
+    assert spans == {"long": [(0, 3250), (8250, 15000)], "short": [(3250, 8250)]}
