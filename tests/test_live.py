@@ -27,7 +27,7 @@ from planner.live import residual
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
 from planner.replan import live_instance
-from planner.schedule import Assignment, Schedule, schedule_from_dict
+from planner.schedule import Assignment, Placement, Schedule, Segment, schedule_from_dict
 from planner.solvers import solve
 from planner.solvers.exact import given_start
 from planner.solvers.options import SolveOptions
@@ -285,6 +285,34 @@ def test_a_done_job_is_exempt_from_durations_but_not_moved(
         replace(j, duration=9) if j.id == "d1" else j for j in live.jobs))  # fmt: skip
     assert verify(shorter, planned) == []
     assert "R2" in rules(verify(live, with_job(planned, "d1", end=5)))
+
+
+def test_a_placed_done_job_given_without_placement_is_told_once(
+    live: Instance, planned: Schedule
+) -> None:
+    """d1 is given done over [0, 4) without placement (README: how `plan replan` keeps a
+    job that ran in several segments); a schedule giving it two placed segments gets one
+    line for the placement and one naming the segments, none contradicting itself."""
+    doc = set_job(live_doc(), "d1", placement=None)
+    doc["policy"] = {"preemption": {"enabled": True}}
+    bare = instance_from_dict(doc)
+    at = by_id(planned)["d1"].placement
+    other = (Placement("n-1", (1,)),)
+    two = by_id(planned)["d1"].with_pieces([Segment(0, 2, at), Segment(2, 4, other)])
+    s = planned.with_(jobs=tuple(two if a.id == "d1" else a for a in planned.jobs))
+    found = [v for v in verify(bare, s) if v.job == "d1"]
+    assert [v.rule for v in found] == ["R2", "R5"], found
+    r2, r5 = found
+    assert "one interval [0, 4)" in r2.message and "2 segments" in r2.message
+    assert "must give it none" in r5.message
+    # one segment, placed: only the placement is wrong
+    one = [v for v in verify(bare, planned) if v.job == "d1"]
+    assert [(v.rule, v.message) for v in one] == [
+        ("R5", "done job given without placement: the schedule must give it none")
+    ]
+    # and without the placement it holds
+    unplaced = with_job(planned, "d1", placement=())
+    assert verify(bare, unplaced) == []
 
 
 def test_a_waiting_job_starting_before_now_is_a_violation(

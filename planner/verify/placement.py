@@ -18,13 +18,16 @@ def check_count_field(inst: Instance, ok: dict[str, Assignment], out: list[Viola
 
 def check_r5(inst: Instance, pieces: list[Assignment], out: list[Violation]) -> set[Key]:
     placed: set[Key] = set()
+    told: set[str] = set()  # done jobs given without placement that the schedule places
     for a in pieces:
         n0 = len(out)
         j = inst.job_by_id[a.id]
         live = j.live
         if live is not None and live.state == "done" and not live.placement:
-            if a.placement:
-                out.append(Violation("R5", "a done job given without placement has none", a.id))
+            if a.placement and a.id not in told:
+                told.add(a.id)
+                msg = "done job given without placement: the schedule must give it none"
+                out.append(Violation("R5", msg, a.id))
             continue
         if j.elastic and a.placement and piece_count(a) not in j.gpu_counts:
             allowed = ", ".join(map(str, j.gpu_counts))

@@ -54,12 +54,20 @@ def check_live(
             msg = f"{j.state} since {j.live.started}, but starts at {first.start}"
             out.append(Violation("R2", msg, jid, time=first.start))
         given = tuple(sorted((n, tuple(sorted(g))) for n, g in j.live.placement))
-        if given != tuple(sorted((p.node, tuple(sorted(p.gpus))) for p in first.placement)):
+        has = tuple(sorted((p.node, tuple(sorted(p.gpus))) for p in first.placement))
+        # a done job given without placement is R5's (`verify.placement.check_r5`): once
+        if given != has and (j.live.placement or j.live.ended is None):
             out.append(Violation("R5", f"{j.state} job: placement differs from the given one", jid))
         if first.group != j.live.group:
             msg = f"{j.state} job: group {first.group} differs from the given {j.live.group}"
             out.append(Violation("R5", msg, jid))
-        if j.live.ended is not None and (len(a.pieces()) > 1 or a.end != j.live.ended):
+        if j.live.ended is not None and len(a.pieces()) > 1:
+            msg = (
+                f"done job is given as one interval [{j.live.started}, {j.live.ended}) "
+                f"(contract §9), but the schedule gives it {len(a.pieces())} segments"
+            )
+            out.append(Violation("R2", msg, jid, time=a.end))
+        elif j.live.ended is not None and a.end != j.live.ended:
             msg = f"done job ended at {j.live.ended}, but the schedule ends it at {a.end}"
             out.append(Violation("R2", msg, jid, time=a.end))
         elif j.live.ended is None and first.end < inst.now:
