@@ -1,5 +1,5 @@
-"""The changes file of `plan replan` (README, "Replanning"): what arrives, leaves, breaks
-or has progressed at `now`, read and checked on its own. `planner.replan.live_instance`
+"""The changes file of `plan replan` (README, "Replanning"): what arrives, leaves, breaks,
+has progressed or has finished by `now`, read and checked on its own. `planner.replan.live_instance`
 applies the changes to the live state and checks them against it, reporting the file's
 own problems (`Changes.problems`) with its, so one run lists them all: a part with a value
 that cannot be read is left out of the checks against the live state (they would report
@@ -19,7 +19,7 @@ from planner.read import raw_json
 from planner.structure_items import Parsed, parse_job
 from planner.validate import after_cycles
 
-CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress")
+CHANGE_FIELDS = ("add", "cancel", "nodes_down", "progress", "finished")
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class Changes:
     cancel: tuple[str, ...] = ()
     nodes_down: tuple[tuple[str, int | None], ...] = ()  # (node, until or None: for good)
     progress: Mapping[str, float] = field(default_factory=dict)
+    finished: Mapping[str, int] = field(default_factory=dict)  # running job -> its end
     documents: tuple[Any, ...] = ()  # the added jobs' JSON objects, for `live_document`
     problems: tuple[Problem, ...] = ()  # the file's own, reported by `live_instance`
 
@@ -71,7 +72,13 @@ def changes_from_dict(d: Any, ck: Checker) -> Changes:
         x = ck.num_value(v, f"progress.{jid}")
         if x is not None:
             progress[jid] = x
-    return Changes(added, tuple(cancel), tuple(down), progress, tuple(add) if added else ())
+    finished: dict[str, int] = {}
+    for jid, v in (ck.mapping(top.get("finished", {}), "finished") or {}).items():
+        t = ck.int_value(v, f"finished.{jid}")
+        if t is not None:
+            finished[jid] = t
+    documents = tuple(add) if added else ()
+    return Changes(added, tuple(cancel), tuple(down), progress, finished, documents)
 
 
 def _down_list(v: Any, ck: Checker) -> list[tuple[str, int | None]]:

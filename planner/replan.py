@@ -14,7 +14,12 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
   with preemption enabled they stop at `now` and resume later from their progress (the
   planners do it, `planner.resume`); without, they wait again and restart from scratch
   (their work is lost; see the README);
-- `progress`: a running job's progress at `now`, replacing the computed one;
+- `progress`: a running job's progress at `now`, replacing the computed one (also of a
+  job a failed node then stops: with preemption it resumes from it);
+- `finished`: a running job that ended at the time given (from its current segment's
+  start to `now`) is done then, as a job the schedule ends by `now` would be (one that
+  was stopped and resumed: one interval from its first start, without placement); applied
+  before `nodes_down`, so a job that finished on a node that then failed is not stopped;
 - `add`: new waiting jobs, in the instance's job format (no `state`).
 The changes file is read by `planner.changes`; problems name the file and the JSON path,
 and so do the problems `live_instance` finds against the live state (with `source` as the
@@ -67,7 +72,8 @@ def live_instance(
     done = work_done(instance, schedule, now)
     jobs = [_left(j, done[j.id]) if j.id in stopped else _with_progress(j, done) for j in jobs]
     problems = list(changes.problems)
-    out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, problems)
+    first = {a.id: a.start for a in schedule.jobs}
+    out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, first, problems)
     if problems:
         raise InputError(source, problems)
     # What §9 cannot hold, such as a group whose members left it before now (stopped,
@@ -153,22 +159,19 @@ def _with_progress(j: Job, progress: Mapping[str, float]) -> Job:
     return replace(j, live=replace(j.live, progress=p))
 
 
-def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
+def _apply(
+    inst: Instance, ch: Changes, first: Mapping[str, int], problems: list[Problem]
+) -> Instance:
     jobs = {j.id: j for j in inst.jobs}
     _cancel(jobs, ch.cancel, inst.now, problems)
+    _finish(jobs, ch, first, inst.now, problems)
+    # progress before nodes_down: a job stopped by a failed node resumes from the
+    # progress given (with preemption; without, it starts again from scratch); its
+    # problems are listed after nodes_down's, in the file's order of parts
+    told: list[Problem] = []
+    _set_progress(jobs, ch, inst.now, told)
     down = _nodes_down(inst, jobs, ch.nodes_down, problems)
-    for jid, value in ch.progress.items():
-        j = jobs.get(jid)
-        if j is None or j.live is None or j.state != "running":
-            gone = "cancelled" if jid in ch.cancel else "unknown"
-            state = gone if j is None else f"{j.state} at now {inst.now}"
-            problems.append(Problem(f"progress.{jid}", f"job '{jid}' is {state}, not running"))
-            continue
-        work = j.work
-        if not 0 <= value < work:
-            problems.append(Problem(f"progress.{jid}", f"{value!r} is not in [0, {work:.13g})"))
-            continue
-        jobs[jid] = replace(j, live=replace(j.live, progress=value))
+    problems += told
     profiles = dict(inst.profiles)
     added = _add(inst, jobs, ch.add, profiles, problems, set(ch.cancel))
     kept = tuple(jobs.values()) + added
@@ -251,6 +254,52 @@ def _cancel(
                 problems.append(Problem(f"cancel[{k}]", msg))
     for jid in gone:
         jobs.pop(jid, None)
+
+
+def _set_progress(jobs: dict[str, Job], ch: Changes, now: int, problems: list[Problem]) -> None:
+    for jid, value in ch.progress.items():
+        j = jobs.get(jid)
+        if jid in ch.finished:
+            msg = f"job '{jid}' is also given as finished (finished.{jid})"
+            problems.append(Problem(f"progress.{jid}", msg))
+            continue
+        if j is None or j.live is None or j.state != "running":
+            gone = "cancelled" if jid in ch.cancel else "unknown"
+            state = gone if j is None else f"{j.state} at now {now}"
+            problems.append(Problem(f"progress.{jid}", f"job '{jid}' is {state}, not running"))
+            continue
+        work = j.work
+        if not 0 <= value < work:
+            msg = f"{value!r} is not in [0, {work:.13g})"
+            if value >= work:
+                msg += ": a job that has ended goes in finished (its end time), not progress"
+            problems.append(Problem(f"progress.{jid}", msg))
+            continue
+        jobs[jid] = replace(j, live=replace(j.live, progress=value))
+
+
+def _finish(
+    jobs: dict[str, Job], ch: Changes, first: Mapping[str, int], now: int, problems: list[Problem]
+) -> None:
+    """The running jobs `ch.finished` says ended by now become done then (module docstring)."""
+    for jid, ended in ch.finished.items():
+        j = jobs.get(jid)
+        path = f"finished.{jid}"
+        if j is None or j.live is None or j.state != "running":
+            gone = "cancelled" if jid in ch.cancel else "unknown"
+            state = gone if j is None else f"{j.state} at now {now}"
+            problems.append(Problem(path, f"job '{jid}' is {state}, not running"))
+            continue
+        live = j.live
+        if not live.started <= ended <= now:
+            msg = f"{ended} is not in [{live.started}, {now}] (its segment's start, now)"
+            problems.append(Problem(path, msg))
+            continue
+        start = min(first.get(jid, live.started), live.started)
+        if start < live.started:  # stopped and resumed: as `_state_at` keeps such a job
+            jobs[jid] = replace(j, demand={}, live=Live("done", start, ended, (), None))
+        else:
+            jobs[jid] = replace(j, live=replace(live, state="done", ended=ended, progress=None))
 
 
 def _nodes_down(

@@ -566,6 +566,63 @@ def test_replan_cancel_and_progress(tmp_path: Path, under_way: tuple[Path, Path,
         assert by_id(s)[running[0]].end == 4 + work - 1
 
 
+def test_replan_takes_a_job_that_finished_early(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    """`a` (2 GPUs on one node, planned over [0, 10)) ended at 3, and its node fails at 4:
+    it is done over [0, 3) where it ran, not stopped; `c`, which waits for it, starts at
+    now instead of after a's planned end."""
+    inst_path, sched_path, before = under_way
+    a = by_id(before)["a"]
+    assert (a.start, a.end) == (0, 10) and len(a.placement) == 1
+    changes = {"finished": {"a": 3}, "nodes_down": [a.placement[0].node]}
+    ch_path = tmp_path / "changes.json"
+    ch_path.write_text(json.dumps(changes))
+    out_path, live_path = tmp_path / "replanned.json", tmp_path / "live.json"
+    code, out = run("replan", inst_path, sched_path, "--now", 4, "--changes", ch_path,
+                    "-o", out_path, "--live", live_path, "--solver", "cpsat",
+                    "--time-limit", 5)  # fmt: skip
+    assert code == 0, out
+    after = schedule_from_dict(json.loads(out_path.read_text()))
+    live = _live_of(inst_path, before, 4, changes)
+    assert live.job_by_id["a"].state == "done"
+    assert verify(live, after) == []
+    assert run("check", live_path, out_path)[0] == 0
+    new = by_id(after)
+    assert (new["a"].start, new["a"].end, new["a"].placement) == (0, 3, a.placement)
+    assert new["c"].start == 4
+    # the written live state holds it done, and a later replan keeps it so
+    written = json.loads(live_path.read_text())
+    (doc,) = [j for j in written["jobs"] if j["id"] == "a"]
+    assert (doc["state"], doc["started"], doc["ended"]) == ("done", 0, 3)
+
+
+def test_a_resumed_job_that_finished_is_one_interval() -> None:
+    """b ran [0, 2) on n-1 GPU 0, then resumed at 5 on GPU 1 (preemption, no restart
+    cost); it ended at 7, by `finished`: done over [0, 7) without placement, as a job the
+    schedule ends by now after several segments (README, "Replanning")."""
+    doc = {**OFFLINE, "policy": {"preemption": {"enabled": True}}}
+    inst = instance_from_dict(doc)
+    segs = [Segment(0, 2, (Placement("n-1", (0,)),)), Segment(5, 23, (Placement("n-1", (1,)),))]
+    plan = Schedule(inst.name, "hand", "feasible", (
+        Assignment("a", 0, 10, (Placement("n-0", (0, 1)),)),
+        Assignment("b", 0, 0).with_pieces(segs),
+        Assignment("c", 10, 15, (Placement("n-1", (0,)),)),
+        Assignment("d", 10, 18, (Placement("n-0", (0, 1)),)),
+    ))  # fmt: skip
+    assert verify(inst, plan) == []
+    ck = Checker()
+    live = live_instance(inst, plan, 8, changes_from_dict({"finished": {"b": 7}}, ck))
+    assert ck.problems == []
+    b = live.job_by_id["b"]
+    assert b.live is not None and (b.state, b.live.started, b.live.ended) == ("done", 0, 7)
+    assert b.live.placement == ()
+    for spec in ("greedy", "cpsat"):
+        s = solve(live, spec)
+        assert verify(live, s) == []
+        assert by_id(s)["b"].end == 7
+
+
 @pytest.mark.parametrize(
     "changes, path, fragment",
     [
@@ -599,6 +656,14 @@ def test_replan_cancel_and_progress(tmp_path: Path, under_way: tuple[Path, Path,
          "add[0].deadline", "before release 9"),
         ({"add": [{"id": "x", "duration": 1, "gpus": 1, "node_types": ["m"]}]},
          "add[0].node_types[0]", "unknown node group 'm'"),
+        # a job that has ended is told by `finished` (README, "Replanning")
+        ({"progress": {"a": 10}}, "progress.a", "goes in finished"),
+        ({"finished": {"zz": 1}}, "finished.zz", "job 'zz' is unknown, not running"),
+        ({"cancel": ["a"], "finished": {"a": 1}}, "finished.a", "job 'a' is cancelled"),
+        ({"finished": {"d": 4}}, "finished.d", "job 'd' is waiting at now 4, not running"),
+        ({"finished": {"a": 5}}, "finished.a", "5 is not in [0, 4]"),
+        ({"finished": {"a": -1}}, "finished.a", "negative"),
+        ({"finished": {"a": 3}, "progress": {"a": 1}}, "progress.a", "also given as finished"),
     ],
 )  # fmt: skip
 def test_bad_changes_exit_2_with_the_path(
@@ -844,6 +909,36 @@ def test_with_preemption_jobs_on_a_failed_node_resume_from_their_progress(
     r1 = a["r1"].segments[1]
     assert r1.end - r1.start == 2 + 7  # 3 of its 10 units were done by 8
     assert a["ga"].segments[0].group == "g" and a["w1"].start >= a["r1"].end
+
+
+@pytest.mark.parametrize("preemption", [True, False])
+def test_progress_of_a_job_on_a_failed_node_is_taken(preemption: bool) -> None:
+    """b (20 units, planned over [0, 20) on n-1) when n-1 fails at 4, with its progress
+    given in the same changes file (2, not the 4 the plan says): with preemption it stops
+    at 4 and resumes from 2; without, it starts again from scratch (README,
+    "Replanning"). Without preemption this was refused: "job 'b' is waiting at now 4,
+    not running"."""
+    inst = instance_from_dict({**OFFLINE, "policy": {"preemption": {"enabled": preemption}}})
+    plan = Schedule(inst.name, "hand", "feasible", (
+        Assignment("a", 0, 10, (Placement("n-0", (0, 1)),)),
+        Assignment("b", 0, 20, (Placement("n-1", (0,)),)),
+        Assignment("c", 10, 15, (Placement("n-1", (1,)),)),
+        Assignment("d", 10, 18, (Placement("n-0", (0, 1)),)),
+    ))  # fmt: skip
+    assert verify(inst, plan) == []
+    ck = Checker()
+    ch = changes_from_dict({"nodes_down": ["n-1"], "progress": {"b": 2}}, ck)
+    live = live_instance(inst, plan, 4, ch)
+    assert ck.problems == []
+    s = solve(live, "greedy")
+    assert verify(live, s) == []
+    b = by_id(s)["b"]
+    if preemption:
+        first, rest = b.pieces()
+        assert (first.start, first.end, rest.end - rest.start) == (0, 4, 18)
+    else:
+        assert b.start >= 4 and b.end - b.start == 20
+    assert all(p.node != "n-1" for p in b.pieces()[-1].placement)
 
 
 def _failing_pair_doc() -> dict[str, Any]:

@@ -26,7 +26,7 @@ from planner.limits import MAX_NUMBER
 @click.option(
     "--changes",
     type=click.Path(dir_okay=False),
-    help="JSON: add, cancel, nodes_down, progress (README, Replanning).",
+    help="JSON: add, cancel, nodes_down, progress, finished (README, Replanning).",
 )
 @click.option(
     "--live",
