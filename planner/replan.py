@@ -295,6 +295,10 @@ def _finish(
             msg = f"{ended} is not in [{live.started}, {now}] (its segment's start, now)"
             problems.append(Problem(path, msg))
             continue
+        if ended == live.started and j.work > 0:  # R1: only a zero-length job ends at once
+            msg = f"{ended} is its segment's start: a job with work to do ends after it"
+            problems.append(Problem(path, msg))
+            continue
         start = min(first.get(jid, live.started), live.started)
         if start < live.started:  # stopped and resumed: as `_state_at` keeps such a job
             jobs[jid] = replace(j, demand={}, live=Live("done", start, ended, (), None))

@@ -662,6 +662,7 @@ def test_a_resumed_job_that_finished_is_one_interval() -> None:
         ({"cancel": ["a"], "finished": {"a": 1}}, "finished.a", "job 'a' is cancelled"),
         ({"finished": {"d": 4}}, "finished.d", "job 'd' is waiting at now 4, not running"),
         ({"finished": {"a": 5}}, "finished.a", "5 is not in [0, 4]"),
+        ({"finished": {"a": 0}}, "finished.a", "0 is its segment's start"),
         ({"finished": {"a": -1}}, "finished.a", "negative"),
         ({"finished": {"a": 3}, "progress": {"a": 1}}, "progress.a", "also given as finished"),
     ],
