@@ -72,8 +72,7 @@ def live_instance(
     done = work_done(instance, schedule, now)
     jobs = [_left(j, done[j.id]) if j.id in stopped else _with_progress(j, done) for j in jobs]
     problems = list(changes.problems)
-    first = {a.id: a.start for a in schedule.jobs}
-    out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, first, problems)
+    out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, by_id, problems)
     if problems:
         raise InputError(source, problems)
     # What §9 cannot hold, such as a group whose members left it before now (stopped,
@@ -106,10 +105,7 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
         return replace(j, live=None)
     if a.end <= now:
         if len(segs) > 1:
-            # A done job is one interval [started, ended) (contract §9): a stopped and
-            # resumed one would hold its GPUs and pools through its gaps, where others
-            # ran. It keeps neither (README, "Replanning"); its use is history before now.
-            return replace(j, demand={}, live=Live("done", a.start, a.end, (), None))
+            return _done_resumed(j, a.start, a.end)
         pl = tuple((p.node, p.gpus) for p in segs[0].placement)
         return replace(j, live=Live("done", a.start, a.end, pl, segs[0].group))
     # running in its current segment (a resumed job: from that segment's start, with its
@@ -117,6 +113,14 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
     seg = _current(segs, now)
     pl = tuple((p.node, p.gpus) for p in seg.placement)
     return replace(j, live=Live("running", seg.start, None, pl, seg.group))
+
+
+def _done_resumed(j: Job, start: int, end: int) -> Job:
+    """A job that was stopped and resumed, done over [start, end). A done job is one
+    interval (contract §9): kept with its placement it would hold its GPUs and pools
+    through its gaps, where others ran. It keeps neither (README, "Replanning"); its use
+    is history before now."""
+    return replace(j, demand={}, live=Live("done", start, end, (), None))
 
 
 def stopped_at(schedule: Schedule, now: int) -> set[str]:
@@ -160,11 +164,11 @@ def _with_progress(j: Job, progress: Mapping[str, float]) -> Job:
 
 
 def _apply(
-    inst: Instance, ch: Changes, first: Mapping[str, int], problems: list[Problem]
+    inst: Instance, ch: Changes, planned: Mapping[str, Any], problems: list[Problem]
 ) -> Instance:
     jobs = {j.id: j for j in inst.jobs}
     _cancel(jobs, ch.cancel, inst.now, problems)
-    _finish(jobs, ch, first, inst.now, problems)
+    _finish(jobs, ch, planned, inst.now, problems)
     # progress before nodes_down: a job stopped by a failed node resumes from the
     # progress given (with preemption; without, it starts again from scratch); its
     # problems are listed after nodes_down's, in the file's order of parts
@@ -256,39 +260,48 @@ def _cancel(
         jobs.pop(jid, None)
 
 
+def _running(
+    jobs: dict[str, Job], jid: str, ch: Changes, now: int, path: str, problems: list[Problem]
+) -> Job | None:
+    """The job `jid` a change of `path` names, if it runs at now; else a problem."""
+    j = jobs.get(jid)
+    if j is None or j.live is None or j.state != "running":
+        gone = "cancelled" if jid in ch.cancel else "unknown"
+        state = gone if j is None else f"{j.state} at now {now}"
+        problems.append(Problem(path, f"job '{jid}' is {state}, not running"))
+        return None
+    return j
+
+
 def _set_progress(jobs: dict[str, Job], ch: Changes, now: int, problems: list[Problem]) -> None:
     for jid, value in ch.progress.items():
-        j = jobs.get(jid)
+        path = f"progress.{jid}"
         if jid in ch.finished:
-            msg = f"job '{jid}' is also given as finished (finished.{jid})"
-            problems.append(Problem(f"progress.{jid}", msg))
+            problems.append(
+                Problem(path, f"job '{jid}' is also given as finished (finished.{jid})")
+            )
             continue
-        if j is None or j.live is None or j.state != "running":
-            gone = "cancelled" if jid in ch.cancel else "unknown"
-            state = gone if j is None else f"{j.state} at now {now}"
-            problems.append(Problem(f"progress.{jid}", f"job '{jid}' is {state}, not running"))
+        j = _running(jobs, jid, ch, now, path, problems)
+        if j is None or j.live is None:
             continue
         work = j.work
         if not 0 <= value < work:
             msg = f"{value!r} is not in [0, {work:.13g})"
             if value >= work:
                 msg += ": a job that has ended goes in finished (its end time), not progress"
-            problems.append(Problem(f"progress.{jid}", msg))
+            problems.append(Problem(path, msg))
             continue
         jobs[jid] = replace(j, live=replace(j.live, progress=value))
 
 
 def _finish(
-    jobs: dict[str, Job], ch: Changes, first: Mapping[str, int], now: int, problems: list[Problem]
+    jobs: dict[str, Job], ch: Changes, planned: Mapping[str, Any], now: int, problems: list[Problem]
 ) -> None:
     """The running jobs `ch.finished` says ended by now become done then (module docstring)."""
     for jid, ended in ch.finished.items():
-        j = jobs.get(jid)
         path = f"finished.{jid}"
-        if j is None or j.live is None or j.state != "running":
-            gone = "cancelled" if jid in ch.cancel else "unknown"
-            state = gone if j is None else f"{j.state} at now {now}"
-            problems.append(Problem(path, f"job '{jid}' is {state}, not running"))
+        j = _running(jobs, jid, ch, now, path, problems)
+        if j is None or j.live is None:
             continue
         live = j.live
         if not live.started <= ended <= now:
@@ -299,9 +312,9 @@ def _finish(
             msg = f"{ended} is its segment's start: a job with work to do ends after it"
             problems.append(Problem(path, msg))
             continue
-        start = min(first.get(jid, live.started), live.started)
-        if start < live.started:  # stopped and resumed: as `_state_at` keeps such a job
-            jobs[jid] = replace(j, demand={}, live=Live("done", start, ended, (), None))
+        start = min(planned[jid].start, live.started) if jid in planned else live.started
+        if start < live.started:  # stopped and resumed
+            jobs[jid] = _done_resumed(j, start, ended)
         else:
             jobs[jid] = replace(j, live=replace(live, state="done", ended=ended, progress=None))
 

@@ -32,7 +32,7 @@ from planner.instance import Instance, Job
 from planner.simulate.matching import TypeMatcher
 from planner.simulate.model import Decision, Policy, SimJob, View
 from planner.simulate.packer import Packer
-from planner.simulate.policies import first_fit, jobs_of, placed_as, settle, until
+from planner.simulate.policies import first_fit, placed_as, settle, try_place
 
 Pack = list[SimJob]
 # a pack's type for the matching: its models, sorted, and the node groups it may run on
@@ -75,9 +75,7 @@ class Muri(Policy):
             # member alone) runs as its members, each where it fits
             alone = [[m] for m in pk] if len(pk) > 1 else []
             for part in [pk, *alone]:
-                if p.cannot_fit(jobs_of(part)):
-                    continue
-                pl = p.place(jobs_of(part), until(view, part))
+                pl = try_place(p, view, part)
                 if pl is not None:
                     chosen.append(placed_as(part, pl))
                     if part is pk:
@@ -95,9 +93,7 @@ class Muri(Policy):
             k = s.gpus
             lst = by_k[k]
             first = taken[k] < len(lst) and lst[taken[k]].id == s.id
-            if not first or p.cannot_fit([s.job]):
-                continue
-            if p.place([s.job], until(view, [s])) is not None:
+            if first and try_place(p, view, [s]) is not None:
                 taken[k] = min(taken[k] + size, len(lst))
         return {k: lst[: taken[k]] for k, lst in by_k.items() if taken[k]}
 

@@ -67,6 +67,18 @@ def jobs_of(members: Sequence[SimJob]) -> list[Job]:
     return [m.job for m in members]
 
 
+def try_place(
+    p: Packer, view: View, members: Sequence[SimJob], preemptive: bool = True
+) -> PlacementT | None:
+    """`members` placed first fit on `p` (booked), or None. A run that cannot fit is
+    passed over before `until` is worked out: on a full cluster most of a long queue is
+    (`tests/test_simulate_work.py`)."""
+    jobs = jobs_of(members)
+    if p.cannot_fit(jobs):
+        return None
+    return p.place(jobs, until(view, members, preemptive))
+
+
 def placed_as(members: Sequence[SimJob], placement: PlacementT) -> list[SimJob]:
     """The members as placed: an elastic job's `job` at the count the placement gives, so
     `settle` places it at that count (contract §12)."""
@@ -128,9 +140,7 @@ def first_fit(view: View, order: Sequence[SimJob]) -> list[list[SimJob]]:
     p = Packer(view.instance, view.now)
     out = []
     for sj in order:
-        if p.cannot_fit([sj.job]):
-            continue  # speed: what `place` would answer, without working out `until`
-        pl = p.place([sj.job], until(view, [sj]))
+        pl = try_place(p, view, [sj])
         if pl is not None:
             out.append(placed_as([sj], pl))
     return out
@@ -167,9 +177,7 @@ class ListPolicy(Policy):
         wants = [Want(info.members, info.placement) for info in view.runs.values()]
         waiting = sorted((s for s in view.jobs if s.run is None), key=self.key)
         for sj in waiting:
-            if p.cannot_fit([sj.job]):
-                continue  # speed: on a full cluster most of a long queue is passed over
-            pl = p.place([sj.job], until(view, [sj], preemptive=False))
+            pl = try_place(p, view, [sj], preemptive=False)
             if pl is not None:
                 wants.append(Want((sj.id,), pl))
         return Decision(tuple(wants))
