@@ -184,7 +184,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planner.bounds_jobs import JobBounds
-from planner.bounds_lp import LP_ITERATIONS, lp_stopped
+from planner.bounds_lp import LP_ITERATIONS, clocked, lp_stopped
 from planner.instance import ENERGY_OBJECTIVES, OBJECTIVES, Instance
 from planner.schedule import Schedule, SolveInfo
 
@@ -214,6 +214,14 @@ def named_lower_bounds(
     bad = [n for n in names if n not in OBJECTIVES]
     if bad:
         raise ValueError(f"unknown objective {', '.join(bad)}; known: {', '.join(OBJECTIVES)}")
+    with clocked(iterations):  # one bound's LPs share a clock (bounds_lp.clocked)
+        return _named(instance, names, iterations)
+
+
+def _named(
+    instance: Instance, names: tuple[str, ...], iterations: int
+) -> dict[str, tuple[float, str]]:
+    """`named_lower_bounds` of known objective `names`."""
     if instance.is_live:  # contract §9: bound the waiting jobs, add what the fixed ones give
         from planner.live import residual
         from planner.live_progress import restartable

@@ -17,7 +17,7 @@ import numpy as np
 from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp
 from planner.bounds_floors import JobFloors, JobKind
 from planner.bounds_groups import SAFE, SCHEMES, config_types, solo_work
-from planner.bounds_lp import LP_ITERATIONS, grid, lp_stopped, weighted_completion_lp
+from planner.bounds_lp import LP_ITERATIONS, grid, lp_out_of_time, weighted_completion_lp
 from planner.bounds_volume import mean_busy_bound, slot_room, volume_bound
 from planner.instance import Instance, Job
 from planner.precedence import heads_tails
@@ -317,7 +317,7 @@ class JobBounds:
             return out
         for idx, amount, vol, cap, events in self.lp_resources:
             keep = (vol > 0) & (amount > 0) & np.isfinite(vol)
-            if cap <= 0 or not keep.any() or lp_stopped():
+            if cap <= 0 or not keep.any() or lp_out_of_time():
                 continue
             i, v = idx[keep], vol[keep]
             solo_t, group_t = self._mode_times[0][i], self._mode_times[1][i]
@@ -347,7 +347,7 @@ class JobBounds:
         fams = self._families()
         done: set[int] = set()
         for f, (idx, _, _, cap, events) in self._gpu_list:
-            if f in done or cap <= 0 or lp_stopped():  # Ctrl-C: its types take seconds too
+            if f in done or cap <= 0 or lp_out_of_time():  # its types take seconds too
                 continue
             done.add(f)
             lp = self._config_family(idx, fams[f], cap, events)

@@ -33,6 +33,7 @@ planes, a few rounds: `CUT_ROUNDS`; each round's optimum is a valid bound).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -75,6 +76,15 @@ def lp_iterations(time_limit: float) -> int:
 
 # Only a guard against a machine far slower than this one; the iterations decide.
 LP_GUARD_SECONDS = 60.0
+# ... and one bound (all its LPs, `clocked`) stops after its iterations at this rate: a
+# clock, so a busy machine may get a weaker bound, but only where an LP runs slower than
+# this per iteration. Without it, `plan replan --solver cpsat --time-limit 10` of a live
+# state with 1,144 of `plan generate --family dl --jobs 2000 --nodes 62 --seed 1`'s jobs
+# left ran 25 s: its configuration LP (27,364 rows, 60,760 columns) runs 1,300-1,400
+# iterations a second and needs 29,362, so it used its 10,000 iterations (7.5 s) and was
+# skipped. At this rate a bound keeps to 0.625 s per second of the limit; the README's
+# "Bounds" note has the measurements.
+BOUND_ITERATIONS_PER_S = 1_600
 
 
 # Rounds of slot cuts (module docstring): at most CUT_ROUNDS, and another only while the
@@ -144,6 +154,38 @@ def lp_stopped() -> bool:
     """Whether the bound LPs of the solve under way have been told to stop."""
     stop = _STOP.get()
     return stop is not None and stop.is_set()
+
+
+# When the bound under way (`clocked`) runs out of time (time.monotonic()).
+_DEADLINE: ContextVar[float | None] = ContextVar("bound_deadline", default=None)
+
+
+@contextmanager
+def clocked(iterations: int) -> Iterator[None]:
+    """Within it, the LPs of one bound share iterations / BOUND_ITERATIONS_PER_S seconds:
+    `solve_lp` stops at that time (no bound from that LP, or the last round's), and none
+    starts after it. Nested, the outermost clock holds."""
+    if _DEADLINE.get() is not None:
+        yield
+        return
+    token = _DEADLINE.set(time.monotonic() + iterations / BOUND_ITERATIONS_PER_S)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _seconds_left() -> float:
+    """The wall-clock seconds an LP may take now: LP_GUARD_SECONDS, or less under a clock."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return LP_GUARD_SECONDS
+    return min(LP_GUARD_SECONDS, deadline - time.monotonic())
+
+
+def lp_out_of_time() -> bool:
+    """Whether the bound under way has been stopped or has used its time (`clocked`)."""
+    return lp_stopped() or _seconds_left() <= 0
 
 
 def quiet_highs() -> Any:
@@ -260,13 +302,13 @@ def solve_lp(
     lp.a_matrix_.start_ = np.searchsorted(cols[order], np.arange(len(cost) + 1)).astype(np.int32)
     lp.a_matrix_.index_ = rows[order].astype(np.int32)
     lp.a_matrix_.value_ = vals[order]
-    if lp_stopped():
+    if lp_out_of_time():
         return None
     stop = _STOP.get()
     h = quiet_highs()
     h.setOptionValue("solver", "simplex")  # so that the iteration limit applies
     h.setOptionValue("simplex_iteration_limit", iterations)
-    h.setOptionValue("time_limit", LP_GUARD_SECONDS)
+    h.setOptionValue("time_limit", _seconds_left())
     if stop is not None:  # interrupted: not optimal, so no bound
         h.cbSimplexInterrupt += lambda e: e.interrupt() if stop.is_set() else None
     h.passModel(lp)
@@ -282,6 +324,7 @@ def solve_lp(
         lo, starts, index, value = cuts(np.asarray(h.getSolution().col_value))
         h.addRows(len(lo), lo, np.full(len(lo), inf), len(index), starts, index, value)
         h.setOptionValue("simplex_iteration_limit", left)
+        h.setOptionValue("time_limit", max(0.0, _seconds_left()))
         h.run()  # from the last basis: a few hundred iterations
         left -= h.getInfo().simplex_iteration_count
         if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:

@@ -807,6 +807,26 @@ def test_a_stop_ends_the_bound_lps_and_the_bound_stays_valid() -> None:
     assert named_lower_bounds(fresh, ["total_weighted_jct"])["total_weighted_jct"][1] == "config"
 
 
+def test_one_bound_keeps_to_its_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bounds_lp.clocked: the LPs of one bound share iterations / BOUND_ITERATIONS_PER_S
+    seconds of wall clock. At 30,000 iterations the testbed's configuration LP is solved
+    (its seconds are well inside the clock); with a clock of nearly nothing no LP runs,
+    and with 0.3 s the configuration LP (seconds long) is cut: the bound falls back to a
+    cheaper ingredient and stays valid."""
+    import planner.bounds_lp as bounds_lp
+    from planner.bounds import named_lower_bounds
+    from planner.bounds_lp import LP_ITERATIONS
+
+    inst = _testbed()
+    full, word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
+    assert word == "config"
+    for seconds, words in ((1e-9, ("path", "wspt")), (0.3, ("path", "wspt", "lp"))):
+        monkeypatch.setattr(bounds_lp, "BOUND_ITERATIONS_PER_S", LP_ITERATIONS / seconds)
+        fresh = dataclasses.replace(inst)  # not the instance of the bound kept above
+        value, got = named_lower_bounds(fresh, ["total_weighted_jct"])["total_weighted_jct"]
+        assert got in words and 0 < value < full
+
+
 def test_every_solver_plans_on_when_the_bound_fails(
     solver: str, solve_verified: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,6 +4,7 @@ optima, are in test_conformance.py). Small time limits; no timing assertions."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,34 @@ def test_no_model_is_built_after_a_stop_or_without_time_to_build_it(
     assert s.info["returned"] == "greedy" and s.lower_bound is not None
     # the start is described as on every path (exact.best_start writes it)
     assert s.info["greedy_solver"].startswith("greedy:") and "greedy_objective" in s.info
+
+
+def test_the_live_lines_bound_comes_before_the_model_is_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With a live line the bound is computed before the search. It was computed after the
+    # model was built, so a 1,144-job live state at 10 s built the model and then spent
+    # the rest of the limit on the bound: the search never ran. Now the model's room is
+    # judged after the bound (here one that takes 1.5 s: 12 options at 20 a second need
+    # 0.6 s, and the 2 s limit keeps under 0.5 s for them).
+    inst = make_instance(
+        [Job(f"j{k}", 1, duration=5 + k) for k in range(6)], [NodeGroup("n", 2, 2)]
+    )
+    monkeypatch.setattr("planner.solvers.cpsat.solve.BUILD_OPTIONS_PER_S", 20.0)
+
+    def slow_bound(*_: object) -> None:
+        time.sleep(1.5)
+
+    monkeypatch.setattr("planner.solvers.cpsat.solve._shown_floor", slow_bound)
+    shown = SolveOptions(time_limit=2, workers=1, progress=lambda *_: None)
+    s = solve_cpsat(inst, shown)
+    assert s.info["reason"].startswith(
+        "no time left for the CP-SAT model after the start and the lower bound: 12 "
+    )
+    assert "options" not in s.info and s.status == "feasible" and verify(inst, s) == []
+    # without a live line there is no bound before the search: the model is built
+    s = solve_cpsat(inst, SolveOptions(time_limit=2, workers=1))
+    assert s.info["options"] == 12 and verify(inst, s) == []
 
 
 def test_never_worse_than_greedy_on_generated_instances(solve_verified: SolveVerified) -> None:

@@ -119,6 +119,16 @@ def hint_values(cm: CpsatModel, objs: list[Objective], sched: Schedule) -> Value
 
 def add_hint(cm: CpsatModel, objs: list[Objective], sched: Schedule) -> int:
     vals = hint_values(cm, objs, sched)
-    for var, v in vals.by_index.values():
-        cm.model.add_hint(var, v)
+    set_hints(cm.model, list(vals.by_index), [v for _, v in vals.by_index.values()])
     return len(vals.by_index)
+
+
+def set_hints(model: cp_model.CpModel, index: list[int], value: list[int]) -> None:
+    """Hint variable `index[k]` (a negated literal's index is negative) at `value[k]`, all
+    at once in the model's proto: `CpModel.add_hint`, one call per variable, took 3.1 of
+    the 10.4 s of building and hinting 256,292 variables (`plan replan --solver cpsat`
+    of a 1,144-job live state, the comment above `cpsat.solve.BUILD_OPTIONS_PER_S`)."""
+    pairs = [(i, v) if i >= 0 else (-i - 1, 1 - v) for i, v in zip(index, value, strict=True)]
+    hint = model.proto.solution_hint  # not(b) = v above is b = 1 - v
+    hint.vars.extend(i for i, _ in pairs)
+    hint.values.extend(v for _, v in pairs)
