@@ -43,6 +43,10 @@ from planner.schedule import Assignment, Group, Placement, Schedule
 
 STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
 WHOLE_NODE = "~node:"  # id prefix of a node held whole for its running jobs' CPUs or memory
+RUNNING = "~running:"  # id prefix of what a running job holds (GPUs of a node, a pool)
+# The residual's reservations that are not the live state's own: they end when running
+# jobs do, or, with preemption, sooner
+HELD_FOR_RUNNING = (RUNNING, WHOLE_NODE)
 
 
 @dataclass(frozen=True)
@@ -322,7 +326,7 @@ def _held(inst: Instance, fixed: Mapping[str, Assignment]) -> Iterable[Reservati
         if j.state != "running" or a.end <= inst.now:
             continue
         for pool, amount in j.demand.items():
-            yield Reservation(f"~running:{jid}:{pool}", inst.now, a.end, pool=pool, amount=amount)
+            yield Reservation(f"{RUNNING}{jid}:{pool}", inst.now, a.end, pool=pool, amount=amount)
         for p in a.placement:
             for g in p.gpus:
                 holds[(p.node, g)] = max(holds.get((p.node, g), 0), a.end)
@@ -333,7 +337,7 @@ def _held(inst: Instance, fixed: Mapping[str, Assignment]) -> Iterable[Reservati
         if not _room_safe(inst, node, {g for n, g in holds if n == node}, cpus[node], mem[node]):
             yield Reservation(f"{WHOLE_NODE}{node}", inst.now, until, nodes=(node,))
     for (node, g), until in sorted(holds.items()):
-        yield Reservation(f"~running:{node}:{g}", inst.now, until, nodes=(node,), gpus=(g,))
+        yield Reservation(f"{RUNNING}{node}:{g}", inst.now, until, nodes=(node,), gpus=(g,))
 
 
 def _room_safe(inst: Instance, node: str, busy: set[int], cpus: float, mem: float) -> bool:

@@ -523,21 +523,64 @@ def _down_replan(
 
 
 @pytest.mark.parametrize("solver", ["greedy", "auto"])
+@pytest.mark.parametrize("now", [2600, 300])
 def test_a_node_down_for_good_that_a_waiting_job_needs_is_a_proof(
-    tmp_path: Path, solver: str
+    tmp_path: Path, solver: str, now: int
 ) -> None:
     # demo's gpt2-c needs 16 GPUs, both v100 nodes: with v100-1 down for good no schedule
     # exists, and the replan says which job (it said "no schedule found (none proved
-    # impossible)", naming gpt2-c with greedy and no job with auto)
+    # impossible)", naming gpt2-c with greedy and no job with auto). At 300 a running job
+    # holds its node whole for its CPUs (the residual is stricter than the live state):
+    # the proof, which counts no such hold, was reported as "none proved impossible".
     demo = Path(__file__).resolve().parent.parent / "instances" / "demo.json"
     plan, ch, out = tmp_path / "p.json", tmp_path / "c.json", tmp_path / "r.json"
     assert run("solve", demo, "--solver", "greedy", "-o", plan)[0] == 0
     ch.write_text(json.dumps({"nodes_down": ["v100-1"]}))
-    code, text = run("replan", demo, plan, "--now", 2600, "--changes", ch, "-o", out,
+    code, text = run("replan", demo, plan, "--now", now, "--changes", ch, "-o", out,
                      "--solver", solver, "--time-limit", 5)  # fmt: skip
     assert code == 1, text
     assert "no schedule exists: job gpt2-c: too few nodes left for it, v100-1" in text
     assert not out.exists()
+
+
+@pytest.mark.parametrize("solver", ["greedy", "cpsat"])
+def test_a_node_down_for_good_is_a_proof_when_strict_priority_tightens(
+    tmp_path: Path, solver: str
+) -> None:
+    # w (priority 0, released 1) needs both nodes; h (priority 1, released 2) is of higher
+    # priority but released later, so R9 does not tie them; waiting at 3 both are
+    # released then in the residual and R9 does (it is stricter than the live state).
+    # With n-1 down for good, w has no schedule whatever R9 asks: a proof (it was "none
+    # proved impossible").
+    inst = {
+        "name": "tight",
+        "policy": {"priority": "strict"},
+        "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 1}]},
+        "jobs": [
+            {"id": "x", "duration": 100, "gpus": 1},
+            {"id": "y", "duration": 100, "gpus": 1},
+            {"id": "w", "duration": 5, "gpus": 2, "release": 1},
+            {"id": "h", "duration": 5, "gpus": 1, "priority": 1, "release": 2},
+        ],
+    }
+    n0, n1 = [{"node": "n-0", "gpus": [0]}], [{"node": "n-1", "gpus": [0]}]
+    plan = {
+        "jobs": [
+            {"id": "x", "start": 0, "end": 100, "placement": n0},
+            {"id": "y", "start": 0, "end": 100, "placement": n1},
+            {"id": "w", "start": 100, "end": 105, "placement": n0 + n1},
+            {"id": "h", "start": 105, "end": 110, "placement": n0},
+        ]
+    }
+    paths = [tmp_path / f for f in ("i.json", "p.json", "c.json", "r.json")]
+    for path, doc in zip(paths, (inst, plan, {"nodes_down": ["n-1"]}), strict=False):
+        path.write_text(json.dumps(doc))
+    assert run("check", paths[0], paths[1])[0] == 0
+    code, text = run("replan", *paths[:2], "--now", 3, "--changes", paths[2], "-o", paths[3],
+                     "--solver", solver, "--time-limit", 3)  # fmt: skip
+    assert code == 1, text
+    assert "no schedule exists: job w: too few nodes left for it, n-1 reserved" in text
+    assert not paths[3].exists()
 
 
 def _live_of(inst_path: Path, s: Schedule, now: int, changes: dict[str, Any]) -> Instance:

@@ -19,7 +19,7 @@ from planner.solvers.greedy import RULES as GREEDY_RULES
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.greedy.order import default_rule
 from planner.solvers.options import SolveOptions, objectives_of
-from planner.solvers.plain import missed_limit, plain_infeasibility
+from planner.solvers.plain import missed_limit, plain_infeasibility, reserved_out
 
 if TYPE_CHECKING:
     from planner.live import Residual
@@ -179,6 +179,7 @@ def _from_the_present(
 
 def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
     from planner.bounds import optional_bounds
+    from planner.live import HELD_FOR_RUNNING
     from planner.verify import verify
 
     # a waiting job's earliest end in the residual, released at now at the earliest, is
@@ -186,6 +187,9 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     # running job's co-member could speed that up): a deadline it misses is proved missed
     waits = frozenset(j.id for j in res.instance.jobs if j.after) | res.stand_ins
     late = res.late() or missed_limit(res.instance, waits)
+    # nodes taken for good (a node down, a reservation to the horizon) leave a waiting job
+    # too few in every plan whatever R9 asks: what running jobs hold is not counted
+    late = late or reserved_out(res.instance, res.stand_ins, HELD_FOR_RUNNING)
     if late is not None:
         return Schedule(instance.name, spec, "infeasible", info={"reason": late})
     clash = res.clash()

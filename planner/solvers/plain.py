@@ -68,20 +68,24 @@ def _zero_length(job: Job) -> bool:
     return job.duration == 0 if job.duration is not None else not job.iterations
 
 
-def reserved_out(instance: Instance) -> str | None:
-    """The first job with too few nodes left on every node group it may use, at every GPU
-    count it may run at, once the nodes are taken away whose every GPU one reservation not
-    admitting it holds from the job's release to the horizon; None if there is none."""
+def reserved_out(
+    instance: Instance, skip: frozenset[str] = frozenset(), derived: tuple[str, ...] = ()
+) -> str | None:
+    """The first job (not in `skip`) with too few nodes left on every node group it may
+    use, at every GPU count it may run at, once the nodes are taken away whose every GPU
+    one reservation not admitting it holds from the job's release to the horizon; None if
+    there is none. Reservations whose id starts with one of `derived` are not counted."""
     if instance.horizon is None or not instance.reservations:
         return None
     horizon = instance.horizon
     for base in instance.jobs:
-        if base.gpus == 0:
+        if base.gpus == 0 or base.id in skip:
             continue
         held = {
             name
             for r in instance.reservations
             if r.nodes
+            and not r.id.startswith(derived)
             and r.start <= base.release
             and r.end >= horizon
             and not r.admits.admits(base)
