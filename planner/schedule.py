@@ -56,6 +56,7 @@ class SolveInfo(TypedDict, total=False):
     greedy_solver: str  # the solver of the best start (a greedy rule or the RCPSP heuristic)
     greedy_objective: dict[str, float]  # the start's objective values
     start_errors: dict[str, str]  # a start rule that failed: the error (exact.best_start)
+    start_failed: str  # the first start rule that found no plan: "rule: its reason"
     model_objective: dict[str, float]  # the model's schedule's objective values
     returned: str  # "cpsat" / "milp" (the model's schedule), "greedy" (the start), "none"
     invalid: list[str]  # the model's schedule broke these rules (a planner bug)

@@ -223,3 +223,21 @@ def test_gpu_models_of_50_jobs_or_more_run_lns_only(
     assert verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
     start = s.info["greedy_objective"]["total_weighted_jct"]
     assert objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"] <= start
+
+
+@pytest.mark.parametrize("solver", ["cpsat", "milp:highs", "auto"])
+def test_no_schedule_names_the_greedy_starts_failure(solver: str) -> None:
+    # Two 5-unit jobs on one GPU, both due at 6: each ends by 6 alone, so no plain check
+    # names a job, and the model's status alone ("CP-SAT found no schedule (INFEASIBLE)")
+    # said nothing of why. The greedy start's failure names a job and its deadline.
+    from planner.solvers import solve
+
+    one = [Job(jid, 1, duration=5, deadline=6) for jid in ("x", "y")]
+    inst = make_instance(one, [one_gpu_node()])
+    name, _, backend = solver.partition(":")
+    options = SolveOptions(time_limit=5, workers=1, milp_backend=backend or "cbc")
+    s = solve(inst, name, options)
+    assert not s.jobs and s.status == ("unknown" if name == "milp" else "infeasible")
+    assert verify(inst, s) == []
+    assert s.info["reason"].endswith("; greedy:srsf: job y: deadline 6 of job y missed in "
+                                     "this order (it ends at 10)"), s.info  # fmt: skip

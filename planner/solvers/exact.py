@@ -95,6 +95,8 @@ def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Sc
             errors[rule] = f"{type(e).__name__}: {e}"
             continue
         if s is None or s.status not in ("optimal", "feasible"):
+            if s is not None and s.info.get("reason") and "start_failed" not in info:
+                info["start_failed"] = f"{s.solver}: {s.info['reason']}"  # the first rule's
             continue
         if len(s.jobs) != len(instance.jobs) or verify(instance, s):
             continue
@@ -234,7 +236,9 @@ def finish(
             candidate, reason = None, "the model's schedule is worse than the start"
     family = solver.partition(":")[0]
     if candidate is None and start is None:
-        info["returned"], info["reason"] = "none", reason
+        # the greedy start's failure names a job and a rule; the model's status does not
+        failed = info.get("start_failed")
+        info["returned"], info["reason"] = "none", f"{reason}; {failed}" if failed else reason
         status: Status = "infeasible" if infeasible else "unknown"
         return Schedule(
             instance.name, solver, status, wall_s=time.monotonic() - t0, info=dict(info)
