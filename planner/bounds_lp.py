@@ -80,10 +80,10 @@ LP_GUARD_SECONDS = 60.0
 # clock, so a busy machine may get a weaker bound, but only where an LP runs slower than
 # this per iteration. Without it, `plan replan --solver cpsat --time-limit 10` of a live
 # state with 1,144 of `plan generate --family dl --jobs 2000 --nodes 62 --seed 1`'s jobs
-# left ran 25 s: its configuration LP (27,364 rows, 60,760 columns) runs 1,300-1,400
+# left ran 23-25 s: its configuration LP (27,364 rows, 60,760 columns) runs 1,300-1,400
 # iterations a second and needs 29,362, so it used its 10,000 iterations (7.5 s) and was
-# skipped. At this rate a bound keeps to 0.625 s per second of the limit; the README's
-# "Bounds" note has the measurements.
+# skipped. At this rate a bound keeps to 0.625 s per second of the limit; the README (the
+# bound LPs' simplex iterations, "What we chose ...") has the measurements.
 BOUND_ITERATIONS_PER_S = 1_600
 
 
