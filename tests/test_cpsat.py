@@ -241,3 +241,6 @@ def test_no_schedule_names_the_greedy_starts_failure(solver: str) -> None:
     assert verify(inst, s) == []
     assert s.info["reason"].endswith("; greedy:srsf: job y: deadline 6 of job y missed in "
                                      "this order (it ends at 10)"), s.info  # fmt: skip
+    if name == "milp":  # "none proved impossible: ... (infeasible)" read as a contradiction
+        assert s.info["reason"].startswith("no MILP schedule (its model is infeasible, which "
+                                           "proves nothing here)")  # fmt: skip

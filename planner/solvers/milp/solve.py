@@ -213,6 +213,9 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     schedule = extract(instance, built) if st.chosen is not None else None
     first_status = st.stages[0]["status"] if st.stages else "none"
     why_none = f"no MILP schedule ({first_status})"
+    proof = exact and not hz.caps
+    if first_status == "infeasible" and not proof:  # said beside "none proved impossible"
+        why_none = "no MILP schedule (its model is infeasible, which proves nothing here)"
     if st.chosen is not None and schedule is None:
         r.info["extract"] = why_none = "GPU index colouring failed"
     proved = (
@@ -224,7 +227,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     out = finish(
         instance, r.solver, r.names, schedule, start, proved=proved, lower=lower or None,
         info=r.info, t0=r.t0, why_none=why_none,
-        infeasible=first_status == "infeasible" and exact and not hz.caps,
+        infeasible=first_status == "infeasible" and proof,
     )  # fmt: skip
     grid_optimum = st.proved_all and sound and not exact_grid  # a coarse grid the only gap
     if out.info.get("returned") == "milp" and grid_optimum:
