@@ -219,6 +219,9 @@ def test_no_time_for_the_model_returns_the_start_with_reason() -> None:
     assert s.status == "feasible" and s.info["returned"] == "greedy"
     assert "no time left for the MILP model" in s.info["reason"]
     assert verify(inst, s) == []
+    # the bound it returns is named, as on every other path (it was not on this one)
+    (name,) = inst.objective
+    assert s.lower_bound is not None and s.info["bound_by"][name] in ("path", "wspt", "lp")
 
 
 def test_highs_stage_keeps_to_the_time_limit() -> None:

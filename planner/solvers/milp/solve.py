@@ -169,6 +169,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     affordable = int((left - MIN_SOLVE_S) * BUILD_NONZEROS_PER_S)
     gridded = _choose_grid(r, start, units, hz, earliest, affordable)
     if isinstance(gridded, str):
+        if first in named:  # as the model's path names it (`plan solve` prints the word)
+            r.info["bound_by"] = {first: named[first][1]}
         return finish(
             instance, r.solver, r.names, None, start, proved=False, lower=simple or None,
             info=r.info, t0=r.t0, why_none=gridded,
