@@ -17,7 +17,7 @@ from planner.cli import main
 from planner.instance import Instance
 from planner.metrics import metrics
 from planner.read import read_instance
-from planner.schedule import schedule_from_dict
+from planner.schedule import schedule_from_dict, schedule_to_dict
 from planner.show.data import NO_GPU, ShowData, show_data
 from planner.show.report import performance_profile, ratio
 from planner.verify import verify
@@ -475,3 +475,33 @@ def test_an_instance_of_another_name_is_used_with_a_note(tmp_path: Path, command
     assert code == 0 and "plans instance 'show-case'" in err and "'another'" in err
     if command == "export":
         assert "vgg16" in out.read_text()
+
+
+def test_hover_gives_the_count_each_segment_runs_at() -> None:
+    """An elastic job (contract §12) runs at the size of its segment's placement, not at the
+    first count its instance lists: the greedy plan of the demo runs some of them at
+    another count, and each bar's hover names the count its own segment runs at."""
+    from conftest import run_verified
+
+    inst = read_instance(DEMO)
+    sched = run_verified(inst, "greedy")
+    doc = schedule_to_dict(sched, {}, {})
+    data = show_data(doc, inst)
+    placed = {
+        (entry["id"], i): sum(len(p["gpus"]) for p in seg["placement"])
+        for entry in doc["jobs"]
+        for i, seg in enumerate(entry.get("segments") or [entry])
+    }
+    moved = [b for b in data.bars if placed[(b.job, b.segment)] != inst.job_by_id[b.job].gpus]
+    assert moved, "the demo's greedy plan no longer runs an elastic job at another count"
+    for b in data.bars:
+        assert f", {placed[(b.job, b.segment)]} GPU(s), " in b.text, b.text
+
+
+def test_without_instance_the_hover_leaves_the_jct_out() -> None:
+    """JCT is end - release (contract §6); without the instance the release is unknown, so
+    the hover leaves the JCT out rather than show the end as one."""
+    data = show_data(SCHEDULE, None)
+    assert data.bars
+    for b in data.bars:
+        assert "JCT" not in b.text and f"end {b.end}" in b.text

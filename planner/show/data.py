@@ -127,18 +127,21 @@ def hover_text(
     s: ShownSegment, slot: Slot, job: Job | None, members: Sequence[str], unit: str, last_end: int
 ) -> str:
     """job, model, GPUs, start, end, JCT, group members, segment, release, deadline; as
-    HTML, names escaped."""
+    HTML, names escaped. Without the instance (`job` None) what only it knows is left out."""
     e = html.escape
-    release = job.release if job is not None else 0
     multi = s.segment > 0 or last_end != s.end
     lines = [f"<b>{e(s.job)}</b>" + (f" (segment {s.segment})" if multi else "")]
     if job is not None:
         what = e(job.model) if job.model else f"duration {job.duration} {unit}"
         tenant = e(job.tenant or "none")
-        lines.append(f"{what}, {job.gpus} GPU(s), priority {job.priority}, tenant {tenant}")
+        # The count this segment runs at is the size of its placement (contract §12), not
+        # the first count an elastic job lists.
+        count = sum(len(p.gpus) for p in s.placement)
+        lines.append(f"{what}, {count} GPU(s), priority {job.priority}, tenant {tenant}")
     where = f"{e(slot.node)} GPU {_fmt_gpus(slot.gpus)}" if slot.gpus else "no GPU"
     lines.append(f"{where}: start {s.start}, end {s.end} {unit}")
-    lines.append(f"JCT {last_end - release} {unit}")
+    if job is not None:  # JCT is end - release (contract §6): unknown without the instance
+        lines.append(f"JCT {last_end - job.release} {unit}")
     if s.group is not None:
         lines.append(f"group {e(s.group)}: {e(', '.join(members))}")
     if job is not None:
