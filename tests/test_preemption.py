@@ -280,6 +280,18 @@ def test_r2_on_first_start_and_r10_on_every_segment():
     assert check(inst, job("a", seg(0, 40), seg(60, 125, 1))) == []
 
 
+def test_segments_out_of_order_are_still_checked_one_by_one():
+    """R11 does not hide the rules each segment keeps on its own (contract §8: R5 and R10
+    apply to every segment): overlapping segments, one of them on a reserved GPU and one
+    on a GPU the node does not have, are reported under R10 and R5 too."""
+    inst = instance(A, reservations=(reservation("maint", 50, 200, nodes=["n-0"], gpus=[0]),))
+    v = check(inst, job("a", seg(0, 70, 1), seg(60, 125, 0)))
+    assert rules(v) == {"R10", "R11"}
+    assert [x.time for x in v if x.rule == "R10"] == [60]
+    v = check(instance(A), job("a", seg(0, 70, 5), seg(60, 125, 0)))
+    assert rules(v) == {"R5", "R11"}
+
+
 def test_r6_between_segments_of_different_jobs():
     # b's second segment lands on GPU 0 while a still runs there.
     inst = instance(A, B)

@@ -18,6 +18,9 @@ silent"):
 - Preemption (contract §8): R2, R4 and R9 use a job's first start and last end; R5-R8 and
   R10 apply to every segment; R3 runs the rate-based progress of §8, which for one
   segment per job and static groups gives the §4 durations; R11 checks the segments.
+  A job whose segments overlap or are out of order (R11) is still checked by R5 and R10
+  segment by segment; R3 and R6-R8, which add up the job's progress or load, leave it
+  out, as a job running twice at once has no meaning there.
 - R3 checks group admissibility (2..max_group profiled members, equal GPU counts, cycle
   shorter than the sum of solo times, interleaving enabled). The GPU-memory part of
   admissibility is reported once, under R7 (per-GPU memory), not twice.
@@ -64,10 +67,13 @@ def verify(instance: Instance, schedule: Schedule) -> list[Violation]:
     sound = check_r11(instance, ok, out)  # ids whose segments are in order
     ok = {jid: span_of(a) if jid in sound else a for jid, a in ok.items()}
     pieces = [p for jid, a in ok.items() if jid in sound for p in pieces_of(a)]
+    # Segments out of order still keep R5 and R10 one by one (contract §8).
+    loose = [p for jid, a in ok.items() if jid not in sound for p in pieces_of(a)]
     members = members_of(pieces)
     check_r2(instance, ok, out)
     check_live(instance, ok, members, out)
     placed = check_r5(instance, pieces, out)  # keys of the pieces with a valid placement
+    check_r5(instance, loose, out)
     check_count_field(instance, ok, out)
     check_r3(instance, pieces, members, placed, out)
     check_r4(instance, ok, out)
@@ -77,7 +83,7 @@ def verify(instance: Instance, schedule: Schedule) -> list[Violation]:
     check_r8(instance, pieces, out)
     if instance.priority_policy == "strict":
         check_r9(instance, ok, out)
-    check_r10(instance, pieces, out)
+    check_r10(instance, [*pieces, *loose], out)
     return out
 
 
