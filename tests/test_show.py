@@ -505,3 +505,29 @@ def test_without_instance_the_hover_leaves_the_jct_out() -> None:
     assert data.bars
     for b in data.bars:
         assert "JCT" not in b.text and f"end {b.end}" in b.text
+
+
+def test_a_placement_off_the_cluster_is_drawn_in_sight_with_a_note(tmp_path: Path) -> None:
+    """`plan show` draws a schedule as given (README), but a GPU index past its node's
+    count, or a node the instance does not have, is named in a note (file and JSON path),
+    and its lane is widened so the bar is seen and counts in the utilisation as drawn."""
+    inst_path, good = write_case(tmp_path)
+    inst = read_instance(inst_path)
+    doc = copy.deepcopy(SCHEDULE)
+    doc["jobs"][0]["segments"][1]["placement"] = [{"node": "n-1", "gpus": [2, 9]}]
+    doc["jobs"][5]["placement"] = [{"node": "zz-9", "gpus": [0, 1]}]
+    assert {"R5"} <= {v.rule for v in verify(inst, schedule_from_dict(doc))}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    code, _, err = run("show", bad, "--instance", inst_path, "-o", tmp_path / "g.html")
+    assert code == 0, err
+    assert f"{bad}: jobs[0].segments[1].placement[0].gpus[1]: node n-1 has no GPU 9" in err
+    assert f"{bad}: jobs[5].placement[0].node: node zz-9 is not in the instance" in err
+    data = show_data(doc, inst)
+    lane = {ln.node: ln for ln in data.lanes}
+    bar = next(b for b in data.bars if b.job == "a" and b.segment == 1)
+    assert max(r for _, r in bar.runs) < lane["n-1"].offset + lane["n-1"].rows
+    assert lane["n-1"].rows == 10 and lane["zz-9"].rows == 2
+    # The schedule as the instance has it is not noted.
+    code, _, err = run("show", good, "--instance", inst_path, "-o", tmp_path / "h.html")
+    assert code == 0 and "has no GPU" not in err and "not in the instance" not in err

@@ -91,14 +91,15 @@ def runs_of(gpus: Iterable[int]) -> tuple[tuple[int, int], ...]:
 
 def _lanes(instance: Instance | None, segments: Sequence[ShownSegment]) -> list[Lane]:
     """A lane per instance node, in the instance's order; nodes the schedule names that the
-    instance does not know follow, as wide as the highest GPU index used on them."""
+    instance does not know follow. A lane is as wide as its node, or as the highest GPU
+    index used on it when that is past the node's count, so that what is drawn is seen
+    (`plan show` notes such placements: `segments.off_the_cluster`)."""
     sizes: dict[str, int] = {}
     if instance is not None:
         sizes = {n.name: n.gpus for n in instance.nodes}
     for s in segments:
         for p in s.placement:
-            if p.node not in sizes or instance is None:
-                sizes[p.node] = max(sizes.get(p.node, 0), max(p.gpus, default=0) + 1)
+            sizes[p.node] = max(sizes.get(p.node, 0), max(p.gpus, default=0) + 1)
     lanes, offset = [], 0
     for node, rows in sizes.items():
         lanes.append(Lane(node, offset, rows))
