@@ -41,9 +41,9 @@ def show(
     """Draw SCHEDULE as a Gantt chart: a lane per node, a row per GPU."""
     from planner.outputs import STDOUT, check_outputs, check_pictures, files_only, write_all
     from planner.read import recorded_instance
-    from planner.show.data import header_numbers
+    from planner.show.data import header_numbers, off_the_cluster
     from planner.show.files import read_document, show_files
-    from planner.show.segments import off_the_cluster
+    from planner.show.segments import document_segments
 
     if not output and not png:
         raise UsageError("give -o page.html and/or --png picture.png")
@@ -60,8 +60,7 @@ def show(
     ids = [a.get("id") for a in jobs if isinstance(a, dict)] if isinstance(jobs, list) else []
     inst = schedule_instance(schedule, ids, doc.get("instance"), instance, doc.get("info"))
     if inst is not None:  # drawn as given: a placement the cluster does not have is noted
-        sizes = {n.name: n.gpus for n in inst.nodes}
-        for where, problem in off_the_cluster(doc, sizes):
+        for where, problem in off_the_cluster(document_segments(doc)[0], inst):
             terminal.print_note(f"{schedule}: {where}: {problem}")
     files = show_files(doc, inst, output, png, colour_by)
     page = files.pop(STDOUT, None)  # `-o -`: the page on standard output

@@ -89,14 +89,32 @@ def runs_of(gpus: Iterable[int]) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+def gpus_per_node(instance: Instance) -> dict[str, int]:
+    return {n.name: n.gpus for n in instance.nodes}
+
+
+def off_the_cluster(segments: Iterable[ShownSegment], instance: Instance) -> list[tuple[str, str]]:
+    """(JSON path, text) of each placement item on a node the instance does not have, and
+    of each GPU index past its node's count: drawn all the same (`_lanes`), with a note."""
+    sizes = gpus_per_node(instance)
+    out = []
+    for s in segments:
+        for slot in s.placement:
+            if slot.node not in sizes:
+                out.append((f"{slot.path}.node", f"node {slot.node} is not in the instance"))
+                continue
+            for g, gpu in enumerate(slot.gpus):
+                if not 0 <= gpu < sizes[slot.node]:
+                    out.append((f"{slot.path}.gpus[{g}]", f"node {slot.node} has no GPU {gpu}"))
+    return out
+
+
 def _lanes(instance: Instance | None, segments: Sequence[ShownSegment]) -> list[Lane]:
     """A lane per instance node, in the instance's order; nodes the schedule names that the
     instance does not know follow. A lane is as wide as its node, or as the highest GPU
     index used on it when that is past the node's count, so that what is drawn is seen
-    (`plan show` notes such placements: `segments.off_the_cluster`)."""
-    sizes: dict[str, int] = {}
-    if instance is not None:
-        sizes = {n.name: n.gpus for n in instance.nodes}
+    (`plan show` notes such placements: `off_the_cluster`)."""
+    sizes = gpus_per_node(instance) if instance is not None else {}
     for s in segments:
         for p in s.placement:
             sizes[p.node] = max(sizes.get(p.node, 0), max(p.gpus, default=0) + 1)
@@ -135,10 +153,8 @@ def hover_text(
     if job is not None:
         what = e(job.model) if job.model else f"duration {job.duration} {unit}"
         tenant = e(job.tenant or "none")
-        # The count this segment runs at is the size of its placement (contract §12), not
-        # the first count an elastic job lists.
-        count = sum(len(p.gpus) for p in s.placement)
-        lines.append(f"{what}, {count} GPU(s), priority {job.priority}, tenant {tenant}")
+        # The count this segment runs at, not the first count an elastic job lists.
+        lines.append(f"{what}, {s.gpu_count} GPU(s), priority {job.priority}, tenant {tenant}")
     where = f"{e(slot.node)} GPU {_fmt_gpus(slot.gpus)}" if slot.gpus else "no GPU"
     lines.append(f"{where}: start {s.start}, end {s.end} {unit}")
     if job is not None:  # JCT is end - release (contract §6): unknown without the instance

@@ -10,7 +10,7 @@ place that knows this; the rest of `planner.show` sees only `ShownSegment` recor
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 
@@ -19,6 +19,7 @@ class Slot(NamedTuple):
 
     node: str
     gpus: tuple[int, ...]
+    path: str = ""  # the JSON path of its placement item, for notes
 
 
 class ShownSegment(NamedTuple):
@@ -28,6 +29,11 @@ class ShownSegment(NamedTuple):
     end: int
     placement: tuple[Slot, ...]
     group: str | None
+
+    @property
+    def gpu_count(self) -> int:
+        """The GPU count the segment runs at: the size of its placement (contract §12)."""
+        return sum(len(p.gpus) for p in self.placement)
 
 
 def _int(v: Any) -> bool:
@@ -49,7 +55,7 @@ def _placement(raw: Any, path: str, problems: list[tuple[str, str]]) -> tuple[Sl
             and all(_int(g) for g in p["gpus"])
         ):
             if p["gpus"]:  # an item with no GPUs holds none: drawn as no placement
-                out.append(Slot(p["node"], tuple(p["gpus"])))
+                out.append(Slot(p["node"], tuple(p["gpus"]), f"{path}[{k}]"))
         else:
             problems.append((f"{path}[{k}]", "needs a node name and a list of GPU indices"))
     return tuple(out)
@@ -110,34 +116,3 @@ def document_segments(doc: Any) -> tuple[tuple[ShownSegment, ...], list[tuple[st
             continue
         out.extend(job_segments(entry, f"jobs[{i}]", problems))
     return tuple(out), problems
-
-
-def _items(doc: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-    """(JSON path, item) of every placement item of a schedule document."""
-    for i, entry in enumerate(doc.get("jobs") or ()):
-        if not isinstance(entry, dict):
-            continue
-        raw = entry.get("segments")
-        segs = enumerate(raw) if isinstance(raw, list) else [(None, entry)]
-        for k, seg in segs:
-            path = f"jobs[{i}]" if k is None else f"jobs[{i}].segments[{k}]"
-            placement = seg.get("placement") if isinstance(seg, dict) else None
-            for m, item in enumerate(placement if isinstance(placement, list) else ()):
-                yield f"{path}.placement[{m}]", item
-
-
-def off_the_cluster(doc: Mapping[str, Any], sizes: Mapping[str, int]) -> list[tuple[str, str]]:
-    """(JSON path, text) of each placement item on a node not in `sizes` (node -> GPU
-    count), and of each GPU index past its node's count: drawn all the same, with a note."""
-    out = []
-    for path, item in _items(doc):
-        if not isinstance(item, dict) or not isinstance(item.get("gpus"), list):
-            continue
-        node = str(item.get("node"))  # a string: `read_document` checked the shape
-        if node not in sizes:
-            out.append((f"{path}.node", f"node {node} is not in the instance"))
-            continue
-        for g, gpu in enumerate(item["gpus"]):
-            if _int(gpu) and not 0 <= gpu < sizes[node]:
-                out.append((f"{path}.gpus[{g}]", f"node {node} has no GPU {gpu}"))
-    return out
