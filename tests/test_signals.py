@@ -179,3 +179,54 @@ def test_an_interrupted_bench_keeps_its_rows_in_order_and_leaves_no_process(
     rows = [line.split(",")[:3] for line in lines[1:]]
     assert rows and all(r[2] == "greedy:fifo" for r in rows)
     assert rows == sorted(rows)  # rewritten in instance/solver/repeat order
+
+
+def cbc_processes(marker: str) -> set[int]:
+    """CBC processes whose command line names a file under `marker` (their model file)."""
+    found: set[int] = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        pid = int(cmdline.parent.name)
+        cbc = any(a.endswith(b"cbc") for a in args)
+        if cbc and marker.encode() in b" ".join(args) and alive(pid):
+            found.add(pid)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("workers", "signum"),
+    [("1", signal.SIGTERM), ("1", signal.SIGINT), ("2", signal.SIGTERM)],
+    ids=["inline-sigterm", "inline-sigint", "pool-sigterm"],
+)
+def test_an_interrupted_milp_bench_leaves_no_cbc_running_and_no_model_files(
+    tmp_path: Path, workers: str, signum: int
+) -> None:
+    """CBC runs in its own process, with its model and solution files in the temporary
+    folder: a bench stopped while CBC runs must stop CBC too and remove those files."""
+    for i in (1, 2):
+        (tmp_path / f"d{i}.json").write_text(DEMO.read_text())
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "r.csv"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "planner", "bench", str(tmp_path), "--solvers", "milp:cbc",
+         "--time-limit", "60", "--workers", workers, "-o", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TMPDIR": str(temp), "TMP": str(temp)},
+    )  # fmt: skip
+    try:
+        wait_until(lambda: cbc_processes(str(temp)))
+        time.sleep(1.0)
+        running = cbc_processes(str(temp))
+        p.send_signal(signum)
+        stdout, stderr = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == (143 if signum == signal.SIGTERM else 130), stderr
+    assert "Traceback" not in stdout + stderr
+    wait_until(lambda: not any(alive(k) for k in running), timeout=10)
+    assert not cbc_processes(str(temp))
+    assert sorted(f.name for f in temp.rglob("*")) == []

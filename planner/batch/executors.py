@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from planner.batch.run import Task, error_row, run_task, with_text
+from planner.batch.run import Task, error_row, run_task, stop_jobs, with_text
 from planner.errors import UsageError
 
 EXECUTORS = ("local", "ray")
@@ -35,8 +35,7 @@ def run_inline(tasks: Sequence[Task]) -> Iterator[dict[str, Any]]:
 
 
 def _stop_worker(signum: int, frame: object) -> None:
-    for child in multiprocessing.active_children():  # the job's forked child (`run_task`)
-        child.kill()
+    stop_jobs()  # the job's forked child, its solver and its temporary files (`run_task`)
     os._exit(143)  # not SystemExit: the pool would catch it and hand this worker a next job
 
 

@@ -9,13 +9,20 @@ Hard wall-clock guard: where the platform can fork, the job runs in a forked chi
 killed when it overruns `time_limit + margin`; before that, at `time_limit + margin / 2`, the
 solver's stop event is set so that anytime solvers hand back their best schedule. Forking
 per job keeps a stuck C++ solver from blocking a pool worker for ever, and costs a few
-milliseconds.
+milliseconds. The child leads a process group of its own, which its solver subprocess (CBC)
+joins, and writes its temporary files to a folder of its own: however the job ends (its
+result sent, the hard guard, an interrupted bench), the whole group is killed and the folder
+deleted, so no solver is left running and no model file left behind (tests/test_signals.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import shutil
+import signal
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -132,12 +139,42 @@ def run_task(task: Task) -> dict[str, Any]:
         return error_row(task, f"{type(e).__name__}: {e}")
 
 
+# The forked jobs under way in this process: each one's pid (also its process group) and
+# its temporary folder.
+_JOBS: dict[int, str] = {}
+
+
+def stop_jobs() -> None:
+    """Kill every forked job under way here, with its solver subprocesses, and delete its
+    temporary files (a pool worker told to stop)."""
+    for pid in list(_JOBS):
+        _kill_group(pid)
+        shutil.rmtree(_JOBS.pop(pid), ignore_errors=True)
+
+
+def _kill_group(pid: int) -> None:
+    # call it before the child is reaped: until then its pid, the group's id, is not reused
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is empty
+        os.killpg(pid, signal.SIGKILL)
+
+
 def _run_forked(task: Task) -> dict[str, Any]:
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(task, send), daemon=True)
+    folder = tempfile.mkdtemp(prefix="plan-bench-")
+    child = ctx.Process(target=_child, args=(task, send, folder), daemon=True)
     t0 = time.perf_counter()
-    child.start()
+    try:
+        child.start()
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    pid = child.pid
+    assert pid is not None  # started
+    _JOBS[pid] = folder
+    # the child does it too, whichever comes first (then this fails: EACCES)
+    with contextlib.suppress(OSError):
+        os.setpgid(pid, pid)
     send.close()
     row: dict[str, Any] | None = None
     died = False
@@ -148,10 +185,10 @@ def _run_forked(task: Task) -> dict[str, Any]:
             except EOFError:
                 died = True
     finally:
-        if child.is_alive():
-            child.kill()
+        _kill_group(pid)
         child.join()
         recv.close()
+        shutil.rmtree(_JOBS.pop(pid), ignore_errors=True)
     wall = round(time.perf_counter() - t0, 3)
     if row is not None:
         return row
@@ -165,8 +202,13 @@ def _run_forked(task: Task) -> dict[str, Any]:
     )
 
 
-def _child(task: Task, conn: Any) -> None:
+def _child(task: Task, conn: Any, folder: str) -> None:
+    from planner.subprocesses import stay_in_group
+
     try:
+        os.setpgid(0, 0)
+        stay_in_group()
+        os.environ["TMPDIR"] = os.environ["TMP"] = tempfile.tempdir = folder
         conn.send(execute(task))
         conn.close()
     except BaseException:  # Ctrl-C or a broken pipe: the parent writes the row

@@ -8,13 +8,15 @@ own facts instead: CBC's solution-file header and its log ("Result - ...", "Obje
 value", "Lower bound"), and HiGHS's model status, primal solution status and
 mip_dual_bound.
 
-CBC runs as a subprocess. We start it ourselves (same command line PuLP builds, in its own
-session so a terminal Ctrl-C reaches only us, its output line-buffered by `stdbuf` where
-there is one) to watch its log for progress and, when `stop` is set, send it SIGINT: CBC
-then stops branching and writes its best solution ("Stopped on ctrl-c - objective value
-..."), which we read like a time-limited result. When its log (seen to be line-buffered)
-shows no solution better than the warm start and no branch and bound under way, there is
-nothing to wait for: it is killed at once and the caller keeps the start it holds.
+CBC runs as a subprocess. We start it ourselves (same command line PuLP builds, its output
+line-buffered by `stdbuf` where there is one) to watch its log for progress and, when
+`stop` is set, send it SIGINT: CBC then stops branching and writes its best solution
+("Stopped on ctrl-c - objective value ..."), which we read like a time-limited result.
+When its log (seen to be line-buffered) shows no solution better than the warm start and
+no branch and bound under way, there is nothing to wait for: it is killed at once and the
+caller keeps the start it holds. It runs in a session of its own, so that a terminal
+Ctrl-C reaches only us, except in a benchmark job, which is stopped by killing its
+process group and so keeps CBC in it (planner/subprocesses.py).
 HiGHS runs in this process; a MIP-interrupt callback polls `stop` and interrupts it, and
 it keeps its incumbent.
 """
@@ -37,6 +39,7 @@ import pulp
 from pulp.apis.coin_api import PULP_CBC_CMD
 
 from planner.highs import silence_banner
+from planner.subprocesses import own_session
 
 # Seconds we keep asking CBC to stop before killing it (its solution is then lost and the
 # caller falls back to the best schedule it already has).
@@ -279,7 +282,7 @@ def _run_cbc(
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,
+                start_new_session=own_session(),
             )
             interrupted, killed = _watch_cbc(proc, log, t0, seconds, stop, progress)
         with open(logf) as f:

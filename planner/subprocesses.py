@@ -1,0 +1,23 @@
+"""Where a solver's subprocess (CBC) sits among process groups.
+
+By default it gets a session of its own, so that a terminal Ctrl-C reaches only `plan`,
+which then stops the solver gracefully and keeps its best solution
+(planner/solvers/milp/backends.py). A benchmark job (planner/batch/run.py) instead leads a
+process group of its own, out of the terminal's reach, and is stopped by killing that whole
+group: there the solver must stay in the group, or it would outlive the job
+(tests/test_signals.py)."""
+
+from __future__ import annotations
+
+_own_session = True
+
+
+def own_session() -> bool:
+    """Whether a solver subprocess started now gets a session of its own."""
+    return _own_session
+
+
+def stay_in_group() -> None:
+    """From now on, solver subprocesses stay in this process's group (a benchmark job)."""
+    global _own_session
+    _own_session = False
