@@ -740,3 +740,32 @@ def test_replan_node_down_for_good_writes_a_readable_live_state(tmp_path: Path) 
     code, _, err = run("replan", inst, plan, *args)
     assert code == 0, err
     assert run("check", live, out)[0] == 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["generate", "--jobs", "5000", "--nodes", "8"], ["solve", "--solver", "greedy"]],
+    ids=["generate", "solve"],
+)
+def test_a_reader_that_stops_after_its_first_read_is_exit_141(
+    tmp_path: Path, command: list[str]
+) -> None:
+    # `plan ... -o - | head -c 20`: the document is far larger than a pipe's buffer; one
+    # large write to a pipe whose reader left after reading part of it wrote one buffer's
+    # worth, raised nothing and exited 0, the rest of the document silently lost
+    import subprocess
+    import sys
+
+    from planner.generate import generate
+
+    inst = tmp_path / "big.json"
+    inst.write_text(json.dumps(generate("dl", 1000, 8, 1)))  # a 150 KB schedule
+    args = [sys.executable, "-m", "planner", command[0]]
+    args += ([str(inst)] if command[0] == "solve" else []) + command[1:] + ["-o", "-"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert len(proc.stdout.read(20)) == 20  # the reader reads a little, then goes away
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, stderr
+    assert "internal error" not in stderr

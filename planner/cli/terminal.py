@@ -59,9 +59,21 @@ out = _Console(highlight=False, soft_wrap=True, markup=False)
 err = _Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
-def print_json(data: Any) -> None:
-    sys.stdout.write(dumps(data))  # never NaN or Infinity, like every JSON file written
+# A pipe takes 64 KiB at a time (Linux): one larger write whose reader leaves after its
+# first read writes that much, raises nothing and loses the rest; written a pipe's worth
+# at a time, the next write raises BrokenPipeError (exit 141, tests/test_cli.py).
+CHUNK = 1 << 16
+
+
+def _write_stdout(text: str) -> None:
+    for i in range(0, len(text), CHUNK):
+        sys.stdout.write(text[i : i + CHUNK])
+        sys.stdout.flush()
     sys.stdout.flush()
+
+
+def print_json(data: Any) -> None:
+    _write_stdout(dumps(data))  # never NaN or Infinity, like every JSON file written
 
 
 def print_input_error(e: InputError, as_json: bool = False) -> None:
@@ -88,8 +100,7 @@ def busy(message: str, enabled: bool) -> Any:
 
 def print_raw(text: str) -> None:
     """An output file's text on standard output (`-o -`)."""
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    _write_stdout(text)
 
 
 def print_error(message: str) -> None:
