@@ -4,13 +4,19 @@
 cannot be written: every path must be writable (its folder, or the nearest existing
 ancestor, accepts a new file; nothing on the way is a regular file; not under /proc or
 /sys), no two outputs may be the same file, and no output may be one of the inputs.
+An existing output must also be replaceable: not immutable or append-only, and not another
+user's in a folder with the sticky bit (such as /tmp).
 `write_all` writes every file of the set to a temporary file beside its target and
-renames them only when all were written, so the set is written whole or not at all.
+renames them only when all were written; should a rename still fail, the files renamed
+before it get their old content back (kept as hard links meanwhile), so the set is written
+whole or not at all.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -62,6 +68,8 @@ def _checked_output(path: str) -> Path:
     if not folder.is_dir():
         raise _refuse(path, f"{folder} is a file, not a folder")
     _probe(folder, path)
+    if target.exists():
+        _check_replaceable(target, path)
     # the folders to make and the file: a name too long would fail after the folders are
     # made (Path.exists says False, without an error, for such a name)
     most = os.pathconf(folder, "PC_NAME_MAX")
@@ -69,6 +77,24 @@ def _checked_output(path: str) -> Path:
         if len(os.fsencode(part)) > most:
             raise _refuse(path, f"a name in it is longer than {most} bytes")
     return target
+
+
+def _check_replaceable(target: Path, path: str) -> None:
+    """UsageError if the existing `target` cannot be renamed over. Opening it for writing
+    changes nothing and fails with EPERM when it is immutable or append-only (other errors,
+    such as a read-only mode, do not stop a rename)."""
+    try:
+        os.close(os.open(target, os.O_WRONLY | os.O_NONBLOCK))
+    except PermissionError as e:
+        if e.errno == 1:  # EPERM, not EACCES
+            raise _refuse(path, f"it cannot be replaced ({e.strerror})") from None
+    except OSError:
+        pass
+    folder, me = target.parent.stat(), os.geteuid()
+    if folder.st_mode & stat.S_ISVTX and me not in (0, folder.st_uid, target.stat().st_uid):
+        raise _refuse(
+            path, "it cannot be replaced: it is another user's, in a folder with the sticky bit"
+        )
 
 
 def _identity(path: Path) -> object:
@@ -141,10 +167,30 @@ def _write_temp(target: Path, content: str | bytes) -> str:
     return tmp
 
 
+def _keep(target: Path) -> Path | None:
+    """A hard link to the existing `target`, to put it back if the set cannot be completed;
+    None when there is no target or it cannot be linked (a file system without links)."""
+    if not target.is_file():
+        return None
+    for _ in range(10):
+        kept = target.parent / f".{target.name}.old.{secrets.token_hex(4)}"
+        try:
+            os.link(target, kept, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        return kept
+    return None
+
+
 def write_all(files: Mapping[str, str | bytes]) -> None:
     """Write every (path, text or bytes; text as UTF-8) to a temporary file, then rename
-    all; on any failure no target is touched and UsageError names the path and the reason."""
+    all; on any failure every target is as it was and UsageError names the path and the
+    reason."""
     temps: list[tuple[str, Path]] = []
+    kept: dict[Path, Path | None] = {}
+    placed: list[tuple[Path, bool]] = []  # renamed into place, and whether it existed
     try:
         for path, text in files.items():
             target = Path(path)
@@ -152,9 +198,27 @@ def write_all(files: Mapping[str, str | bytes]) -> None:
                 temps.append((_write_temp(target, text), target))
             except OSError as e:
                 raise _refuse(path, e.strerror or str(e)) from None
+        kept = {target: _keep(target) for _, target in temps}
+        # an existing file that could not be kept cannot be put back: rename it last
+        temps.sort(key=lambda t: t[1].exists() and kept[t[1]] is None)
         for tmp, target in temps:
-            os.replace(tmp, target)
+            existed = target.exists()
+            try:
+                os.replace(tmp, target)
+            except OSError as e:
+                raise _refuse(str(target), f"it cannot be replaced ({e.strerror or e})") from None
+            placed.append((target, existed))
     except BaseException:
+        for target, existed in reversed(placed):
+            back = kept.get(target)
+            if back is not None:
+                os.replace(back, target)
+            elif not existed:
+                target.unlink(missing_ok=True)
         for tmp, _ in temps:
             Path(tmp).unlink(missing_ok=True)
         raise
+    finally:
+        for back in kept.values():
+            if back is not None:
+                back.unlink(missing_ok=True)

@@ -204,6 +204,62 @@ def test_the_output_set_is_written_whole_or_not_at_all(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv", "s.json"]
 
 
+@pytest.mark.parametrize("failing", ["g.csv", "p.png"])
+def test_a_rename_that_fails_puts_back_the_files_renamed_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """Every file of the set was written; renaming one into place fails (an existing file
+    that cannot be replaced): the ones renamed before it get their old content back, a new
+    one is removed, and the error names the path (exit 2, not an internal error)."""
+    old = {"s.json": "old schedule", "g.csv": "old gantt"}
+    for name, text in old.items():
+        (tmp_path / name).write_text(text)
+    real = os.replace
+    tried: list[str] = []
+
+    def replace(src: Any, dst: Any) -> None:
+        tried.append(Path(dst).name)
+        if tried.count(failing) == 1 and tried[-1] == failing:
+            raise PermissionError(1, "Operation not permitted", str(dst))
+        real(src, dst)
+
+    monkeypatch.setattr(outputs.os, "replace", replace)
+    files = {str(tmp_path / n): "new" for n in ("s.json", "g.csv", "p.png")}
+    with pytest.raises(UsageError, match="Operation not permitted") as e:
+        outputs.write_all(files)
+    assert str(tmp_path / failing) in str(e.value)
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == old
+
+
+def chattr(flag: str, path: Path) -> bool:
+    import subprocess
+
+    try:
+        return subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
+def test_an_output_that_cannot_be_replaced_is_refused_before_solving(tmp_path: Path) -> None:
+    """An immutable existing output (`chattr +i`, root only): exit 2 naming it before the
+    solve, and the set's other output untouched."""
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    out.write_text("old schedule")
+    gantt.write_text("old gantt")
+    if not chattr("+i", gantt):
+        pytest.skip("chattr +i is not available here (needs root and a file system with it)")
+    try:
+        r = CliRunner().invoke(
+            main, ["solve", str(GOOD), "--solver", "greedy", "-o", str(out), "--gantt", str(gantt)]
+        )
+    finally:
+        chattr("-i", gantt)
+    assert r.exit_code == 2, r.output
+    assert str(gantt) in r.output and "cannot be replaced" in r.output
+    assert out.read_text() == "old schedule" and gantt.read_text() == "old gantt"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.csv", "s.json"]
+
+
 def test_output_paths_are_checked_before_solving(monkeypatch: pytest.MonkeyPatch) -> None:
     import planner.solvers
 
