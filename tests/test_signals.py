@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -230,3 +231,70 @@ def test_an_interrupted_milp_bench_leaves_no_cbc_running_and_no_model_files(
     wait_until(lambda: not any(alive(k) for k in running), timeout=10)
     assert not cbc_processes(str(temp))
     assert sorted(f.name for f in temp.rglob("*")) == []
+
+
+def test_a_second_ctrl_c_during_a_milp_solve_leaves_no_cbc_and_no_model_files(
+    tmp_path: Path,
+) -> None:
+    """README "Signals": a Ctrl-C more than a second after the first abandons the run; CBC,
+    still running in its own session, must not outlive `plan`, nor its files."""
+    from planner.generate import generate
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    inst, out = tmp_path / "dl60.json", tmp_path / "s.json"
+    # `milp` watches CBC from a thread of its own, not the one a Ctrl-C interrupts
+    inst.write_text(json.dumps(generate("dl", 60, 4, 3)))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "planner", "solve", str(inst), "--solver", "milp",
+         "--time-limit", "60", "-o", str(out)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "TMPDIR": str(temp), "TMP": str(temp)},
+    )  # fmt: skip
+    try:
+        # in branch and bound ("Cbc0010I" in its log, about 15 s in), where `plan` waits
+        # for CBC to heed the first Ctrl-C; stopped, it heeds nothing
+        wait_until(lambda: any("Cbc0010I" in f.read_text() for f in temp.glob("*.log")), 120)
+        running = cbc_processes(str(temp))
+        for pid in running:
+            os.kill(pid, signal.SIGSTOP)
+        p.send_signal(signal.SIGINT)
+        time.sleep(1.5)  # past REPEAT_S: "stop waiting"
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=60)
+        assert p.returncode == 130, stderr
+        assert "Traceback" not in stdout + stderr
+        wait_until(lambda: not any(alive(k) for k in running), timeout=10)
+        assert sorted(f.name for f in temp.rglob("*")) == []
+    finally:
+        p.kill()
+        for pid in cbc_processes(str(temp)):  # what this test failed to see stopped
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("command", ["validate", "generate"])
+def test_sigterm_to_a_command_without_a_solver_is_exit_143_and_writes_nothing(
+    tmp_path: Path, command: str
+) -> None:
+    big = tmp_path / "big.json"
+    if command == "validate":
+        from planner.generate import generate
+
+        big.write_text(json.dumps(generate("mixed", 80_000, 64, 1)))  # 3-4 s to read
+        args = ["validate", str(big)]
+    else:
+        args = ["generate", "--jobs", "200000", "--nodes", "64", "-o", str(big)]
+    p = plan(*args)
+    try:
+        # the handler is installed as the command starts; then let it get under way
+        wait_until(lambda: catches(p.pid, signal.SIGTERM))
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        stdout, stderr = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == 143, stderr
+    assert stderr.strip().splitlines() == ["error: interrupted"]
+    assert sorted(f.name for f in tmp_path.iterdir()) == (
+        ["big.json"] if command == "validate" else []
+    )

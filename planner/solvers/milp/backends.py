@@ -23,6 +23,8 @@ it keeps its incumbent.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import math
 import os
 import re
@@ -49,6 +51,23 @@ STOP_GRACE = 10.0
 STDBUF = shutil.which("stdbuf")
 
 ProgressFn = Callable[[float | None, float | None], None]  # (incumbent, bound)
+
+# The CBC runs of this process and their files, while they last. CBC is watched from the
+# thread that solves, often not the one a later Ctrl-C interrupts (README "Signals": it
+# abandons the run); the process then exits without that thread's clean-up, so this is
+# done at exit (tests/test_signals.py).
+_CBC_PROCESSES: set[subprocess.Popen[bytes]] = set()
+_CBC_FILES: set[str] = set()
+
+
+@atexit.register
+def _abandon_cbc() -> None:
+    for proc in list(_CBC_PROCESSES):
+        if proc.poll() is None:
+            proc.kill()
+    for path in list(_CBC_FILES):
+        with contextlib.suppress(OSError):
+            os.remove(path)
 
 
 # "none": no solution, and nothing proved
@@ -247,6 +266,7 @@ def _run_cbc(
     seconds = max(1.0, time_limit)
     solver = pulp.COIN_CMD(path=PULP_CBC_CMD.pulp_cbc_path, msg=False, warmStart=warm)
     mps, sol, mst, logf = solver.create_tmp_files(prob.name, "mps", "sol", "mst", "log")
+    _CBC_FILES.update((mps, sol, mst, logf))
     vs, vnames, cnames, _ = prob.writeMPS(mps, rename=1)
     args = ([STDBUF, "-oL"] if STDBUF else []) + [solver.path, mps]
     if warm:
@@ -284,6 +304,7 @@ def _run_cbc(
                 stdin=subprocess.DEVNULL,
                 start_new_session=own_session(),
             )
+            _CBC_PROCESSES.add(proc)
             interrupted, killed = _watch_cbc(proc, log, t0, seconds, stop, progress)
         with open(logf) as f:
             text = f.read()
@@ -300,6 +321,9 @@ def _run_cbc(
             proc.kill()  # e.g. a second Ctrl-C raised KeyboardInterrupt: leave no orphan
             proc.wait()
         solver.delete_tmp_files(mps, sol, mst, logf)
+        if proc is not None:
+            _CBC_PROCESSES.discard(proc)
+        _CBC_FILES.difference_update((mps, sol, mst, logf))
     prob.assignVarsVals(values)
     return _cbc_result(text, head, sol_status, interrupted, t0)
 
