@@ -256,7 +256,9 @@ def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
     ck.string(top, "description", "$", default=None)
     out.time_unit = ck.string(top, "time_unit", "$", default="s", choices=tuple(UNIT_MS)) or "s"
     out.horizon = ck.integer(top, "horizon", "$", default=None, nullable=True)
+    n = ck.fatal
     out.now = ck.integer(top, "now", "$", default=0) or 0
+    out.now_ok = ck.fatal == n
     if "cluster" in top:
         n = ck.fatal
         _cluster(top["cluster"], ck, out)

@@ -75,6 +75,7 @@ class Parsed:
     profile_names: set[str] = field(default_factory=set)  # inline, even if broken
     pool_names: set[str] = field(default_factory=set)
     cluster_ok: bool = True  # no structural problem under `cluster`
+    now_ok: bool = True  # `now` absent or sound: the live state's times are checked against it
     raw: dict[str, dict[str, Any]] = field(default_factory=dict)  # item path -> its JSON
 
 

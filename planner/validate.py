@@ -28,7 +28,7 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
     for path, job in p.jobs:
         _check_job_refs(p, instance, available, path, job, job_ids, group_names, out)
     out += after_cycles(p)
-    out += check_live_input(p.jobs, instance)
+    out += check_live_input(p.jobs, instance, p.now_ok)
     if not out and instance.is_live:
         out += ends_before_now(p.jobs, instance)
     for path, r in p.reservations:
@@ -52,7 +52,7 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
                             f"GPU {g} is outside node {name} (GPUs 0-{node.gpus - 1})",
                         )
                     )
-        if r.pool is not None:
+        if r.pool is not None and p.cluster_ok:  # a bad cluster: its pools are unknown
             if r.pool not in p.pool_names:
                 out.append(
                     Problem(
@@ -169,7 +169,7 @@ def _check_job_refs(
     for k, dep in enumerate(raw.get("after", [])):
         if dep not in job_ids:
             out.append(Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, job_ids)}"))
-    out += job_limits(instance, path, job, group_names, p.pool_names, p.pools)
+    out += job_limits(instance, path, job, group_names, p.pool_names, p.pools, p.cluster_ok)
     if job.gpus > 0 and runnable and p.cluster_ok:
         out += job_fit(instance, path, job)
 
@@ -181,19 +181,21 @@ def job_limits(
     group_names: set[str],
     pool_names: set[str],
     pools: Mapping[str, float],
+    cluster_ok: bool = True,
 ) -> list[Problem]:
-    """The job's node groups and pools are known and the pools hold its demand; its
+    """The job's node groups and pools are known and the pools hold its demand (unless the
+    cluster, which names them, has problems of its own: then they are not known); its
     deadline and the horizon come no sooner than its release (`plan replan` asks this of
     the jobs it adds)."""
     out = []
-    for k, g in enumerate(job.node_types or ()):
+    for k, g in enumerate(job.node_types or () if cluster_ok else ()):
         if g not in group_names:
             out.append(
                 Problem(
                     f"{path}.node_types[{k}]", f"unknown node group '{g}'{suggest(g, group_names)}"
                 )
             )
-    for pool, amount in job.demand.items():
+    for pool, amount in job.demand.items() if cluster_ok else ():
         if pool not in pool_names:
             out.append(
                 Problem(

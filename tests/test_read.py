@@ -201,6 +201,34 @@ def test_bad_input(mutate: Callable[[dict[str, Any]], None], path: str, fragment
     assert any(p == path and fragment in m for p, m in found), found
 
 
+def _bad_now(d: dict[str, Any]) -> None:
+    d["now"] = "30"
+    d["jobs"][1].update(state="done", started=0, ended=20, after=[])  # j2, no GPUs
+
+
+def _bad_cluster(d: dict[str, Any]) -> None:
+    d["cluster"] = None
+
+
+@pytest.mark.parametrize(
+    ("mutate", "only"),
+    [
+        (_bad_now, ("now", 'expected an integer, got string "30"')),
+        (_bad_cluster, ("cluster", "expected an object, got null")),
+    ],
+    ids=["now", "cluster"],
+)
+def test_a_bad_value_brings_no_problems_that_only_follow_from_it(
+    mutate: Callable[[dict[str, Any]], None], only: tuple[str, str]
+) -> None:
+    # a bad `now` was read as 0, so a job ended at 20 was "after now 0"; a null cluster
+    # has no pools, so every demand named an "unknown pool"
+    d = base()
+    d["reservations"] = [r for r in d["reservations"] if "pool" not in r]
+    mutate(d)
+    assert problems_of(d) == [only]
+
+
 def test_root_not_an_object() -> None:
     assert problems_of([1, 2]) == [("$", "expected an object, got array")]
 

@@ -102,8 +102,8 @@ def _solve_static(
 
 def _dispatch(instance: Instance, name: str, rule: str | None, options: SolveOptions) -> Schedule:
     if name == "greedy" and rule is None and instance.preemption.enabled:
-        # the default rule on a preemptive instance: the Muri engine's run (muri-s, or
-        # srsf-p without interleaving), or the list plan if that is better
+        # the default rule on a preemptive instance: the best of the preemptive
+        # planner's starts (its engine runs and the list plan), without its search
         from planner.solvers.preempt import solve_preempt
 
         return solve_preempt(instance, options, search=False)
