@@ -244,3 +244,16 @@ def test_no_schedule_names_the_greedy_starts_failure(solver: str) -> None:
     if name == "milp":  # "none proved impossible: ... (infeasible)" read as a contradiction
         assert s.info["reason"].startswith("no MILP schedule (its model is infeasible, which "
                                            "proves nothing here)")  # fmt: skip
+
+
+def test_an_objective_past_64_bit_integers_keeps_the_start_with_a_one_line_reason(
+    solve_verified: SolveVerified,
+) -> None:
+    # weights 10^6 x ends near 10^12 ms, within the documented limits: the weighted sum
+    # passes 2^63, which CP-SAT refuses with a message listing every term (12 lines here)
+    jobs = [Job(f"j{k}", 1, duration=10**12, release=10**12, weight=10**6) for k in range(5)]
+    inst = make_instance(jobs, [one_gpu_node()], objective=("total_weighted_jct",))
+    s = solve_verified(inst, "cpsat", time_limit=5)
+    assert s.jobs and s.info["cpsat_status"] == ["MODEL_INVALID"]
+    error = s.info["error"]
+    assert "\n" not in error and "64-bit" in error, error
