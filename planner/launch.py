@@ -10,9 +10,9 @@ import os
 import sys
 
 
-def _interrupted(code: int) -> None:
+def _interrupted() -> None:
     sys.stderr.write("error: interrupted\n")
-    sys.exit(code)
+    sys.exit(130)
 
 
 def _interrupted_at_start() -> None:
@@ -27,18 +27,15 @@ def _interrupted_at_start() -> None:
 def run() -> None:
     try:
         from planner.cli import main
-        from planner.cli.interrupts import stop_on_sigterm
     except KeyboardInterrupt:
         _interrupted_at_start()
     import click
 
-    stop_on_sigterm()  # before, SIGTERM ends the process by the signal (nothing to clean)
-
     try:
         # Not standalone: click would turn a Ctrl-C while it parses into "Aborted!", exit 1.
         code = main.main(prog_name="plan", standalone_mode=False)
-    except (KeyboardInterrupt, click.Abort) as e:
-        _interrupted(getattr(e, "exit_code", 130))  # `Interrupted` carries 143 for SIGTERM
+    except (KeyboardInterrupt, click.Abort):
+        _interrupted()
     except click.ClickException as e:
         try:
             e.show()

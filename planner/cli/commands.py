@@ -7,7 +7,7 @@ import sys
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import EXIT_INFEASIBLE, handle_errors, schedule_instance
+from planner.cli.common import EXIT_INFEASIBLE, handle_errors, schedule_instance, stops_on_signals
 from planner.errors import InputError, Problem
 from planner.schedule import Schedule, ScheduleFormatError, schedule_from_dict
 
@@ -26,6 +26,7 @@ def read_schedule(path: str) -> Schedule:
 @click.argument("instance", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
+@stops_on_signals
 def validate(instance: str, as_json: bool) -> None:
     """Check an instance file only."""
     from planner.read import read_instance
@@ -51,6 +52,7 @@ def validate(instance: str, as_json: bool) -> None:
 @click.argument("schedule", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
+@stops_on_signals
 def check(instance: str, schedule: str, as_json: bool) -> None:
     """Verify a schedule against the rules R1-R11; exit 1 on violations."""
     from planner.read import read_instance
@@ -111,6 +113,7 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
 @handle_errors
+@stops_on_signals
 def export(schedule: str, gantt: str, instance: str | None, as_json: bool) -> None:
     """Write the Gantt CSV of a schedule."""
     from planner.export import gantt_csv, gantt_rows, write_gantt
@@ -134,6 +137,7 @@ def export(schedule: str, gantt: str, instance: str | None, as_json: bool) -> No
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
+@stops_on_signals
 def models(as_json: bool) -> None:
     """List the model catalogue."""
     from planner.catalogue import catalogue_rows

@@ -59,6 +59,21 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def stops_on_signals(fn: F) -> F:
+    """For a command with nothing to hand back early (no solver; under `handle_errors`):
+    SIGTERM stops it as Ctrl-C does, its clean-up runs (an output's temporary file is
+    removed) and it exits 143 "interrupted" (tests/test_signals.py). The commands that
+    solve install their own handlers once they solve (`planner.cli.interrupts`)."""
+    from planner.cli.interrupts import Stopping
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with Stopping():
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def _internal(e: Exception, trace: str | None) -> None:
     if trace is not None:
         terminal.print_traceback(trace)

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import handle_errors
+from planner.cli.common import handle_errors, stops_on_signals
 from planner.cli.params import SEED
 from planner.errors import InputError, Problem, UsageError
 
@@ -102,6 +102,7 @@ def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool
     help="muri: time unit of the instance.",
 )
 @handle_errors
+@stops_on_signals
 def import_(
     kind: str,
     file: str,
@@ -218,6 +219,7 @@ BUSY_FROM_JOBS = 10_000  # from here generating takes seconds: show a spinner
 )
 @JSON_OPTION
 @handle_errors
+@stops_on_signals
 def generate(
     family: str,
     n_jobs: int,

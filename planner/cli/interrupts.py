@@ -32,18 +32,6 @@ class Interrupted(KeyboardInterrupt):
         self.exit_code = EXIT_CODES[signal.Signals(signum)]
 
 
-def _raise(signum: int, frame: FrameType | None) -> None:
-    raise Interrupted(signum)
-
-
-def stop_on_sigterm() -> None:
-    """SIGTERM raises `Interrupted` (exit 143) in every command, as SIGINT raises
-    KeyboardInterrupt (130): the command's clean-up runs (a half-written output's
-    temporary file is removed) and it says "interrupted". The commands that solve put
-    their own handlers on top while they solve."""
-    signal.signal(signal.SIGTERM, _raise)
-
-
 class _Handlers:
     """Installs `_handle` for SIGINT and SIGTERM while open, then restores the previous
     handlers (main thread only)."""
@@ -73,7 +61,7 @@ class Stopping(_Handlers):
     """SIGINT and SIGTERM raise `Interrupted`."""
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        _raise(signum, frame)
+        raise Interrupted(signum)
 
 
 class Interrupts(_Handlers):

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import handle_errors, schedule_instance
+from planner.cli.common import handle_errors, schedule_instance, stops_on_signals
 from planner.errors import UsageError
 from planner.instance import Instance
 from planner.show.colours import COLOUR_BY
@@ -30,6 +30,7 @@ COLOUR_CHOICE = click.Choice(list(COLOUR_BY))
 @click.option("--open", "open_", is_flag=True, help="Open the HTML page in a browser.")
 @click.option("--colour-by", type=COLOUR_CHOICE, default="group", show_default=True)
 @handle_errors
+@stops_on_signals
 def show(
     schedule: str,
     instance: str | None,
