@@ -115,14 +115,16 @@ def parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
         out.job_ids.append((path, jid))
     model = ck.string(d, "model", path, default=None, nullable=True)
     profiled = "model" in d and d["model"] is not None
-    gpus, counts = _job_gpus(d, path, ck, profiled)
-    if profiled:
+    # which of the two was meant is unknown: the rules of neither are applied
+    both = profiled and "duration" in d
+    gpus, counts = _job_gpus(d, path, ck, profiled and not both)
+    if both:
+        ck.add(
+            join(path, "duration"), "a job has either model + iterations or a duration, not both"
+        )
+        iterations = duration = None
+    elif profiled:
         iterations = ck.integer(d, "iterations", path, minimum=1)
-        if "duration" in d:
-            ck.add(
-                join(path, "duration"),
-                "a job has either model + iterations or a duration, not both",
-            )
         duration = None
     else:
         iterations = None

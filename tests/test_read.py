@@ -210,19 +210,28 @@ def _bad_cluster(d: dict[str, Any]) -> None:
     d["cluster"] = None
 
 
+def _model_and_duration(d: dict[str, Any]) -> None:
+    d["jobs"][1]["model"] = "gpt2"  # j2: a duration and no GPUs
+
+
 @pytest.mark.parametrize(
     ("mutate", "only"),
     [
         (_bad_now, ("now", 'expected an integer, got string "30"')),
         (_bad_cluster, ("cluster", "expected an object, got null")),
+        (
+            _model_and_duration,
+            ("jobs[1].duration", "a job has either model + iterations or a duration, not both"),
+        ),
     ],
-    ids=["now", "cluster"],
+    ids=["now", "cluster", "model-and-duration"],
 )
 def test_a_bad_value_brings_no_problems_that_only_follow_from_it(
     mutate: Callable[[dict[str, Any]], None], only: tuple[str, str]
 ) -> None:
     # a bad `now` was read as 0, so a job ended at 20 was "after now 0"; a null cluster
-    # has no pools, so every demand named an "unknown pool"
+    # has no pools, so every demand named an "unknown pool"; a job with a model and a
+    # duration got the model's rules too ("gpus: 0 is less than 1", "iterations: missing")
     d = base()
     d["reservations"] = [r for r in d["reservations"] if "pool" not in r]
     mutate(d)
