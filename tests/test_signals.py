@@ -20,14 +20,30 @@ DEMO = ROOT / "instances" / "demo.json"
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc")
 
 
-def plan(*args: str) -> subprocess.Popen[str]:
+def plan(*args: str, temp: Path | None = None) -> subprocess.Popen[str]:
+    """`plan ARGS`, with its temporary files in `temp` when given."""
+    env = {**os.environ, "TMPDIR": str(temp), "TMP": str(temp)} if temp else None
     return subprocess.Popen(
         [sys.executable, "-m", "planner", *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
+
+
+def stopped_bench(p: subprocess.Popen[str], signum: int) -> str:
+    """Send `signum` to the bench `p`; it must exit 130 / 143, without a traceback. Its
+    standard error."""
+    try:
+        p.send_signal(signum)
+        stdout, stderr = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert p.returncode == (143 if signum == signal.SIGTERM else 130), stderr
+    assert "Traceback" not in stdout + stderr
+    return stderr
 
 
 def catches(pid: int, signum: int) -> bool:
@@ -45,6 +61,21 @@ def wait_until(pred: object, timeout: float = 60.0) -> None:
             return
         time.sleep(0.02)
     raise AssertionError("timed out waiting for the process")
+
+
+def signalled(
+    p: subprocess.Popen[str], signals: tuple[int, ...], delay: float, timeout: float = 60.0
+) -> tuple[str, str]:
+    """Once `p` handles SIGTERM, let it work `delay` s, send `signals`; its stdout and
+    stderr (`p` is killed whatever happens)."""
+    try:
+        wait_until(lambda: catches(p.pid, signal.SIGTERM))
+        time.sleep(delay)
+        for s in signals:
+            p.send_signal(s)
+        return p.communicate(timeout=timeout)
+    finally:
+        p.kill()
 
 
 TWICE = (signal.SIGINT, signal.SIGINT)
@@ -66,15 +97,8 @@ def test_signal_writes_the_best_schedule(
     out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
     p = plan("solve", str(DEMO), "--solver", solver, "--time-limit", "60", "-o", str(out))
     p2 = None
-    try:
-        # SIGTERM gets a handler only once the solve starts: then the signal is meant for it.
-        wait_until(lambda: catches(p.pid, signal.SIGTERM))
-        time.sleep(0.5)
-        for s in signals:
-            p.send_signal(s)
-        stdout, stderr = p.communicate(timeout=60)
-    finally:
-        p.kill()
+    # SIGTERM gets a handler only once the solve starts: then the signal is meant for it.
+    stdout, stderr = signalled(p, signals, 0.5)
     assert p.returncode == code, stderr
     assert "Traceback" not in stdout + stderr
     assert "interrupted" in stdout
@@ -95,13 +119,7 @@ def test_sigterm_during_a_long_greedy_plan_stops_it(tmp_path: Path) -> None:
     assert g.wait(timeout=120) == 0
     out = tmp_path / "s.json"
     p = plan("solve", str(inst), "--solver", "greedy", "--time-limit", "1", "-o", str(out))
-    try:
-        wait_until(lambda: catches(p.pid, signal.SIGTERM))
-        time.sleep(0.5)
-        p.send_signal(signal.SIGTERM)
-        stdout, stderr = p.communicate(timeout=300)
-    finally:
-        p.kill()
+    stdout, stderr = signalled(p, (signal.SIGTERM,), 0.5, timeout=300)
     assert p.returncode == 143, stderr
     assert "Traceback" not in stdout + stderr
     assert "interrupted before a schedule was found; nothing written" in stderr
@@ -168,12 +186,10 @@ def test_an_interrupted_bench_keeps_its_rows_in_order_and_leaves_no_process(
         wait_until(lambda: any(alive(k) for k in descendants(p.pid)))
         time.sleep(1.0)
         below = descendants(p.pid)
-        p.send_signal(signum)
-        stdout, stderr = p.communicate(timeout=60)
-    finally:
+    except BaseException:
         p.kill()
-    assert p.returncode == (143 if signum == signal.SIGTERM else 130), stderr
-    assert "Traceback" not in stdout + stderr
+        raise
+    stderr = stopped_bench(p, signum)
     assert "interrupted" in stderr
     wait_until(lambda: not any(alive(k) for k in below), timeout=10)
     lines = out.read_text().splitlines()
@@ -212,22 +228,16 @@ def test_an_interrupted_milp_bench_leaves_no_cbc_running_and_no_model_files(
     temp = tmp_path / "tmp"
     temp.mkdir()
     out = tmp_path / "r.csv"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "planner", "bench", str(tmp_path), "--solvers", "milp:cbc",
-         "--time-limit", "60", "--workers", workers, "-o", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "TMPDIR": str(temp), "TMP": str(temp)},
-    )  # fmt: skip
+    p = plan("bench", str(tmp_path), "--solvers", "milp:cbc", "--time-limit", "60",
+             "--workers", workers, "-o", str(out), temp=temp)  # fmt: skip
     try:
         wait_until(lambda: cbc_processes(str(temp)))
         time.sleep(1.0)
         running = cbc_processes(str(temp))
-        p.send_signal(signum)
-        stdout, stderr = p.communicate(timeout=60)
-    finally:
+    except BaseException:
         p.kill()
-    assert p.returncode == (143 if signum == signal.SIGTERM else 130), stderr
-    assert "Traceback" not in stdout + stderr
+        raise
+    stopped_bench(p, signum)
     wait_until(lambda: not any(alive(k) for k in running), timeout=10)
     assert not cbc_processes(str(temp))
     assert sorted(f.name for f in temp.rglob("*")) == []
@@ -245,12 +255,8 @@ def test_a_second_ctrl_c_during_a_milp_solve_leaves_no_cbc_and_no_model_files(
     inst, out = tmp_path / "dl60.json", tmp_path / "s.json"
     # `milp` watches CBC from a thread of its own, not the one a Ctrl-C interrupts
     inst.write_text(json.dumps(generate("dl", 60, 4, 3)))
-    p = subprocess.Popen(
-        [sys.executable, "-m", "planner", "solve", str(inst), "--solver", "milp",
-         "--time-limit", "60", "-o", str(out)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "TMPDIR": str(temp), "TMP": str(temp)},
-    )  # fmt: skip
+    p = plan("solve", str(inst), "--solver", "milp", "--time-limit", "60", "-o", str(out),
+             temp=temp)  # fmt: skip
     try:
         # in branch and bound ("Cbc0010I" in its log, about 15 s in), where `plan` waits
         # for CBC to heed the first Ctrl-C; stopped, it heeds nothing
@@ -285,14 +291,8 @@ def test_sigterm_to_a_command_without_a_solver_is_exit_143_and_writes_nothing(
     else:
         args = ["generate", "--jobs", "200000", "--nodes", "64", "-o", str(big)]
     p = plan(*args)
-    try:
-        # the handler is installed as the command starts; then let it get under way
-        wait_until(lambda: catches(p.pid, signal.SIGTERM))
-        time.sleep(0.3)
-        p.send_signal(signal.SIGTERM)
-        stdout, stderr = p.communicate(timeout=60)
-    finally:
-        p.kill()
+    # the handler is installed as the command starts; then let it get under way
+    stdout, stderr = signalled(p, (signal.SIGTERM,), 0.3)
     assert p.returncode == 143, stderr
     assert stderr.strip().splitlines() == ["error: interrupted"]
     assert sorted(f.name for f in tmp_path.iterdir()) == (
