@@ -17,6 +17,11 @@ import time
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
+try:
+    import networkx as nx
+except ImportError:  # `-h` works without it; a run says to install it
+    nx = None
+
 import planner.simulate.matching as matching
 from planner.read import read_instance
 from planner.simulate import simulate
@@ -57,8 +62,6 @@ def both(call: Call) -> tuple[float, float, dict, dict]:
 
     cnt, _ = matching._reduce(types, counts, w)
     owner, edges = matching.node_graph(types, cnt, w)
-    import networkx as nx  # here, so that `-h` works without it
-
     t0 = time.perf_counter()
     g = nx.Graph()
     g.add_nodes_from(range(len(owner)))
@@ -74,10 +77,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("instances", type=Path, nargs="+")
     args = ap.parse_args()
-    try:
-        import networkx  # noqa: F401
-    except ImportError:
-        raise SystemExit("this comparison needs networkx: .venv/bin/pip install networkx") from None
+    if nx is None:
+        raise SystemExit("this comparison needs networkx: .venv/bin/pip install networkx")
     print("| instance | exact matchings | networkx (s) | rustworkx (s) | weight differs |", end="")
     print(" pairs differ |")
     print("| --- | --- | --- | --- | --- | --- |")

@@ -188,14 +188,15 @@ def job_limits(
     deadline and the horizon come no sooner than its release (`plan replan` asks this of
     the jobs it adds)."""
     out = []
-    for k, g in enumerate(job.node_types or () if cluster_ok else ()):
+    node_types, demand = (job.node_types or (), job.demand) if cluster_ok else ((), {})
+    for k, g in enumerate(node_types):
         if g not in group_names:
             out.append(
                 Problem(
                     f"{path}.node_types[{k}]", f"unknown node group '{g}'{suggest(g, group_names)}"
                 )
             )
-    for pool, amount in job.demand.items() if cluster_ok else ():
+    for pool, amount in demand.items():
         if pool not in pool_names:
             out.append(
                 Problem(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 import planner.cli.terminal as terminal
+from planner.cli.interrupts import Stopping
 from planner.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -64,7 +65,6 @@ def stops_on_signals(fn: F) -> F:
     SIGTERM stops it as Ctrl-C does, its clean-up runs (an output's temporary file is
     removed) and it exits 143 "interrupted" (tests/test_signals.py). The commands that
     solve install their own handlers once they solve (`planner.cli.interrupts`)."""
-    from planner.cli.interrupts import Stopping
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

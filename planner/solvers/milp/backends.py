@@ -56,18 +56,17 @@ ProgressFn = Callable[[float | None, float | None], None]  # (incumbent, bound)
 # thread that solves, often not the one a later Ctrl-C interrupts (README "Signals": it
 # abandons the run); the process then exits without that thread's clean-up, so this is
 # done at exit (tests/test_signals.py).
-_CBC_PROCESSES: set[subprocess.Popen[bytes]] = set()
-_CBC_FILES: set[str] = set()
+_CBC_RUNS: dict[tuple[str, ...], subprocess.Popen[bytes] | None] = {}  # files -> CBC
 
 
 @atexit.register
 def _abandon_cbc() -> None:
-    for proc in list(_CBC_PROCESSES):
-        if proc.poll() is None:
+    for files, proc in list(_CBC_RUNS.items()):
+        if proc is not None and proc.poll() is None:
             proc.kill()
-    for path in list(_CBC_FILES):
-        with contextlib.suppress(OSError):
-            os.remove(path)
+        for path in files:
+            with contextlib.suppress(OSError):
+                os.remove(path)
 
 
 # "none": no solution, and nothing proved
@@ -265,8 +264,9 @@ def _run_cbc(
     t0 = time.monotonic()
     seconds = max(1.0, time_limit)
     solver = pulp.COIN_CMD(path=PULP_CBC_CMD.pulp_cbc_path, msg=False, warmStart=warm)
-    mps, sol, mst, logf = solver.create_tmp_files(prob.name, "mps", "sol", "mst", "log")
-    _CBC_FILES.update((mps, sol, mst, logf))
+    files = tuple(solver.create_tmp_files(prob.name, "mps", "sol", "mst", "log"))
+    mps, sol, mst, logf = files
+    _CBC_RUNS[files] = None
     vs, vnames, cnames, _ = prob.writeMPS(mps, rename=1)
     args = ([STDBUF, "-oL"] if STDBUF else []) + [solver.path, mps]
     if warm:
@@ -304,7 +304,7 @@ def _run_cbc(
                 stdin=subprocess.DEVNULL,
                 start_new_session=own_session(),
             )
-            _CBC_PROCESSES.add(proc)
+            _CBC_RUNS[files] = proc
             interrupted, killed = _watch_cbc(proc, log, t0, seconds, stop, progress)
         with open(logf) as f:
             text = f.read()
@@ -320,10 +320,8 @@ def _run_cbc(
         if proc is not None and proc.poll() is None:
             proc.kill()  # e.g. a second Ctrl-C raised KeyboardInterrupt: leave no orphan
             proc.wait()
-        solver.delete_tmp_files(mps, sol, mst, logf)
-        if proc is not None:
-            _CBC_PROCESSES.discard(proc)
-        _CBC_FILES.difference_update((mps, sol, mst, logf))
+        solver.delete_tmp_files(*files)
+        del _CBC_RUNS[files]
     prob.assignVarsVals(values)
     return _cbc_result(text, head, sol_status, interrupted, t0)
 
