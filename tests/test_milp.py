@@ -430,6 +430,25 @@ def test_cbc_over_its_limit_is_killed_when_it_has_nothing_to_give(
         assert asked.read_text() == "x" and r.detail != _KILLED
 
 
+def test_a_milp_without_a_schedule_says_why_in_the_solvers_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first stage that ends with no solution (status "none", as when CBC is stopped
+    with nothing better than the start) gives the start back with the solver's own words
+    as the reason, not the bare status."""
+    from planner.solvers.milp import backends
+    from planner.solvers.milp import solve as milp_solve
+
+    def stopped(*args: object, **kw: object) -> backends.RunResult:
+        return backends.RunResult("none", None, None, True, 0.1, _KILLED)
+
+    monkeypatch.setattr(milp_solve, "run", stopped)
+    inst = small_instance()
+    s = run_verified(inst, "milp:cbc", time_limit=10.0)
+    assert s.info["returned"] == "greedy" and s.status == "feasible"
+    assert s.info["reason"] == f"no MILP schedule ({_KILLED})"
+
+
 def test_the_exact_solvers_start_computes_no_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """The start portfolio's greedy plans carry no lower bounds: the exact solver computes
     them once for its answer (README "What we chose where the contract is silent")."""

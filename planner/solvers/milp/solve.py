@@ -213,8 +213,11 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
         own = lower[first] > simple.get(first, -math.inf)
         r.info["bound_by"] = {first: "milp" if own else named[first][1]}
     schedule = extract(instance, built) if st.chosen is not None else None
-    first_status = st.stages[0]["status"] if st.stages else "none"
-    why_none = f"no MILP schedule ({first_status})"
+    first_status = st.stages[0]["status"] if st.stages else "not run"
+    # "none" says nothing: the solver's own words do ("stopped: no solution better than
+    # the start", "some jobs have no start slot on this grid", its time-limit line)
+    said = st.stages[0].get("solver_says") if first_status == "none" else None
+    why_none = f"no MILP schedule ({said or first_status})"
     proof = exact and not hz.caps
     if first_status == "infeasible" and not proof:  # said beside "none proved impossible"
         why_none = "no MILP schedule (its model is infeasible, which proves nothing here)"
