@@ -29,16 +29,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-METRICS = (
-    "makespan",
-    "avg_jct",
-    "p99_jct",
-    "total_weighted_jct",
-    "total_weighted_tardiness",
-    "gpu_utilization",
-    "energy_kwh",
-    "energy_cost",
-)
+from planner.metrics import METRIC_KEYS as METRICS  # a row's metric columns
+
 ERROR, TIMEOUT = "error", "timeout"
 NO_LIMIT_TIMEOUT = 3600.0  # hard guard when no time limit is given
 
