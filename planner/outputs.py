@@ -6,8 +6,9 @@ ancestor, accepts a new file; nothing on the way is a regular file; not under /p
 /sys), no two outputs may be the same file, and no output may be one of the inputs.
 An existing output must also be replaceable: not immutable or append-only, and not another
 user's in a folder with the sticky bit (such as /tmp).
-`write_all` writes every file of the set to a temporary file beside its target and
-renames them only when all were written; should a rename still fail, the files renamed
+`write_all` writes every file of the set to a temporary file beside its target (a
+symbolic link's target: the link stays, as with `>` in a shell) and renames them only when
+all were written; should a rename still fail, the files renamed
 before it get their old content back (kept as hard links meanwhile), so the set is written
 whole or not at all.
 """
@@ -151,9 +152,10 @@ def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = 
 
 
 def _write_temp(target: Path, content: str | bytes) -> str:
+    # encoded first: a signal during a big page's encoding left an empty temporary file
+    data = content.encode("utf-8") if isinstance(content, str) else content
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    data = content.encode("utf-8") if isinstance(content, str) else content
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -184,16 +186,29 @@ def _keep(target: Path) -> Path | None:
     return None
 
 
+_sets_written = 0  # by this process, so far (`sets_written`)
+
+
+def sets_written() -> int:
+    """How many sets `write_all` has written in full: a command's signal handler ignores a
+    stop that comes after its outputs are in place (`planner.cli.common.stops_on_signals`)."""
+    return _sets_written
+
+
 def write_all(files: Mapping[str, str | bytes]) -> None:
     """Write every (path, text or bytes; text as UTF-8) to a temporary file, then rename
     all; on any failure every target is as it was and UsageError names the path and the
-    reason."""
+    reason. A symbolic link is written through: its target gets the new content (what
+    `check_outputs` checked) and the link stays."""
+    global _sets_written
     temps: list[tuple[str, Path]] = []
     kept: dict[Path, Path | None] = {}
     placed: list[tuple[Path, bool]] = []  # renamed into place, and whether it existed
+    named: dict[Path, str] = {}  # the user's name of each target, for messages
     try:
         for path, text in files.items():
-            target = Path(path)
+            target = Path(os.path.realpath(path))
+            named[target] = path
             try:
                 temps.append((_write_temp(target, text), target))
             except OSError as e:
@@ -206,8 +221,10 @@ def write_all(files: Mapping[str, str | bytes]) -> None:
             try:
                 os.replace(tmp, target)
             except OSError as e:
-                raise _refuse(str(target), f"it cannot be replaced ({e.strerror or e})") from None
+                reason = f"it cannot be replaced ({e.strerror or e})"
+                raise _refuse(named[target], reason) from None
             placed.append((target, existed))
+        _sets_written += 1
     except BaseException:
         for target, existed in reversed(placed):
             back = kept.get(target)

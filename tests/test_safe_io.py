@@ -310,3 +310,61 @@ def test_numeric_limits_refuse_what_would_overflow() -> None:
         with pytest.raises(InputError) as e:
             read_instance(HOSTILE / name)
         assert path in [p.path for p in e.value.problems], name
+
+
+def test_a_symbolic_link_is_written_through_to_its_target(tmp_path: Path) -> None:
+    """`-o link` replaces what the link points to, which is what the up-front checks
+    looked at, and the link stays (a shell's `>` does the same)."""
+    real, links = tmp_path / "real", tmp_path / "links"
+    real.mkdir()
+    links.mkdir()
+    (real / "s.json").write_text("old schedule")
+    (links / "s.json").symlink_to("../real/s.json")
+    (links / "g.csv").symlink_to("../real/new.csv")  # dangling: its target is created
+    r = CliRunner().invoke(
+        main,
+        ["solve", str(GOOD), "--solver", "greedy", "-o", str(links / "s.json"),
+         "--gantt", str(links / "g.csv")],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert (links / "s.json").is_symlink() and (links / "g.csv").is_symlink()
+    doc = json.loads((real / "s.json").read_text())
+    assert verify(read_instance(GOOD), schedule_from_dict(doc)) == []
+    assert (real / "new.csv").read_text().startswith("job,")
+    assert sorted(p.name for p in real.iterdir()) == ["new.csv", "s.json"]
+    assert sorted(p.name for p in links.iterdir()) == ["g.csv", "s.json"]
+
+
+def test_a_link_in_a_folder_that_takes_no_new_file_is_written_through(tmp_path: Path) -> None:
+    """The link's own folder is immutable (`chattr +i`, root only) and its target's is
+    not: the checks and the write both go to the target, so the plan is written (it was
+    refused only after the solve: the write went to the link's folder)."""
+    fixed, free = tmp_path / "fixed", tmp_path / "free"
+    fixed.mkdir()
+    free.mkdir()
+    (free / "s.json").write_text("old schedule")
+    (fixed / "s.json").symlink_to("../free/s.json")
+    if not chattr("+i", fixed):
+        pytest.skip("chattr +i is not available here (needs root and a file system with it)")
+    try:
+        r = CliRunner().invoke(
+            main, ["solve", str(GOOD), "--solver", "greedy", "-o", str(fixed / "s.json")]
+        )
+    finally:
+        chattr("-i", fixed)
+    assert r.exit_code == 0, r.output
+    doc = json.loads((free / "s.json").read_text())
+    assert verify(read_instance(GOOD), schedule_from_dict(doc)) == []
+
+
+def test_an_interrupted_encoding_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A signal while a big page is encoded (before its temporary file is written): the
+    folder holds nothing new."""
+
+    class Stopped(str):
+        def encode(self, *args: Any, **kw: Any) -> bytes:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        outputs.write_all({str(tmp_path / "g.html"): Stopped("<html>")})
+    assert list(tmp_path.iterdir()) == []

@@ -298,3 +298,65 @@ def test_sigterm_to_a_command_without_a_solver_is_exit_143_and_writes_nothing(
     assert sorted(f.name for f in tmp_path.iterdir()) == (
         ["big.json"] if command == "validate" else []
     )
+
+
+def test_a_repeated_signal_does_not_cut_the_clean_up_short() -> None:
+    """Two Ctrl-C a millisecond apart (or `timeout -s INT`'s two): the first raises, the
+    repeat is the same request and cannot interrupt the clean-up the first started (a
+    bench's run folder was left behind so)."""
+    from planner.cli.interrupts import Interrupted, Stopping
+
+    cleaned = []
+    with pytest.raises(Interrupted), Stopping():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        finally:
+            os.kill(os.getpid(), signal.SIGINT)
+            cleaned.append("done")
+    assert cleaned == ["done"]
+
+
+def test_a_bench_run_whose_clean_up_was_cut_short_is_cleaned_when_the_bench_ends(
+    tmp_path: Path,
+) -> None:
+    """A run left in the registry (its group and temporary folder) is killed and deleted
+    as the in-process executor is left, whatever ends it."""
+    from planner.batch import executors, run
+
+    folder = tmp_path / "plan-bench-x"
+    folder.mkdir()
+    child = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    run._JOBS[child.pid] = str(folder)
+    try:
+        rows = executors.run_inline([])
+        assert list(rows) == []
+        assert child.wait(timeout=10) == -signal.SIGKILL and not folder.exists()
+        assert child.pid not in run._JOBS
+    finally:
+        child.kill()
+        run._JOBS.pop(child.pid, None)
+
+
+def test_a_signal_after_the_outputs_are_written_changes_nothing(tmp_path: Path) -> None:
+    """SIGTERM to a command that does not solve, once its output set is in place: it ends
+    as it would have (exit 143 means that nothing was written); before, it is stopped."""
+    from planner.cli.common import stops_on_signals
+    from planner.cli.interrupts import Interrupted
+    from planner.outputs import write_all
+
+    @stops_on_signals
+    def command(path: Path, write: bool) -> str:
+        if write:
+            write_all({str(path): "new"})
+        os.kill(os.getpid(), signal.SIGTERM)
+        return "finished"
+
+    try:
+        said = command(tmp_path / "a.txt", True)
+    except Interrupted:  # a KeyboardInterrupt: let it not end the test session
+        said = "interrupted"
+    assert said == "finished"
+    assert (tmp_path / "a.txt").read_text() == "new"
+    with pytest.raises(Interrupted) as e:
+        command(tmp_path / "b.txt", False)
+    assert e.value.exit_code == 143

@@ -30,8 +30,11 @@ MANAGER_JOIN_S = 10.0
 
 
 def run_inline(tasks: Sequence[Task]) -> Iterator[dict[str, Any]]:
-    for task in tasks:
-        yield run_task(task)
+    try:
+        for task in tasks:
+            yield run_task(task)
+    finally:  # a run whose own clean-up a later signal cut short: its group and folder
+        stop_jobs()
 
 
 def _stop_worker(signum: int, frame: object) -> None:

@@ -63,12 +63,16 @@ def handle_errors(fn: F) -> F:
 def stops_on_signals(fn: F) -> F:
     """For a command with nothing to hand back early (no solver; under `handle_errors`):
     SIGTERM stops it as Ctrl-C does, its clean-up runs (an output's temporary file is
-    removed) and it exits 143 "interrupted" (tests/test_signals.py). The commands that
-    solve install their own handlers once they solve (`planner.cli.interrupts`)."""
+    removed) and it exits 143 "interrupted" (tests/test_signals.py); a signal that comes
+    once its outputs are written in full changes nothing. The commands that solve install
+    their own handlers once they solve (`planner.cli.interrupts`)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with Stopping():
+        from planner import outputs
+
+        before = outputs.sets_written()
+        with Stopping(finished=lambda: outputs.sets_written() > before):
             return fn(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

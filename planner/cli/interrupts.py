@@ -17,6 +17,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any, Self
 
@@ -58,9 +59,25 @@ class _Handlers:
 
 
 class Stopping(_Handlers):
-    """SIGINT and SIGTERM raise `Interrupted`."""
+    """SIGINT and SIGTERM raise `Interrupted`. Repeats within `REPEAT_S` of the first are
+    the same request and ignored, so that they cannot cut short the clean-up the first one
+    started (a bench's run folder was left behind by two Ctrl-C 1 ms apart:
+    tests/test_signals.py). Once `finished()` says the command's outputs are written, a
+    signal is too late to undo anything and is ignored too: the command ends as it would
+    have (exit 143 means nothing was written)."""
+
+    def __init__(self, finished: Callable[[], bool] | None = None) -> None:
+        super().__init__()
+        self.finished = finished
+        self._first: float | None = None
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
+        now = time.monotonic()
+        if self._first is not None and now - self._first <= REPEAT_S:
+            return
+        if self.finished is not None and self.finished():
+            return
+        self._first = now
         raise Interrupted(signum)
 
 
