@@ -80,12 +80,13 @@ def _placement(v: Any, path: str, ck: Checker) -> tuple[tuple[str, tuple[int, ..
 
 
 def check_live_input(
-    jobs: list[tuple[str, Job]], instance: Instance, now_ok: bool = True
+    jobs: list[tuple[str, Job]], instance: Instance, now_ok: bool = True, cluster_ok: bool = True
 ) -> list[Problem]:
     """Cross-checks of the live state: times, placements, predecessors, groups, and the
     rules the fixed jobs break among themselves; the times against `now` only when it is
     sound (`now_ok`: a bad `now` is read as 0, and every time after 0 would be a problem
-    that is not one)."""
+    that is not one), the placements only when the cluster is (`cluster_ok`: a node of a
+    group that failed to parse is unknown, and every placement on it would be a problem)."""
     out: list[Problem] = []
     state = {j.id: j for _, j in jobs}
     sound: set[str] = set()  # fixed jobs whose times and placement are in order
@@ -94,8 +95,9 @@ def check_live_input(
             continue
         n0 = len(out)
         _times(path, j, instance.now if now_ok else None, out)
-        _place(path, j, instance, out)
-        if len(out) == n0:
+        if cluster_ok:
+            _place(path, j, instance, out)
+        if len(out) == n0 and cluster_ok:
             sound.add(j.id)
         for k, dep in enumerate(j.after):
             pred = state.get(dep)

@@ -28,8 +28,8 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
     for path, job in p.jobs:
         _check_job_refs(p, instance, available, path, job, job_ids, group_names, out)
     out += after_cycles(p)
-    out += check_live_input(p.jobs, instance, p.now_ok)
-    if not out and instance.is_live:
+    out += check_live_input(p.jobs, instance, p.now_ok, p.cluster_ok)
+    if not out and instance.is_live and p.cluster_ok:  # it runs the placed jobs on
         out += ends_before_now(p.jobs, instance)
     for path, r in p.reservations:
         raw = p.raw[path]

@@ -210,6 +210,21 @@ def _bad_cluster(d: dict[str, Any]) -> None:
     d["cluster"] = None
 
 
+def _running_on(d: dict[str, Any], node: str) -> None:
+    d["now"] = 30
+    d["jobs"][2].update(state="running", started=0, placement=[{"node": node, "gpus": [0]}])
+
+
+def _bad_cluster_live(d: dict[str, Any]) -> None:
+    _running_on(d, "small-0")
+    d["cluster"] = None
+
+
+def _bad_node_group_live(d: dict[str, Any]) -> None:
+    _running_on(d, "small-0")  # the good group: its node is known all the same
+    d["cluster"]["nodes"][0]["gpus"] = "x"
+
+
 def _model_and_duration(d: dict[str, Any]) -> None:
     d["jobs"][1]["model"] = "gpt2"  # j2: a duration and no GPUs
 
@@ -219,19 +234,22 @@ def _model_and_duration(d: dict[str, Any]) -> None:
     [
         (_bad_now, ("now", 'expected an integer, got string "30"')),
         (_bad_cluster, ("cluster", "expected an object, got null")),
+        (_bad_cluster_live, ("cluster", "expected an object, got null")),
+        (_bad_node_group_live, ("cluster.nodes[0].gpus", 'expected an integer, got string "x"')),
         (
             _model_and_duration,
             ("jobs[1].duration", "a job has either model + iterations or a duration, not both"),
         ),
     ],
-    ids=["now", "cluster", "model-and-duration"],
+    ids=["now", "cluster", "cluster-live", "node-group-live", "model-and-duration"],
 )
 def test_a_bad_value_brings_no_problems_that_only_follow_from_it(
     mutate: Callable[[dict[str, Any]], None], only: tuple[str, str]
 ) -> None:
     # a bad `now` was read as 0, so a job ended at 20 was "after now 0"; a null cluster
     # has no pools, so every demand named an "unknown pool"; a job with a model and a
-    # duration got the model's rules too ("gpus: 0 is less than 1", "iterations: missing")
+    # duration got the model's rules too ("gpus: 0 is less than 1", "iterations: missing");
+    # with a bad cluster, a running job's placement named an "unknown node"
     d = base()
     d["reservations"] = [r for r in d["reservations"] if "pool" not in r]
     mutate(d)
