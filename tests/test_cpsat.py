@@ -246,6 +246,26 @@ def test_no_schedule_names_the_greedy_starts_failure(solver: str) -> None:
                                            "proves nothing here)")  # fmt: skip
 
 
+def test_a_later_stage_past_64_bit_integers_keeps_the_first_stages_plan_and_says_so(
+    solve_verified: SolveVerified, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the makespan stage is solved; the weighted-JCT stage's sum could pass 2^63: the
+    # makespan plan stands, and the summary says the second objective was not optimised
+    from planner.cli import terminal
+    from planner.export import schedule_document
+
+    weights = (1, 10**6, 3, 10**6, 10**5)
+    jobs = [Job(f"j{k}", 1, duration=(6 + k) * 10**11, weight=w) for k, w in enumerate(weights)]
+    inst = make_instance(jobs, [one_gpu_node()], objective=("makespan", "total_weighted_jct"))
+    s = solve_verified(inst, "cpsat", time_limit=5)
+    assert s.info["cpsat_status"] == ["OPTIMAL", "MODEL_INVALID"]
+    assert s.info["returned"] == "cpsat" and "reason" not in s.info
+    said = "CP-SAT refused stage 2 (total_weighted_jct), which is not optimised: its objective"
+    assert s.info["error"].startswith(said)
+    terminal.print_summary(schedule_document(inst, s, inst.objective), "ms")
+    assert "refused stage 2" in capsys.readouterr().out
+
+
 def test_an_objective_past_64_bit_integers_keeps_the_start_with_a_one_line_reason(
     solve_verified: SolveVerified,
 ) -> None:

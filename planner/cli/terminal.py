@@ -186,6 +186,8 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
         t.add_row("held back", f"{info['held_back']} (for a cheaper price)")
     if "reason" in info:
         t.add_row("note", str(info["reason"]))
+    elif "error" in info:  # a solver's refusal that left an earlier stage's plan standing
+        t.add_row("note", str(info["error"]))
     if info.get("interrupted") and doc.get("status") in ("optimal", "feasible"):
         t.add_row("interrupted", "stopped early: this is the best schedule found so far")
     elif info.get("interrupted"):

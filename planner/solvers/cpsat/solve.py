@@ -275,7 +275,7 @@ def _run_stages(
         if options.stop.is_set():
             out.interrupted = True
         if status == cp_model.MODEL_INVALID:
-            out.error = _why_invalid(cm.model.validate())
+            out.error = _why_invalid(cm.model.validate(), i, obj.name)
             break
         if i == 0 and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             out.bound = solver.best_objective_bound / obj.scale
@@ -292,14 +292,17 @@ def _run_stages(
     return out
 
 
-def _why_invalid(message: str) -> str:
+def _why_invalid(message: str, stage: int, objective: str) -> str:
     """CP-SAT's reason for refusing the model, on one line: its message goes on to list
-    every term of the offending expression (tests/test_cpsat.py)."""
+    every term of the offending expression (tests/test_cpsat.py). Refused at a later
+    stage of a lexicographic list, the earlier stages' schedule stands."""
     first = message.strip().splitlines()[0] if message.strip() else "no reason given"
     if "overflow" in first:
         # weights up to 10^6 times times up to 10^12 (planner/limits.py) can pass 2^63
         first = "its objective could pass 64-bit integers (weights x times)"
-    return f"CP-SAT refused the model, so the start is returned: {first}"
+    if stage == 0:
+        return f"CP-SAT refused the model, so the start is returned: {first}"
+    return f"CP-SAT refused stage {stage + 1} ({objective}), which is not optimised: {first}"
 
 
 def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
