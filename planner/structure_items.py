@@ -80,16 +80,18 @@ class Parsed:
 
 
 def _job_gpus(
-    d: dict[str, Any], path: str, ck: Checker, profiled: bool
+    d: dict[str, Any], path: str, ck: Checker, profiled: bool | None
 ) -> tuple[Any, tuple[int, ...]]:
     """`gpus`: one count, or for a profiled job a list of allowed counts (contract §12).
-    Returns the default count (the first listed) and the allowed counts (() when bad)."""
+    Returns the default count (the first listed) and the allowed counts (() when bad).
+    `profiled` None: the job has a model and a duration, so which kind was meant is
+    unknown and neither kind's own rule applies (no minimum of 1, a list allowed)."""
     raw = d.get("gpus")
     if not isinstance(raw, list):
         gpus = ck.integer(d, "gpus", path, minimum=1 if profiled else 0)
         return gpus, (gpus,) if gpus is not None else ()
     gp = join(path, "gpus")
-    if not profiled:
+    if profiled is False:
         ck.add(gp, "a list of GPU counts needs a model (a job with a duration has one count)")
         return None, ()
     if not raw:
@@ -115,9 +117,10 @@ def parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
         out.job_ids.append((path, jid))
     model = ck.string(d, "model", path, default=None, nullable=True)
     profiled = "model" in d and d["model"] is not None
-    # which of the two was meant is unknown: the rules of neither are applied
-    both = profiled and "duration" in d
-    gpus, counts = _job_gpus(d, path, ck, profiled and not both)
+    # which of the two was meant is unknown: the rules of neither are applied; a null
+    # duration is not given, as a null model is
+    both = profiled and d.get("duration") is not None
+    gpus, counts = _job_gpus(d, path, ck, None if both else profiled)
     if both:
         ck.add(
             join(path, "duration"), "a job has either model + iterations or a duration, not both"

@@ -229,6 +229,10 @@ def _model_and_duration(d: dict[str, Any]) -> None:
     d["jobs"][1]["model"] = "gpt2"  # j2: a duration and no GPUs
 
 
+def _elastic_model_and_duration(d: dict[str, Any]) -> None:
+    d["jobs"][0].update(gpus=[8, 4], duration=5)  # j1: a model, GPU counts to choose from
+
+
 @pytest.mark.parametrize(
     ("mutate", "only"),
     [
@@ -240,8 +244,19 @@ def _model_and_duration(d: dict[str, Any]) -> None:
             _model_and_duration,
             ("jobs[1].duration", "a job has either model + iterations or a duration, not both"),
         ),
+        (
+            _elastic_model_and_duration,
+            ("jobs[0].duration", "a job has either model + iterations or a duration, not both"),
+        ),
     ],
-    ids=["now", "cluster", "cluster-live", "node-group-live", "model-and-duration"],
+    ids=[
+        "now",
+        "cluster",
+        "cluster-live",
+        "node-group-live",
+        "model-and-duration",
+        "elastic-model-and-duration",
+    ],
 )
 def test_a_bad_value_brings_no_problems_that_only_follow_from_it(
     mutate: Callable[[dict[str, Any]], None], only: tuple[str, str]
@@ -254,6 +269,14 @@ def test_a_bad_value_brings_no_problems_that_only_follow_from_it(
     d["reservations"] = [r for r in d["reservations"] if "pool" not in r]
     mutate(d)
     assert problems_of(d) == [only]
+
+
+def test_a_null_duration_beside_a_model_is_not_given() -> None:
+    """As a null `model` beside a duration is: no "not both" problem."""
+    d = base()
+    d["jobs"][0]["duration"] = None
+    inst = instance_from_dict(d, catalogue=CATALOGUE)
+    assert inst.job_by_id["j1"].model == "gpt2"
 
 
 def test_root_not_an_object() -> None:
