@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -360,3 +361,37 @@ def test_a_signal_after_the_outputs_are_written_changes_nothing(tmp_path: Path) 
     with pytest.raises(Interrupted) as e:
         command(tmp_path / "b.txt", False)
     assert e.value.exit_code == 143
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_bench_killed_outright_takes_its_running_jobs_with_it(
+    tmp_path: Path, workers: str
+) -> None:
+    """SIGKILL cannot be handled, and a job under way leads a process group of its own
+    (so a kill sent to the bench's group misses it) in a pool worker (which a kill sent
+    to the bench alone misses): the jobs and workers die with the bench all the same,
+    instead of running on to their time limit (README "plan bench" interrupted)."""
+    for i in (1, 2):
+        (tmp_path / f"d{i}.json").write_text(DEMO.read_text())
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "r.csv"
+    p = plan("bench", str(tmp_path), "--solvers", "cpsat", "--time-limit", "60",
+             "--workers", workers, "-o", str(out), temp=temp)  # fmt: skip
+    jobs = 1 if workers == "1" else 4  # the pool's two workers and their jobs
+    try:
+        wait_until(lambda: sum(alive(k) for k in descendants(p.pid)) >= jobs)
+        time.sleep(1.0)
+        below = descendants(p.pid)
+    finally:
+        p.kill()
+        p.wait()  # not its pipes' end: a job that outlived it would hold them open
+    try:
+        wait_until(lambda: not any(alive(k) for k in below), timeout=10)
+    finally:
+        for k in below:
+            with contextlib.suppress(OSError):
+                os.kill(k, signal.SIGKILL)
+        for pipe in (p.stdout, p.stderr):
+            assert pipe is not None
+            pipe.close()

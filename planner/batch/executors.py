@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
-from planner.batch.run import Task, error_row, run_task, stop_jobs, with_text
+from planner.batch.run import Task, die_with, error_row, run_task, stop_jobs, with_text
 from planner.errors import UsageError
 
 EXECUTORS = ("local", "ray")
@@ -42,11 +42,13 @@ def _stop_worker(signum: int, frame: object) -> None:
     os._exit(143)  # not SystemExit: the pool would catch it and hand this worker a next job
 
 
-def _worker_start() -> None:
+def _worker_start(bench: int) -> None:
     """A pool worker leaves Ctrl-C to the bench, which stops it with SIGTERM; then it
-    kills the job it runs and exits (no orphans)."""
+    kills the job it runs and exits (no orphans). The same when the bench dies without a
+    word (SIGKILL: tests/test_signals.py)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_worker)
+    die_with(bench, signal.SIGTERM)
 
 
 def run_local(tasks: Sequence[Task], workers: int) -> Iterator[dict[str, Any]]:
@@ -57,8 +59,11 @@ def run_local(tasks: Sequence[Task], workers: int) -> Iterator[dict[str, Any]]:
         return
     ctx = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(tasks)), mp_context=ctx, initializer=_worker_start
-    )
+        max_workers=min(workers, len(tasks)),
+        mp_context=ctx,
+        initializer=_worker_start,
+        initargs=(os.getpid(),),
+    )  # started by `submit`, from this (the main) thread
     pending: dict[Future[dict[str, Any]], Task] = {}
     try:
         for t in tasks:

@@ -18,6 +18,7 @@ deleted, so no solver is left running and no model file left behind (tests/test_
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
 import shutil
@@ -33,6 +34,7 @@ from planner.metrics import METRIC_KEYS as METRICS  # a row's metric columns
 
 ERROR, TIMEOUT = "error", "timeout"
 NO_LIMIT_TIMEOUT = 3600.0  # hard guard when no time limit is given
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,11 @@ def _run_forked(task: Task) -> dict[str, Any]:
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     folder = tempfile.mkdtemp(prefix="plan-bench-")
-    child = ctx.Process(target=_child, args=(task, send, folder), daemon=True)
+    # the child dies with the thread that forks it (PR_SET_PDEATHSIG): only a main thread
+    # lives as long as its process (a pool worker's, the bench's)
+    tied = threading.current_thread() is threading.main_thread()
+    parent = os.getpid() if tied else None
+    child = ctx.Process(target=_child, args=(task, send, folder, parent), daemon=True)
     t0 = time.perf_counter()
     try:
         child.start()
@@ -194,11 +200,28 @@ def _run_forked(task: Task) -> dict[str, Any]:
     )
 
 
-def _child(task: Task, conn: Any, folder: str) -> None:
+def die_with(parent: int, signum: int) -> None:
+    """Linux: get `signum` when `parent` dies, even of a SIGKILL that it cannot pass on
+    (`timeout -s KILL plan bench ...`): a job leads a group of its own, out of reach of a
+    kill sent to the bench's group, and a pool worker is out of reach of one sent to the
+    bench alone. Call it in the new process, whose parent forked it from its main thread
+    (the signal comes when the forking thread ends)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signum)
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:  # it died before the call
+        os.kill(os.getpid(), signum)
+
+
+def _child(task: Task, conn: Any, folder: str, parent: int | None) -> None:
     from planner.subprocesses import stay_in_group
 
     try:
         os.setpgid(0, 0)
+        if parent is not None:
+            die_with(parent, signal.SIGKILL)  # no handler would run in a solver's C++ loop
         stay_in_group()
         os.environ["TMPDIR"] = os.environ["TMP"] = tempfile.tempdir = folder
         conn.send(execute(task))
