@@ -1,12 +1,14 @@
 """The `plan` entry point: Ctrl-C while the CLI's modules are still being imported ends
-with one line and exit 130, not a KeyboardInterrupt traceback (once a command runs,
-`planner.cli.common.handle_errors` does the same). Usage errors are shown as click
+with one line and exit 130, not a KeyboardInterrupt traceback, and SIGTERM then with the
+same line and exit 143, not a silent death (once a command runs,
+`planner.cli.common.handle_errors` and the commands' handlers do the same). Usage errors are shown as click
 shows them (exit 2). The one line is written here, not by `planner.cli.terminal`: the
 interrupt may have come while rich, which that module needs, was being imported."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 
@@ -24,18 +26,49 @@ def _interrupted_at_start() -> None:
     os._exit(130)
 
 
+def _terminated_at_start(signum: int, frame: object) -> None:
+    """SIGTERM while the modules are imported: as Ctrl-C then, one line (exit 143)."""
+    sys.stderr.write("error: interrupted\n")
+    sys.stderr.flush()
+    os._exit(143)
+
+
 def run() -> None:
+    # each command that can take a while installs its own handler as it starts
+    # (`planner.cli.common.stops_on_signals`, `planner.cli.interrupts`)
+    default = signal.signal(signal.SIGTERM, _terminated_at_start)
     try:
         from planner.cli import main
     except KeyboardInterrupt:
         _interrupted_at_start()
+    signal.signal(signal.SIGTERM, default)
     import click
 
     try:
         # Not standalone: click would turn a Ctrl-C while it parses into "Aborted!", exit 1.
         code = main.main(prog_name="plan", standalone_mode=False)
+        sys.stdout.flush()  # what click wrote itself (help, --version), while errors count
     except (KeyboardInterrupt, click.Abort):
         _interrupted()
+    except BrokenPipeError:  # `plan --help | head`: exit 141, as a command's output
+        from planner.cli.common import EXIT_PIPE
+        from planner.cli.terminal import silence_output
+
+        silence_output()
+        sys.exit(EXIT_PIPE)
+    except OSError as e:  # help or --version to a full device: one line, exit 3
+        sys.stderr.write(f"error: cannot write standard output: {e.strerror or e}\n")
+        sys.exit(3)
+    except SystemExit as e:
+        # click ends a write to a closed pipe with exit 1 ("no feasible schedule" here),
+        # wrapping the streams so that their flush at exit says nothing
+        # (its class is public in click 8.1, private from 8.2: known by its name)
+        pacified = type(sys.stdout).__name__.endswith("PacifyFlushWrapper")
+        if e.code == 1 and pacified:
+            from planner.cli.common import EXIT_PIPE
+
+            sys.exit(EXIT_PIPE)
+        raise
     except click.ClickException as e:
         try:
             e.show()

@@ -769,3 +769,29 @@ def test_a_reader_that_stops_after_its_first_read_is_exit_141(
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141, stderr
     assert "internal error" not in stderr
+
+
+@pytest.mark.parametrize("args", [["--help"], ["solve", "--help"], ["--version"]])
+def test_help_to_a_closed_reader_is_exit_141_and_to_a_full_device_one_line(
+    args: list[str],
+) -> None:
+    # what click writes itself: a closed pipe was click's exit 1 ("no feasible schedule"
+    # here), a full device a traceback
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "planner", *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader goes away before anything is printed
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141, stderr
+    assert stderr == ""
+    if not Path("/dev/full").exists():
+        return
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 3
+    assert done.stderr.splitlines() == [
+        "error: cannot write standard output: No space left on device"
+    ]

@@ -145,6 +145,34 @@ def test_ctrl_c_during_start_up_has_no_traceback(tmp_path: Path) -> None:
         assert stderr.strip().splitlines() == ["error: interrupted"]
 
 
+_TERM_DURING_IMPORTS = """
+import builtins, os, signal, sys
+real = builtins.__import__
+def imported(name, *args, **kw):
+    if name == "planner.cli":  # SIGTERM as the CLI's modules begin to load
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real(name, *args, **kw)
+builtins.__import__ = imported
+sys.argv = ["plan", "models"]
+from planner.launch import run
+run()
+"""
+
+
+def test_sigterm_during_start_up_is_one_line_and_exit_143() -> None:
+    """SIGTERM before any command's handler is in place (the CLI's imports take a few
+    tenths of a second): "error: interrupted" and exit 143, as later, not a silent death."""
+    p = subprocess.run(
+        [sys.executable, "-c", _TERM_DURING_IMPORTS],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 143, (p.returncode, p.stderr)
+    assert p.stderr.strip().splitlines() == ["error: interrupted"] and not p.stdout
+
+
 def descendants(pid: int) -> set[int]:
     """Every process below `pid` (from /proc's children lists)."""
     found: set[int] = set()
