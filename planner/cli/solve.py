@@ -77,7 +77,9 @@ _SOLVE_OPTIONS = [
     click.option(
         "--time-limit",
         type=SECONDS,
-        help="Seconds for the solver [default: 30 for auto, cpsat and milp; greedy needs none].",
+        help="Seconds for the solver [default: 30; greedy:RULE needs none, plain greedy "
+        "spends it only on extra plans: a preemptive batch's starts, GPU counts, price "
+        "hold-backs].",
     ),
     click.option(
         "--objective",
