@@ -1,9 +1,10 @@
 """The `plan` entry point: Ctrl-C while the CLI's modules are still being imported ends
 with one line and exit 130, not a KeyboardInterrupt traceback, and SIGTERM then with the
 same line and exit 143, not a silent death (once a command runs,
-`planner.cli.common.handle_errors` and the commands' handlers do the same). Usage errors are shown as click
-shows them (exit 2). The one line is written here, not by `planner.cli.terminal`: the
-interrupt may have come while rich, which that module needs, was being imported."""
+`planner.cli.common.handle_errors` and the commands' handlers do the same). Usage errors
+are shown as click shows them (exit 2). The one line is written here, not by
+`planner.cli.terminal`: the interrupt may have come while rich, which that module needs,
+was being imported."""
 
 from __future__ import annotations
 
