@@ -62,10 +62,10 @@ MAX_POINTS = 400
 LP_ITERATIONS = 30_000
 # ... and at most this many per second of the solve's time limit, so that the bound (each
 # LP of it) keeps to a fraction of a short limit: about 0.3-0.4 s of LP per second of limit
-# on this machine (2,500-3,300 iterations a second). Without it, trace1's all-at-zero jobs
-# 0-59 took 16.9 s under `plan solve --time-limit 5` (14 s of it an LP that was then
-# skipped). Still a count, not a clock: the same instance and limit give the same bound on
-# a busy machine as on an idle one.
+# on a 2-core machine of this project's CI kind, idle (2,500-3,300 iterations a second).
+# Without it, trace1's all-at-zero jobs 0-59 took 16.9 s under `plan solve --time-limit 5`
+# (14 s of it an LP that was then skipped). A count per LP; the bound as a whole also has
+# a clock (BOUND_ITERATIONS_PER_S below), so a busy machine can still get a weaker bound.
 ITERATIONS_PER_SECOND = 1_000
 
 
@@ -80,10 +80,10 @@ LP_GUARD_SECONDS = 60.0
 # clock, so a busy machine may get a weaker bound, but only where an LP runs slower than
 # this per iteration. Without it, `plan replan --solver cpsat --time-limit 10` of a live
 # state with 1,144 of `plan generate --family dl --jobs 2000 --nodes 62 --seed 1`'s jobs
-# left ran 23-25 s: its configuration LP (27,364 rows, 60,760 columns) runs 1,300-1,400
-# iterations a second and needs 29,362, so it used its 10,000 iterations (7.5 s) and was
-# skipped. At this rate a bound keeps to 0.625 s per second of the limit; the README (the
-# bound LPs' simplex iterations, "What we chose ...") has the measurements.
+# left took 23.3 s: its configuration LP (27,364 rows, 60,760 columns) runs 1,344
+# iterations a second and needs 29,362, so it used up its 10,000 and was skipped. At this
+# rate a bound keeps to 0.625 s per second of the limit; the README (the bound LPs'
+# simplex iterations, "What we chose ...") has the measurements.
 BOUND_ITERATIONS_PER_S = 1_600
 
 

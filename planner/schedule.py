@@ -21,8 +21,9 @@ STATUSES: tuple[Status, ...] = get_args(Status)
 class SolveInfo(TypedDict, total=False):
     """Every key a planner may put in `Schedule.info`, declared once (all optional).
 
-    The CLI shows `reason` and `auto`; `plan bench` records `reason`; the rest is reported
-    in the schedule file as it is.
+    The CLI's summary reads `reason`, `error`, `auto`, `bound_by`, `elastic`, `held_back`
+    and `interrupted` (planner/cli/terminal.print_summary), `plan simulate` `simulation`;
+    `plan bench` records `reason`; the rest is reported in the schedule file as it is.
     """
 
     # every planner

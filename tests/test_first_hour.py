@@ -208,7 +208,7 @@ def test_live_line_shows_elapsed_over_limit_between_reports() -> None:
 
     line = StatusLine(limit_s=30)
     assert str(line.__rich__()).strip().endswith("/ 30s  solving…")
-    line.last = Progress(elapsed_s=1.0, incumbent=200.0, bound=150.0)
+    line.last = Progress(incumbent=200.0, bound=150.0)
     text = str(line.__rich__())
     assert "/ 30s" in text and "gap 25.00%" in text
 

@@ -275,8 +275,9 @@ def test_an_interrupted_milp_bench_leaves_no_cbc_running_and_no_model_files(
 def test_a_second_ctrl_c_during_a_milp_solve_leaves_no_cbc_and_no_model_files(
     tmp_path: Path,
 ) -> None:
-    """README "Signals": a Ctrl-C more than a second after the first abandons the run; CBC,
-    still running in its own session, must not outlive `plan`, nor its files."""
+    """README, "What we chose ...", Signals: a Ctrl-C more than a second after the first
+    abandons the run; CBC, still running in its own session, must not outlive `plan`, nor
+    its files."""
     from planner.generate import generate
 
     temp = tmp_path / "tmp"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# contract §7 (EXIT_OK is the table's first row; a command that returns exits with it)
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 EXIT_PIPE = 141  # 128 + SIGPIPE: the reader of standard output went away (README)
 

@@ -93,8 +93,8 @@ class Engine:
         self.attained: dict[str, int] = dict.fromkeys(self.jobs, 0)
         # job -> release, for the released jobs not done, in release order: what a
         # decision sees (walking the done ones too made each decision cost O(jobs so far):
-        # `plan simulate` of 5,000 generated jobs with fifo took 58 s, README "Simulating
-        # policies")
+        # `plan simulate` of 5,000 generated jobs with fifo took 52.0 s, 36.9 s after this
+        # change, README "Simulating policies")
         self.active: dict[str, int] = {}
         self.done: dict[str, int] = {}
         self.job_run: dict[str, int] = {}

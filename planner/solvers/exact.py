@@ -58,8 +58,9 @@ START_SHARE = 0.25
 
 def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Schedule | None:
     """The best complete, valid schedule over `start_rules` and the RCPSP heuristic, tried
-    while START_SHARE of the time limit lasts: the instance's default greedy rule first,
-    then the others until the time is up (ties go to the earlier rule of `start_rules`,
+    while START_SHARE of the time limit lasts: the RCPSP heuristic first on a plain RCPSP
+    with makespan first, else the instance's default greedy rule; then the others until
+    the time is up (ties go to the earlier rule of `start_rules`,
     so with time for all the answer does not depend on the order); `options.start`
     instead when it is complete, valid and strictly better. Writes the start's solver and
     objective values to `info`, and why a rule failed (`start_errors`): a failing rule

@@ -23,9 +23,9 @@ MAX_EXACT_POOL_RESERVATIONS = 4
 
 @dataclass(frozen=True)
 class Progress:
-    """One line of the live display: incumbent and bound of the first objective."""
+    """One line of the live display: incumbent and bound of the first objective (the
+    display keeps its own clock)."""
 
-    elapsed_s: float
     incumbent: float | None
     bound: float | None
     message: str = ""

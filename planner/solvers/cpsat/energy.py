@@ -5,7 +5,7 @@ gpu_idle_w` on each GPU while a solo job or a group holds it. Both objectives ar
 those draws over time:
 - `energy_kwh`: the idle part is the cluster's idle watts x the makespan; the busy part is
   linear in the option literals, each option's use holding its GPUs for a fixed length.
-  Exact (watts scaled to integers, see `model.scale_for`).
+  Exact (watts scaled to integers, see `variables.scale_for`).
 - `energy_cost`: the price integral `P(t)` (piecewise linear, breakpoints at the price
   changes) is evaluated at each job's start and end and each group's start and end by one
   literal per price piece; a job alone holds `W_j` extra watts over `[start, end)`, where

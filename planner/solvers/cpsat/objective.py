@@ -2,7 +2,7 @@
 
 Weights are floats; CP-SAT needs integers, so every weighted objective is multiplied by
 `scale` (the smallest power of ten up to 1000 making all weights integral, see
-`model.scale_for`). With weights of at most three decimals the scaled objective is exact;
+`variables.scale_for`). With weights of at most three decimals the scaled objective is exact;
 otherwise weights are rounded to 1/1000 and `exact` is False (the schedule's true value is
 still computed from the schedule).
 """

@@ -88,7 +88,8 @@ ALL_GROUPS_MAX = 400
 # ran 17 s and answered Ctrl-C 9 s late. The model is built only when its solo options
 # (`exact.cpsat_size`) at this rate, and MIN_SOLVE_S of search, fit in what the start left
 # of the limit; else the start is returned, saying why. A 1,144-job live state (README,
-# the bounds' clock): 62,360 options, built in 5.16 s and hinted in 0.57 s (idle machine).
+# the bounds' clock: hinted in 0.57 s; one run, idle machine, not in the README: 62,360
+# options, built in 5.16 s).
 BUILD_OPTIONS_PER_S = 10_000
 MIN_SOLVE_S = 0.05  # `_run_stages` runs no stage with less left
 
@@ -140,23 +141,19 @@ class _Callback(cp_model.CpSolverSolutionCallback):
         self,
         obj: Objective,
         options: SolveOptions,
-        t0: float,
         floor: float | None = None,
         proof: bool = False,
     ):
         super().__init__()
-        self.obj, self.options, self.t0 = obj, options, t0
+        self.obj, self.options = obj, options
         self.floor, self.proof = floor, proof
-        self.solutions = 0
 
     def on_solution_callback(self) -> None:
-        self.solutions += 1
         if self.options.progress is not None:
             own = self.best_objective_bound / self.obj.scale if self.proof else None
             bound = max((b for b in (own, self.floor) if b is not None), default=None)
             self.options.progress(
                 Progress(
-                    time.monotonic() - self.t0,
                     self.objective_value / self.obj.scale,
                     bound,
                     self.obj.name,
@@ -253,7 +250,7 @@ def _run_stages(
         _parameters(solver, options, left, _search(cm, hinted, i))
         # the first stage's bound: `floor` and, on an exact model, CP-SAT's; later stages
         # minimise another objective, whose own bound is shown
-        cb = _Callback(obj, options, t0, floor if i == 0 else None, proof and obj.exact)
+        cb = _Callback(obj, options, floor if i == 0 else None, proof and obj.exact)
         done = threading.Event()
 
         def watch(solver: cp_model.CpSolver = solver, done: threading.Event = done) -> None:

@@ -118,8 +118,7 @@ class _Search:
     def report(self, msg: str) -> None:
         if self.options.progress is not None:
             lb = (self.start.lower_bound or {}).get(self.names[0])
-            elapsed = time.perf_counter() - self.t0
-            self.options.progress(Progress(elapsed, self.best_val[0], lb, msg))
+            self.options.progress(Progress(self.best_val[0], lb, msg))
 
     def attempts(self) -> Iterator[tuple[str, list[int], str]]:
         """(label, list order, grouping) to try, in order (see the module docstring)."""

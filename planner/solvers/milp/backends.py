@@ -53,9 +53,9 @@ STDBUF = shutil.which("stdbuf")
 ProgressFn = Callable[[float | None, float | None], None]  # (incumbent, bound)
 
 # The CBC runs of this process and their files, while they last. CBC is watched from the
-# thread that solves, often not the one a later Ctrl-C interrupts (README "Signals": it
-# abandons the run); the process then exits without that thread's clean-up, so this is
-# done at exit (tests/test_signals.py).
+# thread that solves, often not the one a later Ctrl-C interrupts (README, "What we chose
+# where the contract is silent", Signals: it abandons the run); the process then exits
+# without that thread's clean-up, so this is done at exit (tests/test_signals.py).
 _CBC_RUNS: dict[tuple[str, ...], subprocess.Popen[bytes] | None] = {}  # files -> CBC
 
 
@@ -215,9 +215,9 @@ def _watch_cbc(
             continue
         interrupted = interrupted or stop.is_set()
         if log.nothing_to_wait_for():
-            # waiting would only delay the start the caller holds (la01 imported from the
-            # job-shop set at 5 s: 19 s before, README "What we chose where the contract
-            # is silent")
+            # waiting would only delay the start the caller holds (la01-la05 imported from
+            # the job-shop set at 5 s: killed by the bench at 17.5 s before, 5.4-8.7 s
+            # after; README "What we chose where the contract is silent")
             return interrupted, _kill(proc, "stopped: no solution better than the start")
         if now - asked >= 1.0:
             # CBC acts on SIGINT only inside branch and bound (its handler flags the

@@ -19,7 +19,7 @@ def grid_starts(greedy: Schedule, length: int) -> dict[str, tuple[int, int]]:
     """Greedy's schedule moved onto the grid: job -> (start slot, exact duration).
 
     s' = ceil_L(sigma), sigma_j = max(s_j, e_i + D_i + a_i for jobs i ending by s_j, sigma
-    of jobs starting no later): see objective.rounding_allowance for why this keeps
+    of jobs starting no later): see horizon.rounding_allowance for why this keeps
     capacity, precedence and priority (not reservation windows or deadlines: the solver
     then rejects the start, which costs nothing). With slot length 1 it is the identity.
     """

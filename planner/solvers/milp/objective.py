@@ -32,7 +32,7 @@ def add_objectives(
     objs: dict[str, pulp.LpAffineExpression] = {}
     cmax = None
     if any(n in ("makespan", *ENERGY_OBJECTIVES) for n in objectives):
-        # the energy objectives draw idle power up to the makespan (planner.milp.energy)
+        # the energy objectives draw idle power up to the makespan (planner.solvers.milp.energy)
         cmax = prob.add_variable("cmax", lowBound=cmax_floor)
         for i, jid in enumerate(sinks):
             terms = dict(ends[jid])

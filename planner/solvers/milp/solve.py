@@ -10,13 +10,14 @@ Status and bound:
   status, or an integral objective whose bound rounds up to the incumbent) AND the grid is
   exact: slot length 1 (integer times and durations, so every exact schedule is on the
   grid), no horizon cut that could exclude optimal schedules, no conservative pool rows,
-  no relaxed idle energy (planner.solvers.milp.energy).
+  no preemption (the model has no segments), and the candidate groups complete and not
+  split by reservations (`exact` in `solve_milp`).
   Otherwise the grid optimum is reported as "feasible", info["optimal_on_grid"] = True.
 - lower_bound: the solver's bound when the grid is exact (first objective; later ones only
   after every earlier stage was proved). With slot > 1 the grid bound is not a bound of the
   exact problem (starts on the grid and rounded-up durations restrict it). For makespan
   without reservations and deadlines we subtract a valid rounding allowance
-  (objective.rounding_allowance: how much later than any exact schedule a grid schedule
+  (horizon.rounding_allowance: how much later than any exact schedule a grid schedule
   may have to end); otherwise, and for the sum objectives, we report planner.bounds'
   valid bound. The larger valid value is reported. A returned schedule that
   meets a valid bound is "optimal" whatever the grid (info["optimal_by_bound"]).
@@ -122,8 +123,7 @@ class _Run:
 
     def report(self, incumbent: float | None, bound: float | None, message: str = "") -> None:
         if self.options.progress is not None:
-            elapsed = time.monotonic() - self.t0
-            self.options.progress(Progress(elapsed, incumbent, bound, message))
+            self.options.progress(Progress(incumbent, bound, message))
 
     def report_solver(self, incumbent: float | None, bound: float | None) -> None:
         """The backend's report on the first objective, its bound taken as the final one's."""

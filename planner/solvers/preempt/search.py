@@ -39,9 +39,8 @@ run per beta of `weighted.BETAS` while its time lasts: on the five heavy all-at-
 windows of 60 Muri jobs with preemption, `auto` 60 s, its plan won on all five (trace1 jobs
 120-179: 421,425 s against 437,528 s before it; docs/PREEMPTION.md has the figures).
 
-Measured on cluster_trace.csv (400 jobs, 8 x 8, Muri's restart costs; one run of
-`experiments/preemption_targets.py`, docs/PREEMPTION.md): 120 s give 107,144 s average
-JCT (muri-s: 120,101 s).
+Measured on cluster_trace.csv (400 jobs, 8 x 8, Muri's restart costs; docs/PREEMPTION.md,
+its first table): 120 s give 101,489 s average JCT with one lane (muri-s: 120,101 s).
 
 Engine runs cost time that grows with decisions x queue: above MURI_MAX_JOBS jobs Muri's
 matching is replaced by `srsf-p` for the start and no search is made (measured, one core
@@ -339,8 +338,7 @@ class _Search:
 
     def report(self, msg: str) -> None:
         if self.options.progress is not None and self.best_val:
-            elapsed = time.perf_counter() - self.t0
-            self.options.progress(Progress(elapsed, self.best_val[0], None, msg))
+            self.options.progress(Progress(self.best_val[0], None, msg))
 
     def start(self) -> None:
         # the greedy plan first (offered last, so it wins no tie): it answers when the
