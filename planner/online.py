@@ -44,13 +44,31 @@ def check_spec(spec: str) -> str:
     return name
 
 
+def infeasible_reason(instance: Instance) -> str | None:
+    """Why no policy can run every job of `instance`, or None: strict priority and `after`
+    contradict each other, or, without preemption, a running job of a live state cannot
+    keep its segment (a reservation takes its GPUs before it ends; with preemption the
+    engine stops it at now)."""
+    from planner.live import kept_clash
+    from planner.solvers.plain import priority_after_conflict
+
+    reason = priority_after_conflict(instance)
+    if reason is None and instance.is_live and not instance.preemption.enabled:
+        reason = kept_clash(instance)
+    return reason
+
+
 def simulate_spec(
     instance: Instance, spec: str, *, budget: float = 1.0, stop: threading.Event | None = None
 ) -> Schedule:
     """The realized schedule of `simulate:POLICY` on `instance` as a `Schedule` (what
-    `plan bench` measures like any planner's); `NotApplicable` for a preemptive policy on
+    `plan bench` measures like any planner's), `infeasible` with the reason when no policy
+    can run every job (`infeasible_reason`); `NotApplicable` for a preemptive policy on
     an instance without preemption, `Stopped` once `stop` is set."""
     pol = make_policy(check_spec(spec), budget=budget)
+    reason = infeasible_reason(instance)
+    if reason is not None:
+        return Schedule(instance.name, spec, "infeasible", info={"reason": reason})
     t0 = time.perf_counter()
     res = simulate(instance, pol, stop=stop)
     doc = result_to_schedule_dict(instance, res, time.perf_counter() - t0)

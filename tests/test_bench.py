@@ -253,6 +253,28 @@ def test_overrunning_solver_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert row["status"] == "timeout" and "killed" in row["error"]
 
 
+@pytest.mark.parametrize("spec", ["simulate:fifo", "greedy"])
+def test_a_policy_run_on_an_instance_no_policy_can_run_is_infeasible_with_the_reason(
+    tmp_path: Path, spec: str
+) -> None:
+    # strict priority has `a` start no later than `b`, and `after` has it wait for `b`:
+    # as `plan simulate` says (exit 1), not a policy's error row ("left them waiting")
+    doc = {
+        "version": 1,
+        "name": "pa",
+        "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
+        "jobs": [
+            {"id": "b", "duration": 5, "gpus": 1},
+            {"id": "a", "duration": 5, "gpus": 1, "priority": 1, "after": ["b"]},
+        ],
+    }
+    path = tmp_path / "pa.json"
+    path.write_text(json.dumps(doc))
+    row = run_task(Task(str(path), spec))
+    assert row["status"] == "infeasible" and row["verified"] is False
+    assert row["error"].startswith("job a: strict priority (R9) has it start no later than b")
+
+
 def _simulate_until_stopped(instance: Any, spec: str, *, stop: Any = None, **kw: Any) -> Any:
     from planner.simulate import Stopped
 

@@ -104,16 +104,10 @@ def simulate(
 
 
 def _feasible_or_exit(inst: Any) -> None:
-    """Exit 1 naming the jobs when no schedule of the instance exists: strict priority
-    and `after` contradict each other (no policy could run every job), or, without
-    preemption, a running job of a live state cannot keep its segment (a reservation
-    takes its GPUs before it ends; with preemption the engine stops it at now)."""
-    from planner.live import kept_clash
-    from planner.solvers.plain import priority_after_conflict
+    """Exit 1 naming the jobs when no policy can run every job (`infeasible_reason`)."""
+    from planner.online import infeasible_reason
 
-    reason = priority_after_conflict(inst)
-    if reason is None and inst.is_live and not inst.preemption.enabled:
-        reason = kept_clash(inst)
+    reason = infeasible_reason(inst)
     if reason is not None:
         terminal.print_error(f"no schedule exists: {reason}; nothing written")
         sys.exit(EXIT_INFEASIBLE)
