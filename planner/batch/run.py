@@ -35,6 +35,14 @@ from planner.metrics import METRIC_KEYS as METRICS  # a row's metric columns
 ERROR, TIMEOUT = "error", "timeout"
 NO_LIMIT_TIMEOUT = 3600.0  # hard guard when no time limit is given
 PR_SET_PDEATHSIG = 1  # prctl(2)
+# How a row of an instance that could not be read begins its error: the results file keeps
+# only the text, and a bench whose every row is such exits 2 (`unread`).
+BAD_INSTANCE, UNREADABLE = "bad instance ", "cannot read "
+
+
+def unread(row: dict[str, Any]) -> bool:
+    """Whether the row is of an instance file that could not be read (bad input)."""
+    return str(row.get("error") or "").startswith((BAD_INSTANCE, UNREADABLE))
 
 
 @dataclass(frozen=True)
@@ -250,9 +258,10 @@ def execute(task: Task) -> dict[str, Any]:
     except InputError as e:
         problems = "; ".join(str(p) for p in e.problems[:5])
         more = f" (+{len(e.problems) - 5} more)" if len(e.problems) > 5 else ""
-        return {**row, "error": one_line(f"bad instance {e.file}: {problems}{more}")}
+        return {**row, "error": one_line(f"{BAD_INSTANCE}{e.file}: {problems}{more}")}
     except Exception as e:
-        return {**row, "error": one_line(f"cannot read {task.instance}: {type(e).__name__}: {e}")}
+        error = f"{UNREADABLE}{task.instance}: {type(e).__name__}: {e}"
+        return {**row, "error": one_line(error)}
     row["name"] = instance.name
     try:
         return _solve_and_measure(task, instance, row)

@@ -212,9 +212,10 @@ def exit_code(rows: list[dict[str, Any]]) -> int:
     """Contract §7 for a whole bench: 0 when some run gave a verified schedule; else 2
     when no instance file could be read, 1 otherwise (no schedule found). The rows are
     written either way: they say what went wrong with each run."""
+    from planner.batch.run import unread
+
     if not rows or any(r.get("verified") for r in rows):
         return 0
-    unread = ("bad instance ", "cannot read ")
-    if all(str(r.get("error") or "").startswith(unread) for r in rows):
+    if all(unread(r) for r in rows):
         return EXIT_USAGE
     return EXIT_INFEASIBLE
