@@ -84,6 +84,30 @@ def live_instance(
     return out
 
 
+def check_plan_in_force(instance: Instance, schedule: Schedule, source: str) -> None:
+    """InputError (naming `source`) unless `schedule` is a valid plan of `instance`: it
+    passes the verifier and, when the instance has jobs, plans some (what started by `now`
+    is read from it)."""
+    from planner.verify import verify
+
+    wrong = verify(instance, schedule)
+    if wrong or (not schedule.jobs and instance.jobs):  # no jobs: an empty plan is one
+        problems = [Problem("jobs", str(v)) for v in wrong[:20]] or [Problem("jobs", "no jobs")]
+        raise InputError(source, [Problem("$", "not a valid schedule of the instance")] + problems)
+
+
+def state_counts(instance: Instance, live: Instance) -> dict[str, int]:
+    """How many jobs of the live state are done, running and waiting, and how many of the
+    waiting were stopped with work left (`_left` gave them less work than `instance`)."""
+    states = [j.state for j in live.jobs]
+    counts = {s: states.count(s) for s in ("done", "running", "waiting")}
+    work = {j.id: j.work for j in instance.jobs}
+    counts["stopped"] = sum(
+        j.state == "waiting" and j.work != work.get(j.id, j.work) for j in live.jobs
+    )
+    return counts
+
+
 def check_now(instance: Instance, now: int, source: str = "<instance>") -> None:
     """`now` may not go back before the instance's own `now` (its done jobs' ends)."""
     if now < instance.now:

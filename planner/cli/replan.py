@@ -9,7 +9,6 @@ import click
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
 from planner.cli.solve import SolveArgs, plan_and_write, solve_options
-from planner.errors import InputError, Problem
 from planner.limits import MAX_NUMBER
 
 
@@ -52,8 +51,7 @@ def replan(
     from planner.live_file import live_document
     from planner.outputs import check_outputs, files_only
     from planner.read import raw_json, read_instance
-    from planner.replan import check_now, live_instance
-    from planner.verify import verify
+    from planner.replan import check_now, check_plan_in_force, live_instance, state_counts
 
     outs, settings = args.prepared()
     files_only({"--live": live_out})
@@ -61,20 +59,13 @@ def replan(
     inst = read_instance(instance)
     check_now(inst, now, instance)
     sched = read_schedule(schedule)
-    wrong = verify(inst, sched)
-    if wrong or (not sched.jobs and inst.jobs):  # an instance without jobs plans none
-        problems = [Problem("jobs", str(v)) for v in wrong[:20]] or [Problem("jobs", "no jobs")]
-        raise InputError(
-            schedule, [Problem("$", "not a valid schedule of the instance")] + problems
-        )
+    check_plan_in_force(inst, sched, schedule)
     ch = read_changes(changes) if changes else None
     live = live_instance(inst, sched, now, ch, source=changes or instance, instance_source=instance)
     if not outs.as_json:
-        states = [j.state for j in live.jobs]
-        counts = ", ".join(f"{states.count(s)} {s}" for s in ("done", "running", "waiting"))
-        work = {j.id: j.work for j in inst.jobs}
-        stopped = sum(j.state == "waiting" and j.work != work.get(j.id, j.work) for j in live.jobs)
-        left = f" ({stopped} stopped, with the work left)" if stopped else ""
+        n = state_counts(inst, live)
+        counts = ", ".join(f"{n[s]} {s}" for s in ("done", "running", "waiting"))
+        left = f" ({n['stopped']} stopped, with the work left)" if n["stopped"] else ""
         terminal.print_note(f"at {now}: {counts}{left}")
     extra = (
         ((live_out, json_text(live_document(raw_json(instance), live, ch))),) if live_out else ()
