@@ -277,3 +277,52 @@ def test_an_objective_past_64_bit_integers_keeps_the_start_with_a_one_line_reaso
     assert s.jobs and s.info["cpsat_status"] == ["MODEL_INVALID"]
     error = s.info["error"]
     assert "\n" not in error and "64-bit" in error, error
+
+
+def _priced(idle_w: float) -> dict[str, object]:
+    """Three jobs on one 2-GPU node under a three-step price (0 after 60, contract §12),
+    deadlines at 60: when to run each is the question."""
+    return {
+        "version": 1,
+        "name": "priced",
+        "objective": "energy_cost",
+        "cluster": {
+            "nodes": [{"name": "n", "gpus": 2, "gpu_busy_w": 300, "gpu_idle_w": idle_w}],
+            "power_price": [
+                {"start": 0, "end": 20, "price": 5},
+                {"start": 20, "end": 35, "price": 2},
+                {"start": 35, "end": 60, "price": 4},
+            ],
+        },
+        "jobs": [
+            {"id": "a", "duration": 10, "gpus": 2, "deadline": 60},
+            {"id": "b", "duration": 8, "gpus": 1, "deadline": 60},
+            {"id": "c", "duration": 12, "gpus": 1, "deadline": 60, "after": ["b"]},
+        ],
+    }
+
+
+def test_an_energy_cost_optimum_is_proved_as_the_milp_proves_it(
+    solve_verified: SolveVerified,
+) -> None:
+    # the horizon with room to the last price change holds some optimal schedule (the
+    # MILP's `_horizon` argument): CP-SAT's optimum is a proof too, and the two agree
+    inst = instance_from_dict(_priced(50))
+    c = solve_verified(inst, "cpsat", time_limit=10)
+    m = solve_verified(inst, "milp:cbc", time_limit=10)
+    assert m.status == "optimal" and c.status == "optimal", (c.info, m.info)
+    assert c.info["bound_by"] == {"energy_cost": "cpsat"}
+    cost = objective_values(inst, c, ("energy_cost",))["energy_cost"]
+    assert cost == pytest.approx(objective_values(inst, m, ("energy_cost",))["energy_cost"])
+
+
+@pytest.mark.parametrize("objective", ["energy_cost", "energy_kwh"])
+def test_watts_the_model_rounds_prove_no_energy_optimum(
+    solve_verified: SolveVerified, objective: str
+) -> None:
+    # four decimals: scaled by 1000 and rounded, the model's optimum is not the objective's
+    # (energy_kwh was "optimal" on the rounded watts)
+    inst = instance_from_dict({**_priced(50.0001), "objective": objective})
+    c = solve_verified(inst, "cpsat", time_limit=10)
+    assert c.jobs and c.info.get("bound_by", {}).get(objective) != "cpsat"
+    assert c.status == "feasible"

@@ -24,7 +24,16 @@ from ortools.sat.python import cp_model
 
 from planner.energy import kwh_per_watt_unit, price_curve
 from planner.instance import NodeGroup
-from planner.solvers.cpsat.variables import CpsatModel, scale_for
+from planner.solvers.cpsat.variables import CpsatModel, scale_for, scaled_exactly
+
+
+def energy_exact(cm: CpsatModel, name: str) -> bool:
+    """Whether the model's `name` (energy_kwh or energy_cost) is the objective itself:
+    watts, and for energy_cost prices, of at most three decimals (else rounded)."""
+    groups = cm.instance.node_groups
+    watts = [x for g in groups for x in (g.gpu_idle_w, g.gpu_busy_w)]
+    prices = [p.price for p in cm.instance.power_price] if name == "energy_cost" else []
+    return scaled_exactly(watts) and scaled_exactly(prices)
 
 
 def _watts(cm: CpsatModel) -> tuple[int, float]:

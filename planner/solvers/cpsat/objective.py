@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ortools.sat.python import cp_model
 
 from planner.instance import Instance
-from planner.solvers.cpsat.energy import cost_expr, kwh_expr
+from planner.solvers.cpsat.energy import cost_expr, energy_exact, kwh_expr
 from planner.solvers.cpsat.variables import CpsatModel, scale_for
 
 
@@ -61,5 +61,5 @@ def add_objective(cm: CpsatModel, name: str) -> Objective:
         return Objective(name, expr, s, exact, aux)
     if name in ("energy_kwh", "energy_cost"):
         expr, scale = kwh_expr(cm) if name == "energy_kwh" else cost_expr(cm)
-        return Objective(name, expr, scale, True, {})
+        return Objective(name, expr, scale, energy_exact(cm, name), {})
     raise ValueError(f"unknown objective {name!r}")

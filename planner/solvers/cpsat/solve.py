@@ -115,7 +115,8 @@ def horizon_and_end_caps(
     horizon = semi_active_horizon(instance, longest, spans)
     if "energy_cost" in names and instance.power_price:
         # Waiting for a cheaper price is worth modelling: room to hold everything back to
-        # the last price change (no proof of optimality rests on this horizon, see below).
+        # the last price change, after which the price is 0 (contract §12), so some
+        # optimal schedule fits (the argument: `_horizon` in planner/solvers/milp/solve.py).
         horizon += max(p.end for p in instance.power_price)
     if instance.horizon is not None:
         horizon = min(horizon, instance.horizon)
@@ -328,9 +329,11 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     hinted = add_hint(cm, objs, start) if start is not None else 0
     # "optimal", "infeasible" and bounds are proofs only for a complete, exact model:
     # candidate groups may be a pruned subset of all admissible groups.
-    # Candidate groups are formed at the jobs' default counts only (contract §12), and
-    # the horizon need not hold every energy-optimal schedule: no proofs then.
-    exact_objectives = all(o.exact for o in objs) and "energy_cost" not in names
+    # (Elastic jobs: candidate groups are formed at their default counts only, contract
+    # §12, so `complete` is False.) The horizon with room to the last price change holds
+    # some energy-optimal schedule: the MILP's `_horizon` (planner/solvers/milp/solve.py)
+    # gives the argument, and the same horizon proves there.
+    exact_objectives = all(o.exact for o in objs)
     # The model has no preemption (contract §8): its optimum, bound and infeasibility
     # speak of schedules without segments only, so with preemption none is a proof.
     proof = cm.exact and complete and exact_objectives and not instance.preemption.enabled

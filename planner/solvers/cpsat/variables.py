@@ -120,6 +120,14 @@ def scale_for(values: Iterable[float]) -> int:
     return 1000
 
 
+def scaled_exactly(values: Iterable[float]) -> bool:
+    """Whether `scale_for` makes every value integral (at most three decimals), so that
+    the scaled model computes them exactly."""
+    vals = list(values)
+    s = scale_for(vals)
+    return all(abs(v * s - round(v * s)) < 1e-9 for v in vals)
+
+
 def option_durations(instance: Instance, job: Job, groups: Sequence[CandidateGroup]) -> list[int]:
     """Every duration the job can have: solo per GPU count and eligible node group, each
     membership."""
