@@ -1,7 +1,8 @@
 """Electricity prices (contract §12): the integral of `cluster.power_price` over a span.
 
 Pure arithmetic on the instance's price intervals (half-open, sorted, non-overlapping;
-0 outside every interval), shared by the metrics and the planners that price energy.
+0 outside every interval) and on its watts, shared by the metrics and the planners that
+price energy.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import bisect
 from collections.abc import Sequence
 from functools import cached_property
 
-from planner.instance import Instance, PriceInterval
+from planner.instance import Instance, NodeGroup, PriceInterval
 
 
 class PriceCurve:
@@ -56,6 +57,17 @@ class PriceCurve:
 
 def price_curve(instance: Instance) -> PriceCurve:
     return PriceCurve(instance.power_price)
+
+
+def idle_watts(instance: Instance) -> float:
+    """The cluster's idle draw: every GPU at its group's `gpu_idle_w`, from 0 to the
+    makespan (contract §12)."""
+    return sum(n.gpus * n.group.gpu_idle_w for n in instance.nodes)
+
+
+def extra_watts(group: NodeGroup) -> float:
+    """What one busy GPU of `group` draws above idle (negative where it draws less)."""
+    return group.gpu_busy_w - group.gpu_idle_w
 
 
 def kwh_per_watt_unit(instance: Instance) -> float:

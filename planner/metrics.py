@@ -27,7 +27,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from planner.energy import kwh_per_watt_unit, price_curve
+from planner.energy import extra_watts, idle_watts, kwh_per_watt_unit, price_curve
 from planner.instance import OBJECTIVES, Instance
 from planner.schedule import Assignment, Schedule, Segment
 
@@ -111,7 +111,7 @@ def energy_cost(instance: Instance, schedule: Schedule, makespan: int) -> float:
     if not instance.power_price or makespan <= 0:
         return 0.0
     curve = price_curve(instance)
-    idle = sum(n.gpus * n.group.gpu_idle_w for n in instance.nodes) * curve.integral(0, makespan)
+    idle = idle_watts(instance) * curve.integral(0, makespan)
     extra = 0.0
     for (node, _), spans in _held(instance, schedule).items():
         if node not in instance.node_by_name:
@@ -119,7 +119,7 @@ def energy_cost(instance: Instance, schedule: Schedule, makespan: int) -> float:
         g = instance.node_by_name[node].group
         if g.gpu_busy_w != g.gpu_idle_w:
             priced = sum(curve.integral(s, e) for s, e in _union(spans))
-            extra += (g.gpu_busy_w - g.gpu_idle_w) * priced
+            extra += extra_watts(g) * priced
     return (idle + extra) * kwh_per_watt_unit(instance)
 
 

@@ -54,6 +54,10 @@ def start_rules(instance: Instance) -> tuple[str, ...]:
 # rest (model building counts too): on the demo the five greedy rules take about 0.7 s
 # together, so from a 3 s limit on every rule is tried.
 START_SHARE = 0.25
+# Candidate interleaving groups each job keeps at most (planner.groups keeps its most
+# efficient ones, partners of similar length): CP-SAT keeps fewer on big instances
+# (`cpsat.solve.max_per_job`), the MILP this many (its grid keeps its models small).
+MAX_GROUPS_PER_JOB = 4
 
 
 def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Schedule | None:

@@ -22,26 +22,24 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from planner.energy import kwh_per_watt_unit, price_curve
-from planner.instance import NodeGroup
+from planner.energy import extra_watts, idle_watts, kwh_per_watt_unit, price_curve
 from planner.solvers.cpsat.variables import CpsatModel, scale_for, scaled_exactly
+
+
+def _wattages(cm: CpsatModel) -> list[float]:
+    return [x for g in cm.instance.node_groups for x in (g.gpu_idle_w, g.gpu_busy_w)]
 
 
 def energy_exact(cm: CpsatModel, name: str) -> bool:
     """Whether the model's `name` (energy_kwh or energy_cost) is the objective itself:
     watts, and for energy_cost prices, of at most three decimals (else rounded)."""
-    groups = cm.instance.node_groups
-    watts = [x for g in groups for x in (g.gpu_idle_w, g.gpu_busy_w)]
     prices = [p.price for p in cm.instance.power_price] if name == "energy_cost" else []
-    return scaled_exactly(watts) and scaled_exactly(prices)
+    return scaled_exactly(_wattages(cm)) and scaled_exactly(prices)
 
 
 def _watts(cm: CpsatModel) -> tuple[int, float]:
     """The integer scale of every wattage in the model, and the idle watts of the cluster."""
-    groups = cm.instance.node_groups
-    s = scale_for([x for g in groups for x in (g.gpu_idle_w, g.gpu_busy_w)])
-    idle = sum(n.gpus * n.group.gpu_idle_w for n in cm.instance.nodes)
-    return s, idle
+    return scale_for(_wattages(cm)), idle_watts(cm.instance)
 
 
 def makespan_var(cm: CpsatModel) -> cp_model.IntVar:
@@ -63,7 +61,7 @@ def kwh_expr(cm: CpsatModel) -> tuple[Any, float]:
     s, idle = _watts(cm)
     expr = round(idle * s) * makespan_var(cm)
     for u in cm.uses:
-        extra = round((u.node.group.gpu_busy_w - u.node.group.gpu_idle_w) * s)
+        extra = round(extra_watts(u.node.group) * s)
         if u.gpus and extra:
             expr += extra * u.gpus * u.size * u.lit
     return expr, s / kwh_per_watt_unit(cm.instance)
@@ -113,24 +111,20 @@ def cost_expr(cm: CpsatModel) -> tuple[Any, float]:
     expr = round(_watts(cm)[1] * s) * price.at(ms, 0, cm.horizon)
     for jid, jv in cm.jobs.items():
         solo = [o for o in jv.options if o.kind != "member"]
-        w = {id(o): round(o.gpus * _extra(o.node_group) * s) for o in solo}
+        w = {id(o): round(o.gpus * extra_watts(o.node_group) * s) for o in solo}
         if not any(w.values()):
             continue
         lo, hi = jv.earliest_start, jv.latest_end
         span = price.at(jv.end, lo, hi) - price.at(jv.start, lo, hi)
         expr += _product(m, sum(w[id(o)] * o.lit for o in solo), w.values(), span, jid)
     for gi, gv in enumerate(cm.groups):
-        extra = round(gv.cand.gpus * _extra(gv.node_group) * s)
+        extra = round(gv.cand.gpus * extra_watts(gv.node_group) * s)
         if not extra:
             continue
         lo, hi = 0, cm.horizon + gv.cand.span
         span = price.at(gv.start + gv.cand.span, lo, hi) - price.at(gv.start, lo, hi)
         expr += _product(m, extra * gv.lit, [extra], span, f"g{gi}")
     return expr, s * price.scale / kwh_per_watt_unit(cm.instance)
-
-
-def _extra(ng: NodeGroup) -> float:
-    return ng.gpu_busy_w - ng.gpu_idle_w
 
 
 def _product(

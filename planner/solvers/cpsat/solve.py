@@ -39,6 +39,7 @@ from planner.solvers.cpsat.objective import (
 )
 from planner.solvers.cpsat.variables import CpsatModel, option_durations
 from planner.solvers.exact import (
+    MAX_GROUPS_PER_JOB,
     best_start,
     cpsat_size,
     end_caps,
@@ -98,7 +99,7 @@ def max_per_job(instance: Instance) -> int:
     """Candidate groups kept per job (planner.groups keeps each job's most efficient ones,
     partners of similar length): fewer on big instances to keep the model small."""
     n = len(instance.jobs)
-    return 4 if n <= 150 else 3 if n <= 400 else 2
+    return MAX_GROUPS_PER_JOB if n <= 150 else 3 if n <= 400 else 2
 
 
 def horizon_and_end_caps(

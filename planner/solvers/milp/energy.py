@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import pulp
 
-from planner.energy import kwh_per_watt_unit, price_curve
+from planner.energy import extra_watts, idle_watts, kwh_per_watt_unit, price_curve
 from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.solvers.milp.model import Built
 
@@ -34,7 +34,7 @@ def add_energy(instance: Instance, built: Built, names: Sequence[str]) -> None:
     if not wanted:
         return
     assert built.cmax is not None
-    idle = sum(n.gpus * n.group.gpu_idle_w for n in instance.nodes)
+    idle = idle_watts(instance)
     to_kwh = kwh_per_watt_unit(instance)
     if "energy_kwh" in wanted:
         busy = _busy_terms(built, lambda t, hold: float(hold))
@@ -65,7 +65,7 @@ def _busy_terms(built: Built, span_of: Callable[[int, int], float]) -> dict[pulp
     for u in built.units:
         if u.node_group is None or not u.gpus:
             continue
-        extra = (u.node_group.gpu_busy_w - u.node_group.gpu_idle_w) * u.gpus
+        extra = extra_watts(u.node_group) * u.gpus
         if not extra:
             continue
         for v, t in built.unit_starts.get(u.index, []):

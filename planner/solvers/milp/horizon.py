@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from planner.energy import kwh_per_watt_unit
+from planner.energy import extra_watts, idle_watts, kwh_per_watt_unit
 from planner.instance import Instance
 from planner.precedence import heads_tails
 from planner.solvers.milp.variables import StartUnit
@@ -90,13 +90,13 @@ def kwh_caps(instance: Instance, units: Sequence[StartUnit], value: float) -> di
     makespan is at least any job's end. The least busy draw: each job covered once, by a
     unit whose busy draw (extra watts x GPUs x hold) its members share equally, so the sum
     over jobs of their smallest share. No caps without idle draw."""
-    idle = sum(n.gpus * n.group.gpu_idle_w for n in instance.nodes)
+    idle = idle_watts(instance)
     if idle <= 0:
         return {}
     share: dict[str, float] = {}
     for u in units:
         ng = u.node_group
-        draw = 0.0 if ng is None else (ng.gpu_busy_w - ng.gpu_idle_w) * u.gpus * u.hold
+        draw = 0.0 if ng is None else extra_watts(ng) * u.gpus * u.hold
         for m in u.members:
             each = draw / len(u.members)
             share[m.job.id] = min(share.get(m.job.id, each), each)

@@ -54,6 +54,7 @@ from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.metrics import objective_values
 from planner.schedule import Schedule, SolveInfo
 from planner.solvers.exact import (
+    MAX_GROUPS_PER_JOB,
     best_start,
     earliest_starts,
     end_caps,
@@ -96,9 +97,6 @@ MIN_SOLVE_S = 1.0
 # group gave the same plan or better (once), on 3 of the 7 with 142-223 a worse one (slot
 # 560 against 140 on the worst: 44,622 against 41,488).
 ALL_GROUPS_MAX = 60
-# Candidate groups kept per job: CP-SAT's most (`cpsat.solve.max_per_job`, which keeps
-# fewer only above 150 jobs); the MILP's models are small anyway, as its grid is.
-PER_JOB = 4
 
 
 @dataclass
@@ -158,7 +156,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     gvals = r.info.get("greedy_objective")
     named = optional_bounds(instance, r.names, options.bound_iterations, r.info)
     simple = {k: v for k, (v, _) in named.items()}
-    groups, complete = exact_candidates(instance, PER_JOB, ALL_GROUPS_MAX, start)
+    groups, complete = exact_candidates(instance, MAX_GROUPS_PER_JOB, ALL_GROUPS_MAX, start)
     units = milp_vars.build_units(instance, groups)
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
