@@ -1,10 +1,11 @@
 """The `plan` entry point: Ctrl-C while the CLI's modules are still being imported ends
 with one line and exit 130, not a KeyboardInterrupt traceback, and SIGTERM then with the
-same line and exit 143, not a silent death (once a command runs,
-`planner.cli.common.handle_errors` and the commands' handlers do the same). Usage errors
-are shown as click shows them (exit 2). The one line is written here, not by
-`planner.cli.terminal`: the interrupt may have come while rich, which that module needs,
-was being imported."""
+same line and exit 143, not a silent death. After that SIGTERM raises `Interrupted` as
+Ctrl-C raises KeyboardInterrupt, which `planner.cli.common.handle_errors` turns into the
+same line (the commands install their own handlers where they do more: a solver stops
+and its best schedule is written). Usage errors are shown as click shows them (exit 2).
+The one line is written here, not by `planner.cli.terminal`: the interrupt may have come
+while rich, which that module needs, was being imported."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import signal
 import sys
 
 
-def _interrupted() -> None:
+def _interrupted(code: int = 130) -> None:
     sys.stderr.write("error: interrupted\n")
-    sys.exit(130)
+    sys.exit(code)
 
 
 def _interrupted_at_start() -> None:
@@ -34,23 +35,44 @@ def _terminated_at_start(signum: int, frame: object) -> None:
     os._exit(143)
 
 
+def _drop_stdout() -> None:
+    """What standard output still buffers goes to /dev/null: it cannot be written, and the
+    exit's flush would fail again (exit 120 instead of ours)."""
+    if sys.stdout is None:
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM outside a command's own handler (`planner.cli.interrupts`, installed while a
+    solver runs or around a command without one): as Ctrl-C's KeyboardInterrupt, so that
+    the error handler says one line and exits 143."""
+    from planner.cli.interrupts import Interrupted
+
+    raise Interrupted(signum)
+
+
 def run() -> None:
-    # each command that can take a while installs its own handler as it starts
-    # (`planner.cli.common.stops_on_signals`, `planner.cli.interrupts`)
-    default = signal.signal(signal.SIGTERM, _terminated_at_start)
+    signal.signal(signal.SIGTERM, _terminated_at_start)
     try:
         from planner.cli import main
     except KeyboardInterrupt:
         _interrupted_at_start()
-    signal.signal(signal.SIGTERM, default)
+    signal.signal(signal.SIGTERM, _terminated)
     import click
 
     try:
         # Not standalone: click would turn a Ctrl-C while it parses into "Aborted!", exit 1.
         code = main.main(prog_name="plan", standalone_mode=False)
-        sys.stdout.flush()  # what click wrote itself (help, --version), while errors count
-    except (KeyboardInterrupt, click.Abort):
-        _interrupted()
+        # done: a signal now would only turn a finished run into a killed one
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if sys.stdout is not None:  # None when standard output was closed (`>&-`)
+            sys.stdout.flush()  # what click wrote itself (help, --version), while errors count
+    except (KeyboardInterrupt, click.Abort) as e:
+        _interrupted(getattr(e, "exit_code", 130))
     except BrokenPipeError:  # `plan --help | head`: exit 141, as a command's output
         from planner.cli.common import EXIT_PIPE
         from planner.cli.terminal import silence_output
@@ -59,6 +81,7 @@ def run() -> None:
         sys.exit(EXIT_PIPE)
     except OSError as e:  # help or --version to a full device: one line, exit 3
         sys.stderr.write(f"error: cannot write standard output: {e.strerror or e}\n")
+        _drop_stdout()
         sys.exit(3)
     except SystemExit as e:
         # click ends a write to a closed pipe with exit 1 ("no feasible schedule" here),
@@ -69,6 +92,11 @@ def run() -> None:
             from planner.cli.common import EXIT_PIPE
 
             sys.exit(EXIT_PIPE)
+        try:  # the exit's own flush would turn the code into 120
+            if sys.stdout is not None:
+                sys.stdout.flush()
+        except OSError:
+            _drop_stdout()
         raise
     except click.ClickException as e:
         try:

@@ -6,9 +6,12 @@ ancestor, accepts a new file; nothing on the way is a regular file; not under /p
 /sys), no two outputs may be the same file, and no output may be one of the inputs.
 An existing output must also be replaceable: not immutable or append-only, and not another
 user's in a folder with the sticky bit (such as /tmp).
-`write_all` writes every file of the set to a temporary file beside its target (a
-symbolic link's target: the link stays, as with `>` in a shell) and renames them only when
-all were written; should a rename still fail, the files renamed
+An output that is a symbolic link is replaced, not followed (as `mv` or a rename does):
+the checks look at the link and its folder, and the new file takes the link's place, so
+a link that another user left in a shared folder such as /tmp cannot send the write to
+a file of theirs choosing.
+`write_all` writes every file of the set to a temporary file beside its target and
+renames them only when all were written; should a rename still fail, the files renamed
 before it get their old content back (kept as hard links meanwhile), so the set is written
 whole or not at all.
 """
@@ -49,8 +52,15 @@ def _probe(folder: Path, path: str) -> None:
     os.unlink(tmp)
 
 
+def output_path(path: str) -> Path:
+    """Where an output goes: its folders resolved, its own name not (a symbolic link named
+    as the output is replaced by the new file, not followed)."""
+    p = Path(path)
+    return Path(os.path.realpath(p.parent)) / p.name
+
+
 def check_output(path: str) -> Path:
-    """The resolved target of an output path, or UsageError saying why it cannot be written."""
+    """Where an output goes (`output_path`), or UsageError saying why it cannot be written."""
     try:
         return _checked_output(path)
     except OSError as e:  # a name too long for the file system (ENAMETOOLONG), ...
@@ -58,19 +68,20 @@ def check_output(path: str) -> Path:
 
 
 def _checked_output(path: str) -> Path:
-    target = Path(os.path.realpath(path))
+    target = output_path(path)
     if any(target == d or d in target.parents for d in PSEUDO_FILESYSTEMS):
         raise _refuse(path, "it is under a system folder (/proc, /sys, /dev)")
-    if target.is_dir():
+    link = target.is_symlink()
+    if not link and target.is_dir():
         raise _refuse(path, "it is a directory")
-    if target.exists() and not target.is_file():
+    if not link and target.exists() and not target.is_file():
         raise _refuse(path, "it exists and is not a regular file")
     folder = _nearest_existing(target.parent)
     if not folder.is_dir():
         raise _refuse(path, f"{folder} is a file, not a folder")
     _probe(folder, path)
-    if target.exists():
-        _check_replaceable(target, path)
+    if os.path.lexists(target):
+        _check_replaceable(target, path, link)
     # the folders to make and the file: a name too long would fail after the folders are
     # made (Path.exists says False, without an error, for such a name)
     most = os.pathconf(folder, "PC_NAME_MAX")
@@ -80,28 +91,32 @@ def _checked_output(path: str) -> Path:
     return target
 
 
-def _check_replaceable(target: Path, path: str) -> None:
-    """UsageError if the existing `target` cannot be renamed over. Opening it for writing
-    changes nothing and fails with EPERM when it is immutable or append-only (other errors,
-    such as a read-only mode, do not stop a rename)."""
-    try:
-        os.close(os.open(target, os.O_WRONLY | os.O_NONBLOCK))
-    except PermissionError as e:
-        if e.errno == 1:  # EPERM, not EACCES
-            raise _refuse(path, f"it cannot be replaced ({e.strerror})") from None
-    except OSError:
-        pass
+def _check_replaceable(target: Path, path: str, link: bool) -> None:
+    """UsageError if the existing `target` (a symbolic link when `link`: the link itself)
+    cannot be renamed over. Opening a file for writing changes nothing and fails with EPERM
+    when it is immutable or append-only (other errors, such as a read-only mode, do not
+    stop a rename); a link has no such flags, and opening it would follow it."""
+    if not link:
+        try:
+            os.close(os.open(target, os.O_WRONLY | os.O_NONBLOCK))
+        except PermissionError as e:
+            if e.errno == 1:  # EPERM, not EACCES
+                raise _refuse(path, f"it cannot be replaced ({e.strerror})") from None
+        except OSError:
+            pass
     folder, me = target.parent.stat(), os.geteuid()
-    if folder.st_mode & stat.S_ISVTX and me not in (0, folder.st_uid, target.stat().st_uid):
+    owner = target.lstat().st_uid
+    if folder.st_mode & stat.S_ISVTX and me not in (0, folder.st_uid, owner):
         raise _refuse(
             path, "it cannot be replaced: it is another user's, in a folder with the sticky bit"
         )
 
 
-def _identity(path: Path) -> object:
-    """What makes two paths the same file: the inode when it exists (hard links too)."""
+def _identity(path: Path, follow: bool = True) -> object:
+    """What makes two paths the same file: the inode when it exists (hard links too); of
+    a symbolic link itself when not `follow`."""
     try:
-        st = path.stat()
+        st = path.stat() if follow else path.lstat()
     except OSError:
         return path
     return (st.st_dev, st.st_ino)
@@ -143,11 +158,14 @@ def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = 
     for out in outputs:
         if not out or out == STDOUT:
             continue
-        target = _identity(check_output(out))
+        target = _identity(check_output(out), follow=False)
         if target in seen:
             raise _refuse(out, f"it is the same file as the output {seen[target]}")
-        if target in ins:
-            raise _refuse(out, f"it is the input file {ins[target]}")
+        # a link to an input is refused too: whoever names it means that file
+        through = _identity(Path(os.path.realpath(out)))
+        for hit in (target, through):
+            if hit in ins:
+                raise _refuse(out, f"it is the input file {ins[hit]}")
         seen[target] = out
 
 
@@ -170,9 +188,10 @@ def _write_temp(target: Path, content: str | bytes) -> str:
 
 
 def _keep(target: Path) -> Path | None:
-    """A hard link to the existing `target`, to put it back if the set cannot be completed;
-    None when there is no target or it cannot be linked (a file system without links)."""
-    if not target.is_file():
+    """A hard link to the existing `target` (a symbolic link itself, when it is one), to put
+    it back if the set cannot be completed; None when there is no target or it cannot be
+    linked (a file system without links)."""
+    if not os.path.lexists(target):
         return None
     for _ in range(10):
         kept = target.parent / f".{target.name}.old.{secrets.token_hex(4)}"
@@ -198,8 +217,7 @@ def sets_written() -> int:
 def write_all(files: Mapping[str, str | bytes]) -> None:
     """Write every (path, text or bytes; text as UTF-8) to a temporary file, then rename
     all; on any failure every target is as it was and UsageError names the path and the
-    reason. A symbolic link is written through: its target gets the new content (what
-    `check_outputs` checked) and the link stays."""
+    reason. A symbolic link named as an output is replaced (`output_path`)."""
     global _sets_written
     temps: list[tuple[str, Path]] = []
     kept: dict[Path, Path | None] = {}
@@ -207,7 +225,7 @@ def write_all(files: Mapping[str, str | bytes]) -> None:
     named: dict[Path, str] = {}  # the user's name of each target, for messages
     try:
         for path, text in files.items():
-            target = Path(os.path.realpath(path))
+            target = output_path(path)
             named[target] = path
             try:
                 temps.append((_write_temp(target, text), target))
@@ -215,16 +233,16 @@ def write_all(files: Mapping[str, str | bytes]) -> None:
                 raise _refuse(path, e.strerror or str(e)) from None
         kept = {target: _keep(target) for _, target in temps}
         # an existing file that could not be kept cannot be put back: rename it last
-        temps.sort(key=lambda t: t[1].exists() and kept[t[1]] is None)
+        temps.sort(key=lambda t: os.path.lexists(t[1]) and kept[t[1]] is None)
         for tmp, target in temps:
-            existed = target.exists()
+            existed = os.path.lexists(target)
             try:
                 os.replace(tmp, target)
             except OSError as e:
                 reason = f"it cannot be replaced ({e.strerror or e})"
                 raise _refuse(named[target], reason) from None
             placed.append((target, existed))
-        _sets_written += 1
+        _sets_written += bool(temps)  # an empty set writes nothing
     except BaseException:
         for target, existed in reversed(placed):
             back = kept.get(target)

@@ -133,7 +133,7 @@ def parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:
         iterations = None
         if "iterations" in d:
             ck.add(join(path, "iterations"), "iterations needs a model")
-        if "duration" not in d:
+        if d.get("duration") is None:  # a null duration is not given (as a null model)
             ck.add(
                 join(path, "duration"),
                 "required field is missing (a job has either "

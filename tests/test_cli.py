@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -789,9 +790,39 @@ def test_help_to_a_closed_reader_is_exit_141_and_to_a_full_device_one_line(
     assert stderr == ""
     if not Path("/dev/full").exists():
         return
+    # buffered, as a user's terminal has it (this project's CI sets PYTHONUNBUFFERED, which
+    # hid the exit's second failing flush: exit 120)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     with open("/dev/full", "w") as full:
-        done = subprocess.run(cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        done = subprocess.run(
+            cmd, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, env=env
+        )
     assert done.returncode == 3
     assert done.stderr.splitlines() == [
         "error: cannot write standard output: No space left on device"
     ]
+
+
+def test_a_command_with_standard_output_closed_or_full_keeps_its_exit_code() -> None:
+    # `plan models >&-` (a daemon's closed stdout) ended in a traceback, exit 1, once the
+    # entry point flushed what click wrote; `plan models > /dev/full` exits 3 (internal
+    # error, one line), not 120 from the exit's own failing flush
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    closed = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "planner", "models"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert closed.returncode == 0, closed.stderr
+    assert "Traceback" not in closed.stderr
+    if not Path("/dev/full").exists():
+        return
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "planner", "models"],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, env=env,
+        )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "No space left on device" in done.stderr

@@ -279,6 +279,19 @@ def test_a_null_duration_beside_a_model_is_not_given() -> None:
     assert inst.job_by_id["j1"].model == "gpt2"
 
 
+def test_a_null_duration_without_a_model_is_a_missing_one() -> None:
+    # "expected an integer, got null null" before
+    d = base()
+    d["jobs"][1].update(model=None, duration=None)
+    assert problems_of(d) == [
+        (
+            "jobs[1].duration",
+            "required field is missing (a job has either model + iterations + gpus, or "
+            "duration + gpus)",
+        )
+    ]
+
+
 def test_root_not_an_object() -> None:
     assert problems_of([1, 2]) == [("$", "expected an object, got array")]
 

@@ -312,48 +312,58 @@ def test_numeric_limits_refuse_what_would_overflow() -> None:
         assert path in [p.path for p in e.value.problems], name
 
 
-def test_a_symbolic_link_is_written_through_to_its_target(tmp_path: Path) -> None:
-    """`-o link` replaces what the link points to, which is what the up-front checks
-    looked at, and the link stays (a shell's `>` does the same)."""
+def test_a_symbolic_link_named_as_an_output_is_replaced_not_followed(tmp_path: Path) -> None:
+    """`-o link` puts the new file in the link's place, as a rename does: what it pointed
+    to is untouched (so a link left in a shared folder cannot aim the write elsewhere)."""
     real, links = tmp_path / "real", tmp_path / "links"
     real.mkdir()
     links.mkdir()
     (real / "s.json").write_text("old schedule")
     (links / "s.json").symlink_to("../real/s.json")
-    (links / "g.csv").symlink_to("../real/new.csv")  # dangling: its target is created
+    (links / "g.csv").symlink_to("../real/new.csv")  # dangling
     r = CliRunner().invoke(
         main,
         ["solve", str(GOOD), "--solver", "greedy", "-o", str(links / "s.json"),
          "--gantt", str(links / "g.csv")],
     )  # fmt: skip
     assert r.exit_code == 0, r.output
-    assert (links / "s.json").is_symlink() and (links / "g.csv").is_symlink()
-    doc = json.loads((real / "s.json").read_text())
+    assert not (links / "s.json").is_symlink() and not (links / "g.csv").is_symlink()
+    doc = json.loads((links / "s.json").read_text())
     assert verify(read_instance(GOOD), schedule_from_dict(doc)) == []
-    assert (real / "new.csv").read_text().startswith("job,")
-    assert sorted(p.name for p in real.iterdir()) == ["new.csv", "s.json"]
-    assert sorted(p.name for p in links.iterdir()) == ["g.csv", "s.json"]
+    assert (links / "g.csv").read_text().startswith("job,")
+    assert [p.name for p in real.iterdir()] == ["s.json"]
+    assert (real / "s.json").read_text() == "old schedule"
 
 
-def test_a_link_in_a_folder_that_takes_no_new_file_is_written_through(tmp_path: Path) -> None:
-    """The link's own folder is immutable (`chattr +i`, root only) and its target's is
-    not: the checks and the write both go to the target, so the plan is written (it was
-    refused only after the solve: the write went to the link's folder)."""
+def test_a_link_is_judged_as_itself_before_solving(tmp_path: Path) -> None:
+    """The checks look at what is replaced, the link and its folder: a link in a folder
+    that takes no new file is refused before the solve (it was refused only after it), a
+    link to a file that cannot be replaced is not (the file is not written)."""
     fixed, free = tmp_path / "fixed", tmp_path / "free"
     fixed.mkdir()
     free.mkdir()
     (free / "s.json").write_text("old schedule")
     (fixed / "s.json").symlink_to("../free/s.json")
+    (free / "l.json").symlink_to("s.json")
     if not chattr("+i", fixed):
         pytest.skip("chattr +i is not available here (needs root and a file system with it)")
     try:
-        r = CliRunner().invoke(
+        chattr("+i", free / "s.json")
+        refused = CliRunner().invoke(
             main, ["solve", str(GOOD), "--solver", "greedy", "-o", str(fixed / "s.json")]
         )
+        taken = CliRunner().invoke(
+            main, ["solve", str(GOOD), "--solver", "greedy", "-o", str(free / "l.json")]
+        )
     finally:
+        chattr("-i", free / "s.json")
         chattr("-i", fixed)
-    assert r.exit_code == 0, r.output
-    doc = json.loads((free / "s.json").read_text())
+    assert refused.exit_code == 2 and "is not writable" in refused.output, refused.output
+    assert "plan for" not in refused.output  # before the solve
+    assert taken.exit_code == 0, taken.output
+    assert not (free / "l.json").is_symlink()
+    assert (free / "s.json").read_text() == "old schedule"
+    doc = json.loads((free / "l.json").read_text())
     assert verify(read_instance(GOOD), schedule_from_dict(doc)) == []
 
 
@@ -368,3 +378,13 @@ def test_an_interrupted_encoding_leaves_no_temporary_file(tmp_path: Path) -> Non
     with pytest.raises(KeyboardInterrupt):
         outputs.write_all({str(tmp_path / "g.html"): Stopped("<html>")})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_link_to_an_input_named_as_an_output_is_refused(tmp_path: Path) -> None:
+    """Replacing the link would leave the input alone, but whoever names it means that
+    file: refused as the input itself is."""
+    inp = tmp_path / "in.json"
+    inp.write_text(GOOD.read_text())
+    (tmp_path / "l.json").symlink_to("in.json")
+    with pytest.raises(UsageError, match="it is the input file"):
+        outputs.check_outputs([str(tmp_path / "l.json")], [str(inp)])

@@ -424,3 +424,69 @@ def test_a_bench_killed_outright_takes_its_running_jobs_with_it(
         for pipe in (p.stdout, p.stderr):
             assert pipe is not None
             pipe.close()
+
+
+def test_sigterm_while_the_page_goes_to_a_stuck_reader_stops_show(tmp_path: Path) -> None:
+    """`plan show S -o - | slow-reader`: the page is an output not yet written, so SIGTERM
+    stops the command (exit 143) instead of waiting on the reader for ever (the files of
+    its set are written after the page, so nothing else is)."""
+    sched, png = tmp_path / "s.json", tmp_path / "p.png"
+    done = subprocess.run(
+        [sys.executable, "-m", "planner", "solve", str(DEMO), "--solver", "greedy",
+         "-o", str(sched)],
+        cwd=ROOT, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    p = plan("show", str(sched), "-o", "-", "--png", str(png))  # its stdout is never read
+    try:
+        wait_until(lambda: catches(p.pid, signal.SIGTERM))
+        time.sleep(3.0)  # the page (megabytes) fills the pipe: the writer blocks
+        p.send_signal(signal.SIGTERM)
+        code = p.wait(timeout=20)
+    finally:
+        p.kill()
+        p.wait()
+        for pipe in (p.stdout, p.stderr):
+            assert pipe is not None
+            pipe.close()
+    assert code == 143
+    assert not png.exists()
+
+
+_TERM_AT_EXIT = """
+import atexit, os, signal, sys
+atexit.register(lambda: os.kill(os.getpid(), signal.SIGTERM))  # once the command is done
+sys.argv = ["plan", "models"]
+from planner.launch import run
+run()
+"""
+
+
+def test_a_signal_once_the_command_is_done_changes_nothing() -> None:
+    """Between a finished command and the process's end (the interpreter's clean-up takes
+    a tenth of a second with plotly loaded) SIGTERM no longer kills a run whose outputs
+    are written: exit 0."""
+    p = subprocess.run(
+        [sys.executable, "-c", _TERM_AT_EXIT], cwd=ROOT, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert p.returncode == 0, (p.returncode, p.stderr)
+
+
+@pytest.mark.parametrize("command", ["solve", "simulate"])
+def test_sigterm_before_the_solver_runs_is_one_line_and_exit_143(
+    tmp_path: Path, command: str
+) -> None:
+    """While `plan solve` or `plan simulate` still reads its instance (no solver, so none
+    of their own handlers yet), SIGTERM is "error: interrupted", exit 143, nothing written:
+    it was a silent death."""
+    from planner.generate import generate
+
+    big, out = tmp_path / "big.json", tmp_path / "out.json"
+    big.write_text(json.dumps(generate("mixed", 80_000, 64, 1)))  # 3-4 s to read
+    more = ["--solver", "greedy:fifo"] if command == "solve" else ["--policy", "fifo"]
+    p = plan(command, str(big), *more, "-o", str(out))
+    stdout, stderr = signalled(p, (signal.SIGTERM,), 1.0)
+    assert p.returncode == 143, stderr
+    assert stderr.strip().splitlines() == ["error: interrupted"]
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["big.json"]

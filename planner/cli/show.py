@@ -65,11 +65,11 @@ def show(
             terminal.print_note(f"{schedule}: {where}: {problem}")
     files = show_files(doc, inst, output, png, colour_by)
     page = files.pop(STDOUT, None)  # `-o -`: the page on standard output
+    if isinstance(page, str):  # before the files: once they are written, signals wait
+        terminal.print_raw(page)
     write_all(files)
     for written in files:
         terminal.print_note(f"wrote {written}")
-    if isinstance(page, str):
-        terminal.print_raw(page)
     if open_ and output:
         click.launch(output)
 

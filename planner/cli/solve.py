@@ -78,8 +78,8 @@ _SOLVE_OPTIONS = [
         "--time-limit",
         type=SECONDS,
         help="Seconds for the solver [default: 30; greedy:RULE needs none, plain greedy "
-        "spends it only on extra plans: a preemptive batch's starts, GPU counts, price "
-        "hold-backs].",
+        "spends it only on extra plans: a preemptive batch's starts, interleaving groups "
+        "kept to their end, GPU counts, price hold-backs].",
     ),
     click.option(
         "--objective",
