@@ -227,6 +227,19 @@ def test_an_interrupted_bench_keeps_its_rows_in_order_and_leaves_no_process(
     assert rows == sorted(rows)  # rewritten in instance/solver/repeat order
 
 
+def demo_bench(tmp_path: Path, solvers: str, workers: str) -> tuple[subprocess.Popen[str], Path]:
+    """`plan bench` of two copies of the demo at 60 s, its temporary files in a folder of
+    its own: the process and that folder."""
+    for i in (1, 2):
+        (tmp_path / f"d{i}.json").write_text(DEMO.read_text())
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "r.csv"
+    p = plan("bench", str(tmp_path), "--solvers", solvers, "--time-limit", "60",
+             "--workers", workers, "-o", str(out), temp=temp)  # fmt: skip
+    return p, temp
+
+
 def cbc_processes(marker: str) -> set[int]:
     """CBC processes whose command line names a file under `marker` (their model file)."""
     found: set[int] = set()
@@ -252,13 +265,7 @@ def test_an_interrupted_milp_bench_leaves_no_cbc_running_and_no_model_files(
 ) -> None:
     """CBC runs in its own process, with its model and solution files in the temporary
     folder: a bench stopped while CBC runs must stop CBC too and remove those files."""
-    for i in (1, 2):
-        (tmp_path / f"d{i}.json").write_text(DEMO.read_text())
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    out = tmp_path / "r.csv"
-    p = plan("bench", str(tmp_path), "--solvers", "milp:cbc", "--time-limit", "60",
-             "--workers", workers, "-o", str(out), temp=temp)  # fmt: skip
+    p, temp = demo_bench(tmp_path, "milp:cbc", workers)
     try:
         wait_until(lambda: cbc_processes(str(temp)))
         time.sleep(1.0)
@@ -400,13 +407,7 @@ def test_a_bench_killed_outright_takes_its_running_jobs_with_it(
     (so a kill sent to the bench's group misses it) in a pool worker (which a kill sent
     to the bench alone misses): the jobs and workers die with the bench all the same,
     instead of running on to their time limit (README "plan bench" interrupted)."""
-    for i in (1, 2):
-        (tmp_path / f"d{i}.json").write_text(DEMO.read_text())
-    temp = tmp_path / "tmp"
-    temp.mkdir()
-    out = tmp_path / "r.csv"
-    p = plan("bench", str(tmp_path), "--solvers", "cpsat", "--time-limit", "60",
-             "--workers", workers, "-o", str(out), temp=temp)  # fmt: skip
+    p, _ = demo_bench(tmp_path, "cpsat", workers)
     jobs = 1 if workers == "1" else 4  # the pool's two workers and their jobs
     try:
         wait_until(lambda: sum(alive(k) for k in descendants(p.pid)) >= jobs)
