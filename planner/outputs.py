@@ -56,6 +56,8 @@ def output_path(path: str) -> Path:
     """Where an output goes: its folders resolved, its own name not (a symbolic link named
     as the output is replaced by the new file, not followed)."""
     p = Path(path)
+    if p.name in ("", ".."):  # "/", "y/..": a folder whatever it names (`_checked_output`)
+        return Path(os.path.realpath(path))
     return Path(os.path.realpath(p.parent)) / p.name
 
 
@@ -68,6 +70,8 @@ def check_output(path: str) -> Path:
 
 
 def _checked_output(path: str) -> Path:
+    if path.endswith(("/", "/.")) or path in (".", ".."):  # the name is a folder's
+        raise _refuse(path, "it names a folder")
     target = output_path(path)
     if any(target == d or d in target.parents for d in PSEUDO_FILESYSTEMS):
         raise _refuse(path, "it is under a system folder (/proc, /sys, /dev)")
@@ -139,6 +143,14 @@ def check_pictures(
         raise _refuse(html, f"{html_option} writes the HTML page; {_PICTURE[html_option]}")
     if png and Path(png).suffix.lower() in (".html", ".htm"):
         raise _refuse(png, "--png writes a PNG picture; for the page use -o")
+
+
+def no_link(option: str, path: str) -> None:
+    """UsageError when `path` is a symbolic link: for an output that is read and appended
+    to as the command goes (`plan bench -o`), replacing the link at the end would have
+    written through it before."""
+    if os.path.islink(path):
+        raise _refuse(path, f"it is a symbolic link, and {option} is appended to: give the file")
 
 
 def files_only(options: Mapping[str, str | None]) -> None:

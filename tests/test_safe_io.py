@@ -388,3 +388,28 @@ def test_a_link_to_an_input_named_as_an_output_is_refused(tmp_path: Path) -> Non
     (tmp_path / "l.json").symlink_to("in.json")
     with pytest.raises(UsageError, match="it is the input file"):
         outputs.check_outputs([str(tmp_path / "l.json")], [str(inp)])
+
+
+@pytest.mark.parametrize("name", ["y/..", "nodir/", "nodir/.", "."])
+def test_an_output_name_that_names_a_folder_is_refused_before_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    # "y/.." was checked as a file named "..": the solve ran, then the write failed
+    # (EBUSY) and left the folder y it had made; "nodir/" was written as a file "nodir"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UsageError, match="it is a directory|it names a folder"):
+        outputs.check_outputs([name])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bench_results_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    """The results file is read and appended to as runs finish: through a link, the file
+    it points to was changed, then the link replaced."""
+    theirs = tmp_path / "theirs.csv"
+    theirs.write_text("kept")
+    (tmp_path / "mine.csv").symlink_to("theirs.csv")
+    r = CliRunner().invoke(
+        main, ["bench", str(GOOD), "--solvers", "greedy:fifo", "-o", str(tmp_path / "mine.csv")]
+    )
+    assert r.exit_code == 2 and "it is a symbolic link" in r.output, r.output
+    assert theirs.read_text() == "kept" and (tmp_path / "mine.csv").is_symlink()

@@ -142,10 +142,11 @@ def bench(
     from planner.batch.executors import check_executor
     from planner.batch.suite import collect_instances, make_tasks, run_bench
     from planner.batch.summary import summarize
-    from planner.outputs import check_outputs, check_pictures, files_only
+    from planner.outputs import check_outputs, check_pictures, files_only, no_link
 
     # the results file is where a rerun resumes from: it cannot be standard output
     files_only({"-o": output, "--report": report})
+    no_link("-o", output)  # it is appended to as runs finish
     specs = parse_solvers(solvers)
     if baseline is None:
         baseline = DEFAULT_BASELINE if DEFAULT_BASELINE in specs else specs[0]
