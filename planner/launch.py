@@ -45,12 +45,17 @@ def _drop_stdout() -> None:
     os.close(devnull)
 
 
-def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM outside a command's own handler (`planner.cli.interrupts`, installed while a
-    solver runs or around a command without one): as Ctrl-C's KeyboardInterrupt, so that
-    the error handler says one line and exits 143."""
+def _signalled(signum: int, frame: object) -> None:
+    """SIGINT or SIGTERM outside a command's own handler (`planner.cli.interrupts`,
+    installed while a solver runs or around a command without one): KeyboardInterrupt or
+    `Interrupted`, so that the error handler says one line and exits 130 or 143; nothing
+    once an output set is written or the exit code chosen (too late to change either)."""
+    from planner.cli.common import exit_decided
     from planner.cli.interrupts import Interrupted
+    from planner.outputs import sets_written
 
+    if sets_written() or exit_decided():
+        return
     raise Interrupted(signum)
 
 
@@ -60,7 +65,8 @@ def run() -> None:
         from planner.cli import main
     except KeyboardInterrupt:
         _interrupted_at_start()
-    signal.signal(signal.SIGTERM, _terminated)
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, _signalled)
     import click
 
     try:
@@ -72,7 +78,9 @@ def run() -> None:
         if sys.stdout is not None:  # None when standard output was closed (`>&-`)
             sys.stdout.flush()  # what click wrote itself (help, --version), while errors count
     except (KeyboardInterrupt, click.Abort) as e:
-        _interrupted(getattr(e, "exit_code", 130))
+        # click turns a KeyboardInterrupt (so `Interrupted`) in its parsing into Abort
+        cause = e if isinstance(e, KeyboardInterrupt) else e.__context__
+        _interrupted(getattr(cause, "exit_code", 130))
     except BrokenPipeError:  # `plan --help | head`: exit 141, as a command's output
         from planner.cli.common import EXIT_PIPE
         from planner.cli.terminal import silence_output

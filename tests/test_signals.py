@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from planner.read import read_instance
+from planner.schedule import schedule_from_dict
+from planner.verify import verify
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "instances" / "demo.json"
 
@@ -491,3 +495,46 @@ def test_sigterm_before_the_solver_runs_is_one_line_and_exit_143(
     assert p.returncode == 143, stderr
     assert stderr.strip().splitlines() == ["error: interrupted"]
     assert sorted(f.name for f in tmp_path.iterdir()) == ["big.json"]
+
+
+_TERM_WHILE_SAYING = """
+import os, signal, sys
+import planner.cli.terminal as terminal
+name = sys.argv[1]
+real = getattr(terminal, name)
+def said(*args, **kw):
+    os.kill(os.getpid(), signal.SIGTERM)  # as the line is printed
+    return real(*args, **kw)
+setattr(terminal, name, said)
+sys.argv = ["plan", *sys.argv[2:]]
+from planner.launch import run
+run()
+"""
+
+
+@pytest.mark.parametrize(
+    ("printer", "args", "code"),
+    [
+        ("print_note", ["solve", str(DEMO), "--solver", "greedy", "-o", "{out}"], 0),
+        ("print_input_error", ["validate", "{missing}"], 2),
+    ],
+    ids=["written", "bad-input"],
+)
+def test_sigterm_once_the_outputs_are_written_or_the_exit_chosen_changes_nothing(
+    tmp_path: Path, printer: str, args: list[str], code: int
+) -> None:
+    """`plan solve` prints its tables after its files are written, and an error handler
+    prints its message once the code is chosen: a SIGTERM then was exit 143 (or 130 through
+    click's Abort) with the line printed twice."""
+    out = tmp_path / "s.json"
+    args = [a.format(out=out, missing=tmp_path / "none.json") for a in args]
+    p = subprocess.run(
+        [sys.executable, "-c", _TERM_WHILE_SAYING, printer, *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == code, (p.returncode, p.stderr)
+    assert "interrupted" not in p.stderr
+    if code == 0:
+        assert p.stderr.count(f"wrote {out}") == 1
+        doc = json.loads(out.read_text())
+        assert verify(read_instance(DEMO), schedule_from_dict(doc)) == []

@@ -85,10 +85,21 @@ def _internal(e: Exception, trace: str | None) -> None:
     terminal.print_internal_error(f"{type(e).__name__}: {e}")
 
 
+_exit_decided = False  # `exit_decided`
+
+
+def exit_decided() -> bool:
+    """Whether the error handler has chosen the exit code: a signal then changes nothing
+    (`planner.launch`)."""
+    return _exit_decided
+
+
 def _say_and_exit(code: int, say: Callable[[], None]) -> NoReturn:
     """Print the message and exit with `code`; when the message's reader went away
     (`plan ... 2>&1 | head`), exit with `code` all the same: a bad input piped into head
     was exit 1, "no feasible schedule"."""
+    global _exit_decided
+    _exit_decided = True
     try:
         say()
     except BrokenPipeError:
