@@ -10,8 +10,7 @@ import time
 
 from planner.instance import Instance
 from planner.schedule import Schedule, schedule_from_dict
-from planner.simulate.engine import inapplicable, simulate
-from planner.simulate.engine_state import NotApplicable
+from planner.simulate.engine import require_applicable, simulate
 from planner.simulate.model import Policy
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict
@@ -67,9 +66,7 @@ def simulate_spec(
     can run every job (`infeasible_reason`); `NotApplicable` for a preemptive policy on
     an instance without preemption, `Stopped` once `stop` is set."""
     pol = make_policy(check_spec(spec), budget=budget)
-    why = inapplicable(instance, pol)  # first, as `plan simulate` says it first
-    if why is not None:
-        raise NotApplicable(f"policy {pol.name} {why}")
+    require_applicable(instance, pol)  # first, as `plan simulate` says it first
     reason = infeasible_reason(instance)
     if reason is not None:
         return Schedule(instance.name, spec, "infeasible", info={"reason": reason})

@@ -56,8 +56,6 @@ def output_path(path: str) -> Path:
     """Where an output goes: its folders resolved, its own name not (a symbolic link named
     as the output is replaced by the new file, not followed)."""
     p = Path(path)
-    if p.name in ("", ".."):  # "/", "y/..": a folder whatever it names (`_checked_output`)
-        return Path(os.path.realpath(path))
     return Path(os.path.realpath(p.parent)) / p.name
 
 
@@ -70,7 +68,8 @@ def check_output(path: str) -> Path:
 
 
 def _checked_output(path: str) -> Path:
-    if path.endswith(("/", "/.")) or path in (".", ".."):  # the name is a folder's
+    # "y/", "y/.", "y/..", ".", "/": a folder's name (pathlib drops the slash and the dot)
+    if path.endswith(("/", "/.")) or Path(path).name in ("", ".."):
         raise _refuse(path, "it names a folder")
     target = output_path(path)
     if any(target == d or d in target.parents for d in PSEUDO_FILESYSTEMS):

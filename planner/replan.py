@@ -29,6 +29,7 @@ file), reported with the file's own. `planner.live_file` writes the live instanc
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -99,8 +100,8 @@ def check_plan_in_force(instance: Instance, schedule: Schedule, source: str) -> 
 def state_counts(instance: Instance, live: Instance) -> dict[str, int]:
     """How many jobs of the live state are done, running and waiting, and how many of the
     waiting were stopped with work left (`_left` gave them less work than `instance`)."""
-    states = [j.state for j in live.jobs]
-    counts = {s: states.count(s) for s in ("done", "running", "waiting")}
+    states = Counter(j.state for j in live.jobs)
+    counts = {s: states[s] for s in ("done", "running", "waiting")}
     work = {j.id: j.work for j in instance.jobs}
     counts["stopped"] = sum(
         j.state == "waiting" and j.work != work.get(j.id, j.work) for j in live.jobs

@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from planner.batch.run import METRICS
 from planner.errors import UsageError, WriteError
+from planner.metrics import METRIC_KEYS
 
 COLUMNS: tuple[str, ...] = (
     "instance",
@@ -32,7 +32,7 @@ COLUMNS: tuple[str, ...] = (
     "repeat",
     "seed",
     "status",
-    *METRICS,
+    *METRIC_KEYS,
     "objective",
     "objective_value",
     "bound",
@@ -49,7 +49,7 @@ COLUMNS: tuple[str, ...] = (
 OLD_COLUMNS = tuple(c for c in COLUMNS if c != "energy_cost")
 INT_COLUMNS = frozenset({"repeat", "seed", "violations", "groups"})
 FLOAT_COLUMNS = frozenset(
-    {*METRICS, "objective_value", "bound", "gap_to_bound", "wall_s", "time_limit"}
+    {*METRIC_KEYS, "objective_value", "bound", "gap_to_bound", "wall_s", "time_limit"}
 )
 BOOL_COLUMNS = frozenset({"verified"})
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from planner.metrics import METRIC_KEYS as METRICS  # a row's metric columns
+from planner.metrics import METRIC_KEYS
 
 ERROR, TIMEOUT = "error", "timeout"
 NO_LIMIT_TIMEOUT = 3600.0  # hard guard when no time limit is given
@@ -102,7 +102,7 @@ def base_row(task: Task) -> dict[str, Any]:
         "seed": task.run_seed,
         "status": ERROR,
     }
-    row.update(dict.fromkeys(METRICS))
+    row.update(dict.fromkeys(METRIC_KEYS))
     row.update(
         {
             "objective": "",
@@ -334,7 +334,7 @@ def _measure(instance: Any, sched: Any, objective: str, row: dict[str, Any]) -> 
     if violations:
         row["error"] = one_line(f"invalid schedule: {violations[0]}")
     m = metrics(instance, sched)
-    for name in METRICS:
+    for name in METRIC_KEYS:
         row[name] = m.get(name)
     value = float(objective_values(instance, sched, (objective,))[objective])
     row["objective_value"] = value

@@ -463,6 +463,13 @@ def inapplicable(instance: Instance, policy: Policy) -> str | None:
     return None
 
 
+def require_applicable(instance: Instance, policy: Policy) -> None:
+    """NotApplicable (`inapplicable`'s reason) unless `policy` can run on `instance`."""
+    why = inapplicable(instance, policy)
+    if why is not None:
+        raise NotApplicable(f"policy {policy.name} {why}")
+
+
 def simulate(
     instance: Instance,
     policy: Policy,
@@ -482,9 +489,7 @@ def simulate(
     `start` / `record` / `every`: resume from a snapshot, and record snapshots (`Engine.run`)."""
     if interval is not None and interval < 1:
         raise ValueError("interval must be at least one time unit")
-    why = inapplicable(instance, policy)
-    if why is not None:
-        raise NotApplicable(f"policy {policy.name} {why}")
+    require_applicable(instance, policy)
     eng = Engine(
         instance, policy, interval=interval, keep_events=events, progress=progress, stop=stop
     )

@@ -111,21 +111,20 @@ class CpsatModel:
         self.model.add_cumulative(ivs, dem, cap)
 
 
+def _integral(values: list[float], scale: int) -> bool:
+    return all(abs(v * scale - round(v * scale)) < 1e-9 for v in values)
+
+
 def scale_for(values: Iterable[float]) -> int:
     """Smallest power of ten (<= 1000) making all values integral, else 1000."""
     vals = list(values)
-    for s in (1, 10, 100, 1000):
-        if all(abs(v * s - round(v * s)) < 1e-9 for v in vals):
-            return s
-    return 1000
+    return next((s for s in (1, 10, 100) if _integral(vals, s)), 1000)
 
 
 def scaled_exactly(values: Iterable[float]) -> bool:
     """Whether `scale_for` makes every value integral (at most three decimals), so that
     the scaled model computes them exactly."""
-    vals = list(values)
-    s = scale_for(vals)
-    return all(abs(v * s - round(v * s)) < 1e-9 for v in vals)
+    return _integral(list(values), 1000)
 
 
 def option_durations(instance: Instance, job: Job, groups: Sequence[CandidateGroup]) -> list[int]:
