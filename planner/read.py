@@ -16,6 +16,7 @@ from planner.catalogue import load_catalogue
 from planner.errors import InputError, Problem
 from planner.instance import Instance, Node, Profile
 from planner.jsonio import read_json
+from planner.schedule import Schedule, ScheduleFormatError, schedule_from_dict
 from planner.structure import TOP_FIELDS, parse_structure
 from planner.structure_items import Parsed
 from planner.validate import cross_check
@@ -86,6 +87,15 @@ def _document_order(p: Problem) -> tuple[int, int]:
 def read_instance(path: str | Path, catalogue: Mapping[str, Profile] | None = None) -> Instance:
     """Read and validate an instance file (contract §2)."""
     return instance_from_dict(raw_json(path), file=str(path), catalogue=catalogue)
+
+
+def read_schedule(path: str | Path) -> Schedule:
+    """Read a schedule file (contract §5), its shape checked (not its rules: that is
+    `planner.verify`); InputError lists every problem with its JSON path."""
+    try:
+        return schedule_from_dict(read_json(path))
+    except ScheduleFormatError as e:
+        raise InputError(str(path), [Problem(p, m) for p, m in e.problems]) from None
 
 
 def raw_json(path: str | Path) -> Any:

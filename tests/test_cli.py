@@ -826,3 +826,41 @@ def test_a_command_with_standard_output_closed_or_full_keeps_its_exit_code() -> 
         )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert len(done.stderr.splitlines()) == 1 and "No space left on device" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["solve", "simulate", "check"])
+def test_an_error_exit_keeps_its_code_when_standard_error_is_gone_or_full(
+    tmp_path: Path, command: str
+) -> None:
+    # `plan solve infeasible.json 2>&1 >/dev/null | head -0` exited 141 and, buffered,
+    # `2>/dev/full` exited 120: the commands' own error exits (no schedule, missed
+    # deadline, violations) keep their code as bad input's exit 2 does
+    import subprocess
+    import sys
+
+    inst = small_instance(tmp_path, jobs=[{"id": "a", "duration": 5, "gpus": 1, "deadline": 3}])
+    args = {
+        "solve": ["solve", inst, "--solver", "greedy", "-o", tmp_path / "s.json"],
+        "simulate": ["simulate", inst, "--policy", "fifo", "-o", tmp_path / "s.json"],
+        "check": ["check", inst, tmp_path / "late.json"],
+    }[command]
+    late = {"version": 1, "instance": "small", "jobs": [
+        {"id": "a", "start": 0, "end": 5, "placement": [{"node": "n-0", "gpus": [0]}]}
+    ]}  # fmt: skip
+    (tmp_path / "late.json").write_text(json.dumps(late))
+    assert run(*args)[0] == 1  # the exit every case below must keep
+    cmd = [sys.executable, "-m", "planner", *map(str, args)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tmp_path
+    )
+    assert proc.stderr is not None
+    proc.stderr.close()  # the reader of the error message goes away before it is printed
+    assert proc.wait(timeout=120) == 1
+    assert not (tmp_path / "s.json").exists()
+    if not Path("/dev/full").exists():
+        return
+    for unbuffered in (env, os.environ):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=full, env=unbuffered)
+        assert done.returncode == 1

@@ -8,13 +8,12 @@ ratios in the summary table.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import EXIT_INFEASIBLE, EXIT_USAGE, handle_errors
+from planner.cli.common import EXIT_INFEASIBLE, EXIT_USAGE, fail, handle_errors
 from planner.cli.interrupts import Interrupted, Stopping
 from planner.cli.params import SECONDS, SEED, THREADS
 from planner.errors import UsageError, WriteError
@@ -173,8 +172,7 @@ def bench(
                 on_row=progress.advance,
             )
     except Interrupted as e:  # run_bench has put the finished rows in order
-        terminal.print_error(f"interrupted: {output} holds the finished runs; rerun to resume")
-        sys.exit(e.exit_code)
+        fail(e.exit_code, f"interrupted: {output} holds the finished runs; rerun to resume")
     summary = summarize(result.rows, baseline or None, specs)
     unwritten: WriteError | None = None  # the report; the rows are in `output` already
     if report:
@@ -196,17 +194,13 @@ def bench(
         if report and unwritten is None:
             terminal.print_note(f"wrote {report}")
     if unwritten is not None:
-        terminal.print_error(
-            f"cannot write {unwritten.path}: {unwritten.reason}; the runs are in {output}"
-        )
-        sys.exit(EXIT_USAGE)
+        why = f"cannot write {unwritten.path}: {unwritten.reason}; the runs are in {output}"
+        fail(EXIT_USAGE, why)
     code = exit_code(result.rows)
     if code == EXIT_USAGE:
-        terminal.print_error(f"every instance is bad input (the error column of {output})")
-    elif code == EXIT_INFEASIBLE:
-        terminal.print_error(f"no run gave a verified schedule (the rows of {output})")
-    if code:
-        sys.exit(code)
+        fail(code, f"every instance is bad input (the error column of {output})")
+    if code == EXIT_INFEASIBLE:
+        fail(code, f"no run gave a verified schedule (the rows of {output})")
 
 
 def exit_code(rows: list[dict[str, Any]]) -> int:

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import EXIT_INFEASIBLE, handle_errors, schedule_instance, stops_on_signals
-from planner.errors import InputError, Problem
-from planner.schedule import Schedule, ScheduleFormatError, schedule_from_dict
-
-
-def read_schedule(path: str) -> Schedule:
-    from planner.jsonio import read_json
-
-    data = read_json(path)
-    try:
-        return schedule_from_dict(data)
-    except ScheduleFormatError as e:
-        raise InputError(path, [Problem(p, m) for p, m in e.problems]) from None
+from planner.cli.common import (
+    EXIT_INFEASIBLE,
+    fail,
+    handle_errors,
+    schedule_instance,
+    stops_on_signals,
+)
 
 
 @click.command()
@@ -55,7 +47,7 @@ def validate(instance: str, as_json: bool) -> None:
 @stops_on_signals
 def check(instance: str, schedule: str, as_json: bool) -> None:
     """Verify a schedule against the rules R1-R11; exit 1 on violations."""
-    from planner.read import read_instance
+    from planner.read import read_instance, read_schedule
     from planner.verify import verify
 
     inst = read_instance(instance)
@@ -86,11 +78,11 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
             }
         )
     elif violations:
-        terminal.print_violations(violations)
+        fail(EXIT_INFEASIBLE, None, violations)
     else:
         terminal.print_check_ok(schedule, len(sched.jobs))
     if violations:
-        sys.exit(EXIT_INFEASIBLE)
+        fail(EXIT_INFEASIBLE, None)
 
 
 @click.command()
@@ -118,7 +110,7 @@ def export(schedule: str, gantt: str, instance: str | None, as_json: bool) -> No
     """Write the Gantt CSV of a schedule."""
     from planner.export import gantt_csv, gantt_rows, write_gantt
     from planner.outputs import STDOUT, check_outputs
-    from planner.read import recorded_instance
+    from planner.read import read_schedule, recorded_instance
 
     sched = read_schedule(schedule)
     check_outputs([gantt], [schedule, instance or recorded_instance(sched.info, schedule)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -96,15 +96,32 @@ def exit_decided() -> bool:
 
 def _say_and_exit(code: int, say: Callable[[], None]) -> NoReturn:
     """Print the message and exit with `code`; when the message's reader went away
-    (`plan ... 2>&1 | head`), exit with `code` all the same: a bad input piped into head
-    was exit 1, "no feasible schedule"."""
+    (`plan ... 2>&1 | head`) or its device is full, exit with `code` all the same: a bad
+    input piped into head was exit 141, not 2, and an infeasible solve's was not 1."""
     global _exit_decided
     _exit_decided = True
     try:
         say()
-    except BrokenPipeError:
+        for stream in (sys.stdout, sys.stderr):  # a buffered write fails here, not at exit
+            if stream is not None:
+                stream.flush()
+    except OSError:  # BrokenPipeError, ENOSPC
         terminal.silence_output()
     sys.exit(code)
+
+
+def fail(code: int, message: str | None, violations: Sequence[Any] = ()) -> NoReturn:
+    """A command's own error exit (no schedule, broken rules, interrupted before a plan):
+    "error: MESSAGE" and the violations on standard error, then `code`, kept whatever
+    happens to standard error (`_say_and_exit`)."""
+
+    def say() -> None:
+        if message is not None:
+            terminal.print_error(message)
+        if violations:
+            terminal.print_violations(violations)
+
+    _say_and_exit(code, say)
 
 
 def parse_objective(text: str | None) -> tuple[str, ...] | None:

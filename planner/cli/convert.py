@@ -10,7 +10,7 @@ import click
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors, stops_on_signals
 from planner.cli.params import SEED
-from planner.errors import InputError, Problem, UsageError
+from planner.errors import UsageError
 
 # The options every command that writes an instance shares (`plan import`, `plan generate`).
 OUTPUT_OPTION = click.option(
@@ -23,12 +23,6 @@ OUTPUT_OPTION = click.option(
 JSON_OPTION = click.option(
     "--json", "as_json", is_flag=True, help="Print what was written as JSON."
 )
-
-
-def _read_text(path: str) -> str:
-    from planner.jsonio import read_text
-
-    return read_text(path)
 
 
 def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool) -> None:
@@ -120,41 +114,15 @@ def import_(
     as_json: bool,
 ) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
+    from planner.importers.convert import convert_file
     from planner.outputs import check_outputs
 
     if kind != "muri":
         _refuse_muri_options(kind)
     check_outputs([output], [file])
-    name = name or Path(file).stem
-    doc: dict[str, Any]
-    if kind in ("psplib", "jobshop"):
-        from planner.importers import FormatError
-        from planner.importers.jobshop import parse_jss
-        from planner.importers.psplib import parse_sm
-
-        parse = parse_sm if kind == "psplib" else parse_jss
-        try:
-            doc = {**parse(_read_text(file)), "name": name}
-        except FormatError as e:  # the parsers name the line (and field) of what is wrong
-            raise InputError(file, [Problem(e.path, e.message)]) from None
-        except (ValueError, LookupError, ArithmeticError) as e:  # a case the parsers missed
-            raise InputError(file, [Problem("$", f"not a {kind} file: {e}")]) from None
-    else:
-        from planner.importers.muri import muri_to_instance
-
-        doc = muri_to_instance(
-            file,
-            name=name,
-            nodes=nodes,
-            gpus_per_node=gpus_per_node,
-            first=first,
-            offset=offset,
-            all_at_zero=all_at_zero,
-            time_unit=time_unit,
-            strict_priority=strict_priority,
-            preemption=preemption,
-            elastic=elastic,
-        )
+    params = click.get_current_context().params
+    muri = {option: params[option] for option in MURI_OPTIONS} if kind == "muri" else None
+    doc = convert_file(kind, file, name or Path(file).stem, muri)
     _write_instance(doc, output, file, as_json)
 
 

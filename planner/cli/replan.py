@@ -46,11 +46,10 @@ def replan(
     """Replan SCHEDULE of INSTANCE from time T: what started keeps running (or is done),
     the rest is planned again, after the changes."""
     from planner.changes import read_changes
-    from planner.cli.commands import read_schedule
     from planner.export import json_text
     from planner.live_file import live_document
     from planner.outputs import check_outputs, files_only
-    from planner.read import raw_json, read_instance
+    from planner.read import raw_json, read_instance, read_schedule
     from planner.replan import check_now, check_plan_in_force, live_instance, state_counts
 
     outs, settings = args.prepared()

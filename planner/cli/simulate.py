@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from pathlib import Path
 from threading import Event
@@ -12,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 import planner.cli.terminal as terminal
-from planner.cli.common import EXIT_INFEASIBLE, EXIT_INTERNAL, handle_errors
+from planner.cli.common import EXIT_INFEASIBLE, EXIT_INTERNAL, EXIT_INTERRUPTED, fail, handle_errors
 from planner.cli.interrupts import Interrupts
 from planner.cli.params import SECONDS
 from planner.cli.show import show_page
@@ -109,8 +107,7 @@ def _feasible_or_exit(inst: Any) -> None:
 
     reason = infeasible_reason(inst)
     if reason is not None:
-        terminal.print_error(f"no schedule exists: {reason}; nothing written")
-        sys.exit(EXIT_INFEASIBLE)
+        fail(EXIT_INFEASIBLE, f"no schedule exists: {reason}; nothing written")
 
 
 def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tuple[Any, Any, Any]:
@@ -130,8 +127,7 @@ def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tu
                 inst, pol, interval=interval, events=keep, progress=shown.update, stop=signals.stop
             )
         except Stopped as e:
-            terminal.print_error(f"interrupted: {e}; nothing written")
-            sys.exit(signals.exit_code or 130)
+            fail(signals.exit_code or EXIT_INTERRUPTED, f"interrupted: {e}; nothing written")
         wall = time.perf_counter() - t0
     doc = result_to_schedule_dict(inst, res, wall)
     realized = schedule_from_dict(doc)
@@ -142,9 +138,8 @@ def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tu
             what = f"missed the deadline or horizon of {late} job(s)"
         else:  # an engine bug: exit 3, as for any bug of ours (README, exit codes)
             what = "broke the rules"
-        terminal.print_error(f"simulation {pol.name} {what}; nothing written")
-        terminal.print_violations(violations)
-        sys.exit(EXIT_INFEASIBLE if late is not None else EXIT_INTERNAL)
+        code = EXIT_INFEASIBLE if late is not None else EXIT_INTERNAL
+        fail(code, f"simulation {pol.name} {what}; nothing written", violations)
     return doc, realized, res
 
 
@@ -158,11 +153,11 @@ def _files(
     events: str | None,
 ) -> dict[str, str]:
     from planner.export import schedule_files
+    from planner.simulate.model import events_jsonl
 
     files = schedule_files(inst, realized, doc, output, gantt)
     if events:
-        # one line per decision (JSON Lines), never NaN like every JSON file written
-        files[events] = "".join(json.dumps(e.to_dict(), allow_nan=False) + "\n" for e in res.events)
+        files[events] = events_jsonl(res.events)
     return files
 
 

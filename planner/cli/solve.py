@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +17,7 @@ import planner.cli.terminal as terminal
 from planner.cli.common import (
     EXIT_INFEASIBLE,
     EXIT_INTERNAL,
+    fail,
     handle_errors,
     parse_objective,
 )
@@ -265,11 +265,11 @@ def plan_and_write(
         found = sched.status in ("optimal", "feasible")
         violations = verify(inst, sched) if found else []
         if violations:  # a planner bug: never write a schedule that breaks the rules
-            terminal.print_error(
-                f"solver {sched.solver} produced an invalid schedule; nothing written"
+            fail(
+                EXIT_INTERNAL,
+                f"solver {sched.solver} produced an invalid schedule; nothing written",
+                violations,
             )
-            terminal.print_violations(violations)
-            sys.exit(EXIT_INTERNAL)
         doc = schedule_document(inst, sched, objectives_of(inst, options))
         files = schedule_files(inst, sched, doc, outs.output, outs.gantt) | dict(outs.extra)
         if found:
@@ -282,14 +282,12 @@ def plan_and_write(
         written = list(files) if found else None
         _print_result(doc, inst, sched, written, bool(outs.output), outs.show_jobs)
     if not found and signals.exit_code is not None:  # stopped before any plan was made
-        terminal.print_error("interrupted before a schedule was found; nothing written")
-        sys.exit(signals.exit_code)
+        fail(signals.exit_code, "interrupted before a schedule was found; nothing written")
     if not found:
         reason = sched.info.get("reason", "no feasible schedule found")
-        terminal.print_error(f"{NOT_FOUND.get(sched.status, sched.status)}: {reason}")
-        sys.exit(EXIT_INFEASIBLE)
-    if signals.exit_code is not None:
-        sys.exit(signals.exit_code)
+        fail(EXIT_INFEASIBLE, f"{NOT_FOUND.get(sched.status, sched.status)}: {reason}")
+    if signals.exit_code is not None:  # stopped early: the best plan is written, said above
+        fail(signals.exit_code, None)
 
 
 # The status of a run that wrote nothing, in words (a live state's residual is stricter

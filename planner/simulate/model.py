@@ -5,7 +5,8 @@ derives from (so that policies need only these records, not the engine).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,12 @@ class EventRecord:
             "groups": [list(g) for g in self.groups],
             "policy_seconds": round(self.policy_seconds, 6),
         }
+
+
+def events_jsonl(events: Iterable[EventRecord]) -> str:
+    """The event log (contract §10 `--events`): one JSON object per decision and line
+    (JSON Lines), never NaN, like every JSON file the tool writes."""
+    return "".join(json.dumps(e.to_dict(), allow_nan=False) + "\n" for e in events)
 
 
 @dataclass(frozen=True)
