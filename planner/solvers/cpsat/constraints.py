@@ -21,10 +21,11 @@ from itertools import combinations
 
 from ortools.sat.python import cp_model
 
-from planner.instance import Instance, Job, Node, Reservation
+from planner.instance import Instance, Job, Reservation
 from planner.precedence import descendants
 from planner.solvers.cpsat.variables import CpsatModel, JobVars, Use, scale_for
 from planner.solvers.options import MAX_EXACT_POOL_RESERVATIONS
+from planner.solvers.symmetry import interchangeable_nodes
 
 
 def add_one_option(cm: CpsatModel) -> None:
@@ -57,17 +58,6 @@ def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def symmetric_classes(instance: Instance) -> list[list[Node]]:
-    """Nodes of one node group touched by no GPU reservation: interchangeable."""
-    reserved = {n for r in instance.reservations for n in r.nodes}
-    out = []
-    for ng in instance.node_groups:
-        free = [n for n in instance.nodes_of(ng) if n.name not in reserved]
-        if len(free) > 1:
-            out.append(free)
-    return out
-
-
 def job_rank(instance: Instance) -> dict[str, int]:
     return {j.id: i for i, j in enumerate(instance.jobs)}
 
@@ -79,7 +69,7 @@ def add_symmetry_breaking(cm: CpsatModel) -> None:
     K(r) = sum of their node counts nodes, so a job of rank r only uses positions
     < K(r) (K counts 1 per single-node job, k for a k-node job or group)."""
     rank = job_rank(cm.instance)
-    for cls in symmetric_classes(cm.instance):
+    for cls in interchangeable_nodes(cm.instance):
         names = [n.name for n in cls]
         width: dict[str, int] = {}
         for jid, jv in cm.jobs.items():

@@ -1,36 +1,19 @@
 """The greedy schedule as a CP-SAT solution hint.
 
-Nodes the model treats as interchangeable (`constraints.symmetric_classes`) are first relabelled
-in the greedy schedule the same way the symmetry breaking expects (by the smallest rank
-of the jobs each node runs), so the hint satisfies it. A greedy interleaving group that
+Nodes the model treats as interchangeable are first relabelled in the greedy schedule the
+way the symmetry breaking expects (`planner.solvers.symmetry.relabel_for_symmetry`), so
+the hint satisfies it. A greedy interleaving group that
 is not among the model's candidates leaves its members' option literals unhinted.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from ortools.sat.python import cp_model
 
 from planner.schedule import Schedule
-from planner.solvers.cpsat.constraints import job_rank, symmetric_classes
 from planner.solvers.cpsat.objective import Objective
 from planner.solvers.cpsat.variables import CpsatModel
-
-
-def relabel(cm: CpsatModel, sched: Schedule) -> dict[str, str]:
-    rank = job_rank(cm.instance)
-    low: dict[str, int] = defaultdict(lambda: len(rank))
-    for a in sched.jobs:
-        for p in a.placement:
-            low[p.node] = min(low[p.node], rank[a.id])
-    out: dict[str, str] = {}
-    for cls in symmetric_classes(cm.instance):
-        names = [n.name for n in cls]
-        order = sorted(range(len(names)), key=lambda i: (low[names[i]], i))
-        for new, old in enumerate(order):
-            out[names[old]] = names[new]
-    return out
+from planner.solvers.symmetry import relabel_for_symmetry
 
 
 class Values:
@@ -48,7 +31,7 @@ class Values:
 
 
 def hint_values(cm: CpsatModel, objs: list[Objective], sched: Schedule) -> Values:
-    ren = relabel(cm, sched)
+    ren = relabel_for_symmetry(cm.instance, sched)
     vals = Values()
     by_id = {a.id: a for a in sched.jobs}
     members = {g.id: tuple(sorted(g.jobs)) for g in sched.groups}

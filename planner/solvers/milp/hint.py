@@ -1,6 +1,7 @@
 """The start schedule as the MILP's warm start (as `cpsat/hint.py` is CP-SAT's): moved
 onto the grid (`grid_starts`), its nodes relabelled for the model's symmetry breaking
-(`relabel`), every variable given its value (`set_warm`, "used" or why not)."""
+(`planner.solvers.symmetry`), every variable given its value (`set_warm`, "used" or why
+not)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import planner.solvers.milp.variables as milp_vars
 from planner.instance import Instance
 from planner.schedule import Schedule
 from planner.solvers.milp.energy import complete_pieces
+from planner.solvers.symmetry import relabel_for_symmetry
 
 
 def grid_starts(greedy: Schedule, length: int) -> dict[str, tuple[int, int]]:
@@ -60,7 +62,7 @@ def set_warm(
     """Give every variable its value in greedy's (grid-shifted) schedule; "used" or why not."""
     if slots is None:
         return "off"
-    node_map = relabel(instance, greedy)
+    node_map = relabel_for_symmetry(instance, greedy)
     group_of = {a.id: a.group for a in greedy.jobs}
     members: dict[str, tuple[str, ...]] = defaultdict(tuple)
     for g in greedy.groups:
@@ -116,20 +118,3 @@ def complete(built: milp_model.Built) -> None:
             default=0.0,
         )
     complete_pieces(built)
-
-
-def relabel(instance: Instance, schedule: Schedule) -> dict[str, str]:
-    """Rename identical nodes so the schedule obeys the model's symmetry breaking: within
-    each group's interchangeable nodes, the node first used by the earliest job comes first."""
-    reserved = milp_vars.gpu_reserved_nodes(instance)
-    pos = {j.id: i for i, j in enumerate(instance.jobs)}
-    first: dict[str, int] = {}
-    for a in schedule.jobs:
-        for p in a.placement:
-            first[p.node] = min(first.get(p.node, len(pos)), pos[a.id])
-    out: dict[str, str] = {}
-    for ng in instance.node_groups:
-        ident = [n.name for n in instance.nodes_of(ng) if n.name not in reserved]
-        order = sorted(ident, key=lambda n: (first.get(n, len(pos) + 1), ident.index(n)))
-        out.update({old: new for old, new in zip(order, ident, strict=True)})
-    return out

@@ -30,6 +30,7 @@ from planner import precedence
 from planner.durations import solo_duration
 from planner.instance import Instance, Job, Node, NodeGroup
 from planner.solvers.milp.grid import Grid
+from planner.solvers.symmetry import gpu_reserved_nodes
 
 # Above these the grid is coarsened (solve.py): a model this size already takes CBC most
 # of a 30 s budget to read and to solve its root LP.
@@ -95,10 +96,6 @@ def build_units(instance: Instance, candidates: Iterable[Any]) -> list[StartUnit
         members = tuple(Member(j, d) for j, d in zip(jobs, cg.durations, strict=True))
         units.append(StartUnit(len(units), members, ng, k, min(cg.gpus, ng.gpus), True))
     return units
-
-
-def gpu_reserved_nodes(instance: Instance) -> set[str]:
-    return {n for r in instance.reservations if r.pool is None for n in r.nodes}
 
 
 def symmetry_limits(instance: Instance, units: Sequence[StartUnit]) -> dict[tuple[int, str], int]:
