@@ -288,6 +288,15 @@ def optional_bounds(
         return {}
 
 
+def tightest(*named: tuple[float, str] | None) -> tuple[float, str] | None:
+    """The largest of these bounds with the name of what gave it (`info.bound_by`: an
+    ingredient above, or a model's own, `cpsat`, `milp`), ties to the first listed; None
+    when none is given. Every planner names its bound by this rule: CP-SAT lists the
+    model's bound first, the MILP the relaxation's, `with_bounds` the plan's own."""
+    given = [b for b in named if b is not None]
+    return max(given, key=lambda b: b[0]) if given else None  # max keeps the first of ties
+
+
 def with_bounds(
     instance: Instance, s: Schedule, names: Sequence[str], iterations: int = LP_ITERATIONS
 ) -> Schedule:
@@ -303,10 +312,15 @@ def with_bounds(
     by = {k: w for k, (_, w) in named.items()}
     old_by = (s.info or {}).get("bound_by") or {}
     for k, v in (s.lower_bound or {}).items():
-        if v is not None and v >= lb.get(k, v) and k in old_by:
-            by[k] = old_by[k]
-        if v is not None:
-            lb[k] = max(lb.get(k, v), v)
+        if v is None:
+            continue
+        own = (v, old_by.get(k, ""))  # "": the plan names no source for it
+        # ties: the plan's own bound when it names its source, else the ingredient
+        lb[k], word = tightest(*((own, named.get(k)) if own[1] else (named.get(k), own))) or own
+        if word:
+            by[k] = word
+        else:
+            by.pop(k, None)
     return s.with_(lower_bound=lb, info={**info, "bound_by": by})
 
 

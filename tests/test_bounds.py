@@ -892,3 +892,42 @@ def test_elastic_bounds_are_more_than_each_jobs_shortest_run() -> None:
     bound = bounds.named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
     assert bound[0] > 60_000 and bound[1] == "lp"
     _elastic_checked(inst, random.Random(0))
+
+
+def test_the_tightest_bound_is_the_largest_and_a_tie_goes_to_the_first_listed() -> None:
+    from planner.bounds import tightest
+
+    assert tightest() is None and tightest(None, None) is None
+    assert tightest(None, (3.0, "lp")) == (3.0, "lp")
+    assert tightest((2.0, "cpsat"), (3.0, "lp")) == (3.0, "lp")
+    assert tightest((3.0, "cpsat"), (3.0, "lp")) == (3.0, "cpsat")  # CP-SAT's order
+    assert tightest((3.0, "lp"), (3.0, "milp")) == (3.0, "lp")  # the MILP's order
+
+
+@pytest.mark.parametrize("own", [(None, None), (1.0, "milp"), (10**9, "cpsat"), (10**9, None)])
+def test_with_bounds_keeps_the_larger_bound_and_names_it(
+    own: tuple[float | None, str | None],
+) -> None:
+    # the plan's own bound against planner.bounds' ingredients (`with_bounds`): the larger
+    # is kept, and its name (none for an own bound that names no source: it once took the
+    # ingredient's word)
+    from planner.bounds import named_lower_bounds, with_bounds
+    from planner.generate import generate
+    from planner.read import instance_from_dict
+    from planner.solvers.greedy.solve import solve_greedy
+
+    inst = instance_from_dict(generate("dl", 8, 2, 4))
+    name = inst.objective[0]
+    plan = solve_greedy(inst, "srsf", SolveOptions(time_limit=5))
+    assert verify(inst, plan) == []
+    value, word = own
+    given = plan.with_(
+        lower_bound=None if value is None else {name: value},
+        info={"bound_by": {name: word}} if word else {},
+    )
+    got = with_bounds(inst, given, [name])
+    ingredient, its_word = named_lower_bounds(inst, [name])[name]
+    assert got.lower_bound is not None
+    assert got.lower_bound[name] == max(ingredient, value or -math.inf)
+    own = value is not None and value >= ingredient
+    assert got.info["bound_by"].get(name) == (word if own else its_word)

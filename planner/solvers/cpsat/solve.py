@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from planner.bounds import lower_bounds, optional_bounds
+from planner.bounds import lower_bounds, optional_bounds, tightest
 from planner.groups import (
     CandidateGroup,
     exact_candidates,
@@ -408,14 +408,12 @@ def _lower_bound(
 ) -> dict[str, float] | None:
     """The best valid bound on the first objective: CP-SAT's (when the model is exact and
     complete) or planner.bounds' relaxation bound (always valid)."""
-    vals = [] if model_bound is None else [(model_bound, "cpsat")]
     found = optional_bounds(instance, [name], iterations, info)
     if name in found:  # planner.bounds has none for some objectives (energy_cost)
-        static, word = found[name]
-        info["relaxation_bound"] = {name: static}
-        vals.append((static, word))
-    if not vals:
+        info["relaxation_bound"] = {name: found[name][0]}
+    own = None if model_bound is None else (model_bound, "cpsat")
+    best = tightest(own, found.get(name))  # ties: the model's bound, listed first
+    if best is None:
         return None
-    best, word = max(vals, key=lambda v: v[0])  # ties: the model's bound, listed first
-    info["bound_by"] = {name: word}
-    return {name: best}
+    info["bound_by"] = {name: best[1]}
+    return {name: best[0]}

@@ -45,7 +45,7 @@ import pulp
 
 import planner.solvers.milp.model as milp_model
 import planner.solvers.milp.variables as milp_vars
-from planner.bounds import optional_bounds
+from planner.bounds import optional_bounds, tightest
 from planner.groups import (
     exact_candidates,
     split_by_reservation,
@@ -207,9 +207,9 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     gfirst = None if gvals is None else gvals[first]
     sound = complete and not split  # the model's bound holds on every grid schedule
     lower = _lower_bound(instance, units, r.names, grid, st.bounds, simple, exact, sound, gfirst)
-    if first in lower:  # the tightest: the solver's own, or the relaxation's ingredient
-        own = lower[first] > simple.get(first, -math.inf)
-        r.info["bound_by"] = {first: "milp" if own else named[first][1]}
+    best = tightest(named.get(first), (lower[first], "milp")) if first in lower else None
+    if best is not None:  # ties: the relaxation's ingredient, listed first
+        r.info["bound_by"] = {first: best[1]}
     schedule = extract(instance, built) if st.chosen is not None else None
     first_status = st.stages[0]["status"] if st.stages else "not run"
     # "none" says nothing: the solver's own words do ("stopped: no solution better than
