@@ -220,6 +220,15 @@ def _preemption(v: Any, ck: Checker) -> Preemption:
     return Preemption(enabled=enabled, restart=restart or 0)
 
 
+def objective_list(names: list[str]) -> tuple[tuple[str, ...], list[str]]:
+    """An objective list given outside an instance (`plan solve --objective`) checked by
+    the instance's own rules (known names, none twice): the names and what is wrong with
+    them (each problem once)."""
+    ck = Checker()
+    parsed = _objective(names, ck)
+    return parsed or (), list(dict.fromkeys(p.message for p in ck.problems))
+
+
 def _objective(v: Any, ck: Checker) -> tuple[str, ...] | None:
     names = [v] if isinstance(v, str) else v
     if not isinstance(names, list) or not names:

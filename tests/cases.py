@@ -155,6 +155,12 @@ BAD = [
     ("bad-objective", _set(["objective"], "makespn"), "objective", "did you mean 'makespan'"),
     ("bad-objective-list", _set(["objective"], ["makespan", "jct"]), "objective[1]", "not one of"),
     ("empty-objective", _set(["objective"], []), "objective", "empty"),
+    (
+        "objective-twice",
+        _set(["objective"], ["makespan", "energy_kwh", "makespan"]),
+        "objective[2]",
+        "'makespan' is listed twice",
+    ),
     ("bad-policy", _set(["policy"], {"priority": "lax"}), "policy.priority", "not one of"),
     (
         "max-group-5",

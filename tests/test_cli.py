@@ -573,7 +573,10 @@ def test_objective_option_names_every_objective_and_refuses_repeats(tmp_path: Pa
     out = tmp_path / "s.json"
     code, _, err = run("solve", DEMO, "--solver", "greedy", "--objective", "makespan,makespan",
                        "-o", out)  # fmt: skip
-    assert code == 2 and "makespan listed twice" in err and not out.exists()
+    assert code == 2 and "'makespan' is listed twice" in err and not out.exists()
+    # an unknown name gets the instance's message, with its suggestion
+    code, _, err = run("solve", DEMO, "--solver", "greedy", "--objective", "makspan", "-o", out)
+    assert code == 2 and "'makspan' is not one of" in err and "did you mean 'makespan'" in err
     # spaces around the names are dropped
     code, _, err = run("solve", DEMO, "--solver", "greedy", "--objective",
                        " makespan , energy_kwh", "-o", out)  # fmt: skip

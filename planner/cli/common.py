@@ -126,29 +126,22 @@ def fail(code: int, message: str | None, violations: Sequence[Any] = ()) -> NoRe
 
 def parse_objective(text: str | None) -> tuple[str, ...] | None:
     from planner.instance import OBJECTIVES
+    from planner.structure import objective_list
 
     if text is None:
         return None
-    # spaces around a name are dropped ("makespan, energy_cost"); an empty name is refused,
-    # as in an instance's objective list ("makespan," ran as makespan alone)
-    names = tuple(t.strip() for t in text.split(","))
-    bad = [n for n in names if n not in OBJECTIVES]
-    if not text.strip():
-        what = "empty"
-    elif "" in names:
-        what = f"an empty name in {text!r}"
-    elif bad:
-        what = "unknown " + ", ".join(bad)
-    else:
-        what = ""
-    if what:
+    # spaces around a name are dropped ("makespan, energy_cost"); an empty name is refused
+    # ("makespan," ran as makespan alone); the rest is an instance's objective list's rules
+    names = [t.strip() for t in text.split(",")]
+    if not text.strip() or "" in names:
+        what = "empty" if not text.strip() else f"an empty name in {text!r}"
         raise UsageError(
             f"--objective: {what}; use a comma-separated list of {', '.join(OBJECTIVES)}"
         )
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:  # as an instance's objective list (exit 2 there too)
-        raise UsageError(f"--objective: {', '.join(twice)} listed twice")
-    return names
+    parsed, problems = objective_list(names)
+    if problems:
+        raise UsageError(f"--objective: {'; '.join(problems)}")
+    return parsed
 
 
 def schedule_instance(
