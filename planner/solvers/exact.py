@@ -163,6 +163,19 @@ def semi_active_horizon(instance: Instance, longest: Mapping[str, int], slack: i
     return origin + sum(longest.values()) + slack
 
 
+def price_wait(instance: Instance, names: Sequence[str]) -> int:
+    """The room a horizon needs beyond `semi_active_horizon` so that it still holds some
+    optimal schedule when energy_cost is among `names`: the last price change B.
+
+    energy_cost is not regular (waiting for a cheaper price may pay), but after B the price
+    is 0 (contract §12): left-shifting the jobs that start at or after B (never before B)
+    keeps or lowers it and every other objective, so some optimal schedule ends by B + the
+    semi-active horizon. 0 when energy_cost is not asked for or there are no prices."""
+    if "energy_cost" not in names or not instance.power_price:
+        return 0
+    return max(p.end for p in instance.power_price)
+
+
 def end_caps(
     instance: Instance, pmin: Mapping[str, int], name: str, value: float
 ) -> dict[str, int]:

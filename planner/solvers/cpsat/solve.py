@@ -44,6 +44,7 @@ from planner.solvers.exact import (
     cpsat_size,
     end_caps,
     finish,
+    price_wait,
     semi_active_horizon,
     values,
 )
@@ -113,12 +114,8 @@ def horizon_and_end_caps(
     durations = {j.id: option_durations(instance, j, groups) for j in instance.jobs}
     longest = {jid: max(d) for jid, d in durations.items()}
     spans = sum(c.span for c in groups)  # a group's hold may outlast its members
-    horizon = semi_active_horizon(instance, longest, spans)
-    if "energy_cost" in names and instance.power_price:
-        # Waiting for a cheaper price is worth modelling: room to hold everything back to
-        # the last price change, after which the price is 0 (contract §12), so some
-        # optimal schedule fits (the argument: `_horizon` in planner/solvers/milp/solve.py).
-        horizon += max(p.end for p in instance.power_price)
+    # waiting for a cheaper price may pay: room for it, and still a proof (`price_wait`)
+    horizon = semi_active_horizon(instance, longest, spans) + price_wait(instance, names)
     if instance.horizon is not None:
         horizon = min(horizon, instance.horizon)
     first = names[0]
@@ -332,8 +329,7 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     # candidate groups may be a pruned subset of all admissible groups.
     # (Elastic jobs: candidate groups are formed at their default counts only, contract
     # §12, so `complete` is False.) The horizon with room to the last price change holds
-    # some energy-optimal schedule: the MILP's `_horizon` (planner/solvers/milp/solve.py)
-    # gives the argument, and the same horizon proves there.
+    # some energy-optimal schedule (`exact.price_wait`), as the MILP's does.
     exact_objectives = all(o.exact for o in objs)
     # The model has no preemption (contract §8): its optimum, bound and infeasibility
     # speak of schedules without segments only, so with preemption none is a proof.

@@ -59,6 +59,7 @@ from planner.solvers.exact import (
     earliest_starts,
     end_caps,
     finish,
+    price_wait,
     semi_active_horizon,
 )
 from planner.solvers.milp.backends import RunResult, run
@@ -247,17 +248,12 @@ def _horizon(
     start: Schedule | None,
     gvals: dict[str, float] | None,
 ) -> _Horizon:
-    """The horizon, whether it is exact, and the valid end caps (planner.solvers.exact);
-    on an exact horizon the caps also leave each job's successors room (tails).
-
-    energy_cost is not regular (waiting for a cheaper price may pay), but after the last
-    price change B the price is 0: left-shifting the jobs that start at or after B (never
-    before B) keeps or lowers it and every other objective, so some optimal schedule ends
-    by B + the semi-active horizon."""
+    """The horizon, whether it is exact, and the valid end caps (planner.solvers.exact:
+    the semi-active horizon plus `price_wait` holds some optimal schedule); on an exact
+    horizon the caps also leave each job's successors room (tails)."""
     first = names[0]
     semi = semi_active_horizon(instance, max_durations(units))
-    priced = "energy_cost" in names and bool(instance.power_price)
-    last = max((p.end for p in instance.power_price), default=0) if priced else 0
+    last = price_wait(instance, names)
     exact = True
     caps: dict[str, int] = {}
     horizon = last + semi  # valid for every objective (above, and semi_active_horizon)
