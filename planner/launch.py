@@ -109,7 +109,8 @@ def run() -> None:
     except click.ClickException as e:
         try:
             e.show()
-        except BrokenPipeError:  # its reader went away: the exit code still says what
+            sys.stderr.flush()  # buffered, a full device fails here, not in the exit's flush
+        except OSError:  # its reader went away or its device is full: the code still says
             from planner.cli.terminal import silence_output
 
             silence_output()

@@ -867,3 +867,19 @@ def test_an_error_exit_keeps_its_code_when_standard_error_is_gone_or_full(
         with open("/dev/full", "w") as full:
             done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=full, env=unbuffered)
         assert done.returncode == 1
+
+
+def test_a_usage_error_to_a_full_device_is_still_exit_2() -> None:
+    # click's own usage message (an unknown option), buffered, to a full standard error
+    # exited 120 from the exit's failing flush
+    import subprocess
+    import sys
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    cmd = [sys.executable, "-m", "planner", "solve", "--no-such-option", str(DEMO)]
+    for unbuffered in (env, os.environ):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=full, env=unbuffered)
+        assert done.returncode == 2
