@@ -227,8 +227,9 @@ def _named(
         from planner.live_progress import restartable
 
         res = residual(instance)
-        # a plan may stop a running job (not `bounded`): bound a relaxation instead
-        relax = res if res.bounded else restartable(instance)
+        # a plan may stop a running job (not `bounded`), or the residual holds a node whole
+        # (stricter than the live state): bound a relaxation instead
+        relax = res.loosened() if res.bounded else restartable(instance)
         inner = named_lower_bounds(relax.instance, names, iterations)
         shifted = relax.shift({k: v for k, (v, _) in inner.items()})  # none for energy
         return {k: (shifted[k], inner[k][1]) for k in names if k in shifted}

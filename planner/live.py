@@ -81,14 +81,14 @@ class Residual:
         if self.tightened and self.live.priority_policy == "strict":
             lb = bounds
             status = "feasible" if status == "optimal" else status
-        if not self.bounded:
+        if not self.proves:
             status = "feasible" if status == "optimal" else status
         return s.with_(
             instance=self.live.name,
             jobs=jobs,
             groups=tuple(_fixed_groups(self.fixed.values()))
             + tuple(Group(rename.get(g.id, g.id), g.jobs) for g in s.groups),
-            lower_bound=(self.shift(lb) or None) if lb is not None and self.bounded else None,
+            lower_bound=(self.shift(lb) or None) if lb is not None and self.proves else None,
             status=status if self.instance.jobs else "optimal",
             info=info,
         )
@@ -102,6 +102,21 @@ class Residual:
         return not self.live.preemption.enabled or all(
             j.state != "running" or j.id in self.stopped for j in self.live.jobs
         )
+
+    @property
+    def proves(self) -> bool:
+        """Whether the residual's optimum and bounds are the live state's: `bounded`, and
+        no node held whole (that hold keeps waiting jobs off GPUs the live state lets
+        them use, so the residual is stricter: its optimum may be worse than the live
+        state's, and its bounds above it, tests/test_live.py)."""
+        return self.bounded and not self.conservative
+
+    def loosened(self) -> Residual:
+        """The residual without its whole-node holds: a relaxation of the live state (a
+        waiting job may use a held node's free GPUs, and the running jobs' CPUs and memory
+        are not counted against it), whose bounds hold when the residual is `bounded`."""
+        kept = tuple(r for r in self.instance.reservations if not r.id.startswith(WHOLE_NODE))
+        return replace(self, instance=replace(self.instance, reservations=kept), conservative=False)
 
     def start_of(self, s: Schedule) -> Schedule:
         """The residual's jobs' part of `s`, a plan of the live instance (`plan replan`

@@ -153,7 +153,7 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
         merged = _from_the_present(instance, merged, left, search=name == "auto")
     if options.start is not None:
         merged = _no_worse_than_in_force(instance, res, merged, options)
-    if not res.bounded and merged.jobs:  # the residual's bounds do not hold: a relaxation's
+    if not res.proves and merged.jobs:  # the residual's bounds do not hold: a relaxation's
         from planner.bounds import with_bounds
 
         names = objectives_of(instance, options)
@@ -206,8 +206,8 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     # (`_no_worse_than_in_force`), not here
     sched = _solve_static(res.instance, *parse_spec(spec), options)
     names = objectives_of(res.instance, options)
-    # bounds of the residual hold for the live state only when it is `bounded`
-    tight = res.tightened and res.bounded
+    # bounds of the residual hold for the live state only when it `proves`
+    tight = res.tightened and res.proves
     failed: SolveInfo = {}
     named = optional_bounds(res.instance, names, options.bound_iterations, failed) if tight else {}
     bounds = {k: v for k, (v, _) in named.items()} or None
