@@ -4,7 +4,7 @@ Rule (the README copies this table):
 
 | CP-SAT model size (placement options)      | auto runs                                   |
 | ------------------------------------------ | ------------------------------------------- |
-| <= OPTIONS_PER_SECOND x time limit         | `cpsat` (greedy hint; its own bound)        |
+| <= OPTIONS_PER_SECOND x time limit         | `cpsat` (best-start hint; its own bound)    |
 |    (at least MIN_CPSAT_OPTIONS)            |                                             |
 | larger, and time left after the greedy plan| `greedy` + anytime improvement (`improve`)  |
 | larger, no time left                       | `greedy`                                    |
