@@ -1,7 +1,8 @@
 """Documented upper bounds on the numbers the tool accepts (README, "What we chose where
-the contract is silent"). They keep every value finite and small enough for the solvers'
-64-bit integer arithmetic: times and weighted sums stay far below 2**63 even summed over
-a million jobs, so no Infinity reaches a schedule and CP-SAT never sees 1e308."""
+the contract is silent"). They keep every value finite, so no Infinity reaches a schedule
+and CP-SAT never sees 1e308. A time or a weight alone fits 64-bit integers; a weighted sum
+can still pass 2**63 (weights near 10**6 times completions near 10**12 over ten jobs): CP-SAT
+then refuses its model and the start is returned (README)."""
 
 from __future__ import annotations
 

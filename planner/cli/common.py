@@ -82,7 +82,7 @@ def stops_on_signals(fn: F) -> F:
 def _internal(e: Exception, trace: str | None) -> None:
     if trace is not None:
         terminal.print_traceback(trace)
-    terminal.print_internal_error(f"{type(e).__name__}: {e}")
+    terminal.print_internal_error(f"{type(e).__name__}: {e}", traced=trace is not None)
 
 
 _exit_decided = False  # `exit_decided`

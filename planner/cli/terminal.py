@@ -107,12 +107,10 @@ def print_error(message: str) -> None:
     err.print(Text("error: ", style="bold red"), message, sep="")
 
 
-def print_internal_error(message: str) -> None:
-    err.print(
-        Text("internal error: ", style="bold red"),
-        f"{message}, rerun with --debug for the traceback",
-        sep="",
-    )
+def print_internal_error(message: str, traced: bool = False) -> None:
+    """One line; `traced`: the traceback is printed above it (`--debug`), so no hint."""
+    hint = "" if traced else ", rerun with --debug for the traceback"
+    err.print(Text("internal error: ", style="bold red"), f"{message}{hint}", sep="")
 
 
 def print_traceback(text: str) -> None:

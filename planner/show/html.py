@@ -1,8 +1,9 @@
 """The interactive Gantt chart: one self-contained HTML file drawn by plotly.
 
 plotly.js is embedded in the page (`include_plotlyjs=True`), so the file opens with no
-network. To stay usable at 10,000 jobs the chart uses few WebGL traces: one filled
-`scattergl` trace per colour key holds all its bars as rectangles separated by gaps.
+network. To stay usable at 10,000 jobs the chart uses few WebGL traces: two filled
+`scattergl` traces per colour key (alternating shades, so that touching bars stay apart)
+hold all its bars as rectangles separated by gaps.
 Reservations, lane shading and the curves under the chart are a handful of traces more.
 
 Hover: plotly finds hover targets only at data points, which a long bar does not have
