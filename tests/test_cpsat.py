@@ -326,3 +326,46 @@ def test_watts_the_model_rounds_prove_no_energy_optimum(
     c = solve_verified(inst, "cpsat", time_limit=10)
     assert c.jobs and c.info.get("bound_by", {}).get(objective) != "cpsat"
     assert c.status == "feasible"
+
+
+def _decimals(kind: str, deadline: bool = False) -> dict:
+    """Three jobs of a third each fit at once (3 x 0.3333 <= 1), but CP-SAT's scale of
+    1000 rounds each up to 334: four jobs, pool-only (`pool`) or on one node's CPUs."""
+    pool = kind == "pool"
+    jobs = [
+        {"id": j, "duration": 10, "gpus": 0 if pool else 1}
+        | ({"demand": {"kw": 0.3333}} if pool else {"cpus_per_gpu": 3.3333})
+        for j in "abcd"
+    ]
+    if deadline:  # b, c, d must run together; a (shorter) goes first or after
+        jobs[0]["duration"] = 5
+        for j in jobs[1:]:
+            j.update(release=1, deadline=11)
+    node = {"name": "n", "gpus": 1 if pool else 4} | ({} if pool else {"cpus": 10})
+    return {
+        "version": 1,
+        "name": f"decimals-{kind}",
+        "cluster": {"nodes": [node], "pools": {"kw": 1.0} if pool else {}},
+        "objective": "total_weighted_jct",
+        "jobs": jobs,
+    }
+
+
+@pytest.mark.parametrize("kind", ["pool", "cpus"])
+def test_demands_rounded_at_the_scale_prove_nothing(
+    kind: str, solve_verified: SolveVerified
+) -> None:
+    # the rounded model is stricter than R7/R8: it runs two at once (10+10+20+20 = 60)
+    # where three fit (10+10+10+20 = 50, the MILP's optimum); CP-SAT returned the start's
+    # 50 as "optimal" with a bound of 60, and on the deadline variant said "no schedule
+    # exists" where the MILP plans one
+    inst = instance_from_dict(_decimals(kind))
+    exact = solve_verified(inst, "milp:highs")
+    best = objective_values(inst, exact, ("total_weighted_jct",))["total_weighted_jct"]
+    s = solve_verified(inst, "cpsat")
+    got = objective_values(inst, s, ("total_weighted_jct",))["total_weighted_jct"]
+    assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= best
+    assert s.status == "feasible" or got == best
+    tight = instance_from_dict(_decimals(kind, deadline=True))
+    assert solve_verified(tight, "milp:highs").status == "optimal"
+    assert solve_verified(tight, "cpsat").status != "infeasible"
