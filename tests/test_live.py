@@ -837,13 +837,10 @@ def test_waiting_jobs_leave_a_running_jobs_cpus_alone(
     assert by_id(s)["w"].start >= 10  # 6 + 4 CPUs would overload the node before
 
 
-def test_a_node_held_whole_proves_nothing_and_bounds_stay_below_a_better_plan(
-    solver: str, solve_verified: SolveVerified
-) -> None:
-    # w1 fits beside r (4 + 4 of 10 CPUs) but w2 would not (4 + 7), so the residual holds
-    # the node whole until r ends: every planner waits (330), while running w1 at once
-    # gives 230. The residual's optimum and bounds are of that stricter problem: they said
-    # "optimal" with a bound of 330 (cpsat, the MILP, auto)
+def _held_whole(w2_weight: float) -> tuple[Instance, float]:
+    """w1 fits beside the running r (4 + 4 of 10 CPUs) but w2 would not (4 + 7), so the
+    residual holds the node whole until r ends; and the objective of the better plan that
+    runs w1 at once (verified)."""
     doc = {
         "now": 10,
         "cluster": {"nodes": [{"name": "n", "gpus": 2, "cpus": 10}]},
@@ -852,7 +849,7 @@ def test_a_node_held_whole_proves_nothing_and_bounds_stay_below_a_better_plan(
             {"id": "r", "duration": 100, "gpus": 1, "cpus_per_gpu": 4, "state": "running",
              "started": 0, "placement": [{"node": "n-0", "gpus": [0]}]},
             {"id": "w1", "duration": 10, "gpus": 1, "cpus_per_gpu": 4},
-            {"id": "w2", "duration": 10, "gpus": 1, "cpus_per_gpu": 7},
+            {"id": "w2", "duration": 10, "gpus": 1, "cpus_per_gpu": 7, "weight": w2_weight},
         ],
     }  # fmt: skip
     inst = instance_from_dict(doc)
@@ -863,38 +860,29 @@ def test_a_node_held_whole_proves_nothing_and_bounds_stay_below_a_better_plan(
         Assignment("w2", 100, 110, (Placement("n-0", (1,)),)),
     ))  # fmt: skip
     assert verify(inst, better) == []
-    best = objective_values(inst, better, ("total_weighted_jct",))["total_weighted_jct"]
+    return inst, objective_values(inst, better, ("total_weighted_jct",))["total_weighted_jct"]
+
+
+def test_a_node_held_whole_proves_nothing_and_bounds_stay_below_a_better_plan(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # every planner waits for r (330), while running w1 at once gives 230: the residual's
+    # optimum and bounds are of the stricter problem, and they said "optimal" with a bound
+    # of 330 (cpsat, the MILP, auto)
+    inst, best = _held_whole(1.0)
+    assert best == 230
     s = solve_verified(inst, solver)
     got = objective_values(inst, s, ("total_weighted_jct",))["total_weighted_jct"]
     assert got > best  # the hold's price (README): if a planner finds 230, say so here
     assert s.status == "feasible"
     assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= best
-    bound = lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
-    assert bound <= best
+    assert lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"] <= best
 
 
 def test_the_bound_of_a_state_with_a_node_held_whole_is_a_relaxations() -> None:
-    # as above, w2 nearly weightless: the plan running w1 at once has 100 + 20 + 0.11;
-    # planner.bounds on the residual, whose hold delays w1 to 100, said 140.04
-    doc = {
-        "now": 10,
-        "cluster": {"nodes": [{"name": "n", "gpus": 2, "cpus": 10}]},
-        "objective": "total_weighted_jct",
-        "jobs": [
-            {"id": "r", "duration": 100, "gpus": 1, "cpus_per_gpu": 4, "state": "running",
-             "started": 0, "placement": [{"node": "n-0", "gpus": [0]}]},
-            {"id": "w1", "duration": 10, "gpus": 1, "cpus_per_gpu": 4},
-            {"id": "w2", "duration": 10, "gpus": 1, "cpus_per_gpu": 7, "weight": 0.001},
-        ],
-    }  # fmt: skip
-    inst = instance_from_dict(doc)
-    better = Schedule(inst.name, "hand", "feasible", jobs=(
-        Assignment("r", 0, 100, (Placement("n-0", (0,)),)),
-        Assignment("w1", 10, 20, (Placement("n-0", (1,)),)),
-        Assignment("w2", 100, 110, (Placement("n-0", (1,)),)),
-    ))  # fmt: skip
-    assert verify(inst, better) == []
-    best = objective_values(inst, better, ("total_weighted_jct",))["total_weighted_jct"]
+    # w2 nearly weightless: the better plan has 100 + 20 + 0.11; planner.bounds on the
+    # residual, whose hold delays w1 to 100, said 140.04
+    inst, best = _held_whole(0.001)
     assert best == pytest.approx(120.11)
     assert lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"] <= best
     s = solve(inst, "greedy:srsf", SolveOptions(time_limit=5))
