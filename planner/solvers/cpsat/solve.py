@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
@@ -315,7 +316,7 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     if why is not None:
         if options.stop.is_set():
             info["interrupted"] = True
-        lower = _lower_bound(instance, names[0], None, info, options.bound_iterations)
+        lower = _lower_bound(instance, names, None, info, options.bound_iterations)
         return finish(
             instance, "cpsat", names, None, start, proved=False, lower=lower, info=info,
             t0=t0, why_none=why,
@@ -351,7 +352,7 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     if out.interrupted or options.stop.is_set():
         info["interrupted"] = True
     lower = _lower_bound(
-        instance, names[0], out.bound if proof else None, info, options.bound_iterations
+        instance, names, out.bound if proof else None, info, options.bound_iterations
     )
     proved = (
         len(out.statuses) == len(names)
@@ -400,16 +401,25 @@ def _shown_floor(instance: Instance, name: str, options: SolveOptions) -> float 
 
 
 def _lower_bound(
-    instance: Instance, name: str, model_bound: float | None, info: SolveInfo, iterations: int
+    instance: Instance,
+    names: Sequence[str],
+    model_bound: float | None,
+    info: SolveInfo,
+    iterations: int,
 ) -> dict[str, float] | None:
-    """The best valid bound on the first objective: CP-SAT's (when the model is exact and
-    complete) or planner.bounds' relaxation bound (always valid)."""
-    found = optional_bounds(instance, [name], iterations, info)
-    if name in found:  # planner.bounds has none for some objectives (energy_cost)
-        info["relaxation_bound"] = {name: found[name][0]}
+    """The best valid bound on each objective: on the first, CP-SAT's (when the model is
+    exact and complete) or planner.bounds' relaxation bound (always valid); on a later
+    one planner.bounds' only (a later stage's bound holds only among the plans optimal on
+    the earlier objectives, README)."""
+    found = optional_bounds(instance, names, iterations, info)
+    first = names[0]
+    if first in found:  # planner.bounds has none for some objectives (energy_cost)
+        info["relaxation_bound"] = {first: found[first][0]}
     own = None if model_bound is None else (model_bound, "cpsat")
-    best = tightest(own, found.get(name))  # ties: the model's bound, listed first
-    if best is None:
+    best = {first: tightest(own, found.get(first))}  # ties: the model's bound, listed first
+    best |= {n: found[n] for n in names[1:] if n in found}
+    kept = {n: b for n, b in best.items() if b is not None}
+    if not kept:
         return None
-    info["bound_by"] = {name: best[1]}
-    return {name: best[0]}
+    info["bound_by"] = {n: word for n, (_, word) in kept.items()}
+    return {n: value for n, (value, _) in kept.items()}

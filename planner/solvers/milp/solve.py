@@ -13,8 +13,10 @@ Status and bound:
   no preemption (the model has no segments), and the candidate groups complete and not
   split by reservations (`exact` in `solve_milp`).
   Otherwise the grid optimum is reported as "feasible", info["optimal_on_grid"] = True.
-- lower_bound: the solver's bound when the grid is exact (first objective; later ones only
-  after every earlier stage was proved). With slot > 1 the grid bound is not a bound of the
+- lower_bound: the solver's bound when the grid is exact, on the first objective only: a
+  later stage's bound holds only among the schedules optimal on the earlier ones, so a
+  later objective gets planner.bounds' bound, which holds for every schedule (as
+  CP-SAT's and auto's do; tests/test_milp.py). With slot > 1 the grid bound is not a bound of the
   exact problem (starts on the grid and rounded-up durations restrict it). For makespan
   without reservations and deadlines we subtract a valid rounding allowance
   (horizon.rounding_allowance: how much later than any exact schedule a grid schedule
@@ -440,9 +442,8 @@ def _lower_bound(
     rounding allowance when every admissible group was a candidate (`complete`)."""
     out: dict[str, float] = dict(simple)  # valid for every schedule, so for the optimum too
     first = names[0]
-    if exact:
-        for n, b in bounds.items():
-            out[n] = max(out.get(n, -math.inf), b)
+    if exact and first in bounds:  # a later stage's bound is conditional (module docstring)
+        out[first] = max(out.get(first, -math.inf), bounds[first])
     elif complete and first == "makespan" and first in bounds and not instance.preemption.enabled:
         no_windows = not instance.reservations and all(j.deadline is None for j in instance.jobs)
         if no_windows:
