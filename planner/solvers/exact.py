@@ -108,6 +108,9 @@ def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Sc
         v = values(instance, s, names)
         if best is None or better(v, best[2]) or (not better(best[2], v) and k < best[0]):
             best = (k, s, v)
+    kept = _kept_start(instance, options, quiet, deadline)
+    if kept is not None and (best is None or better(values(instance, kept, names), best[2])):
+        best = (len(rules), kept, values(instance, kept, names))
     given = given_start(instance, options)
     start = best[1] if best is not None else None
     if given is not None and (best is None or better(values(instance, given, names), best[2])):
@@ -118,6 +121,25 @@ def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Sc
         info["greedy_solver"] = start.solver
         info["greedy_objective"] = objective_values(instance, start, names)
     return start
+
+
+def _kept_start(
+    instance: Instance, options: SolveOptions, quiet: SolveOptions, deadline: float
+) -> Schedule | None:
+    """Muri's grouping with groups kept to the end (`preempt.kept.kept_plan`, what plain
+    `greedy` adds on an interleaving instance), in what is left of the start's share, so
+    that `cpsat` and `milp` are never worse than `greedy` there; not when the caller
+    gives a start (`auto` gives this plan or a better one), nor with preemption (its
+    planner is the engine's)."""
+    left = deadline - time.monotonic()
+    if options.start is not None or instance.preemption.enabled or left <= 0:
+        return None
+    from planner.solvers.preempt.kept import kept_plan  # the engine, only when it runs
+
+    s = kept_plan(instance, replace(quiet, time_limit=left, stop=options.stop))
+    if s is None or len(s.jobs) != len(instance.jobs) or verify(instance, s):
+        return None
+    return s
 
 
 def cpsat_size(instance: Instance) -> int:
