@@ -330,13 +330,13 @@ def test_watts_the_model_rounds_prove_no_energy_optimum(
     assert c.status == "feasible"
 
 
-def _decimals(kind: str, deadline: bool = False) -> dict:
-    """Three jobs of a third each fit at once (3 x 0.3333 <= 1), but CP-SAT's scale of
-    1000 rounds each up to 334: four jobs, pool-only (`pool`) or on one node's CPUs."""
+def _decimals(kind: str, third: float, deadline: bool = False) -> dict:
+    """Four jobs of a third each (`third`), pool-only (`pool`) or on one node's CPUs:
+    three fit at once (3 x 0.3333 <= 1)."""
     pool = kind == "pool"
     jobs = [
         {"id": j, "duration": 10, "gpus": 0 if pool else 1}
-        | ({"demand": {"kw": 0.3333}} if pool else {"cpus_per_gpu": 3.3333})
+        | ({"demand": {"kw": third}} if pool else {"cpus_per_gpu": 10 * third})
         for j in "abcd"
     ]
     if deadline:  # b, c, d must run together; a (shorter) goes first or after
@@ -354,23 +354,27 @@ def _decimals(kind: str, deadline: bool = False) -> dict:
 
 
 @pytest.mark.parametrize("kind", ["pool", "cpus"])
-def test_demands_rounded_at_the_scale_prove_nothing(
-    kind: str, solve_verified: SolveVerified
+@pytest.mark.parametrize("third", [0.3333, 0.33333333])
+def test_capacities_are_scaled_exactly_or_prove_nothing(
+    kind: str, third: float, solve_verified: SolveVerified
 ) -> None:
-    # the rounded model is stricter than R7/R8: it runs two at once (10+10+20+20 = 60)
-    # where three fit (10+10+10+20 = 50, the MILP's optimum); CP-SAT returned the start's
-    # 50 as "optimal" with a bound of 60, and on the deadline variant said "no schedule
-    # exists" where the MILP plans one
-    inst = instance_from_dict(_decimals(kind))
+    # scaled by 1,000, 0.3333 became 334 and three no longer fit (10+10+20+20 = 60 where
+    # 10+10+10+20 = 50, the MILP's optimum): CP-SAT returned the start's 50 as "optimal"
+    # with a bound of 60, and with deadlines said "no schedule exists". Now 0.3333 is
+    # scaled by 10^4, exactly, and eight decimals (past `capacity_scale`'s reach) are
+    # rounded in a model that proves nothing
+    inst = instance_from_dict(_decimals(kind, third))
     exact = solve_verified(inst, "milp:highs")
     best = objective_values(inst, exact, ("total_weighted_jct",))["total_weighted_jct"]
+    assert exact.status == "optimal" and best == 50
     s = solve_verified(inst, "cpsat")
     got = objective_values(inst, s, ("total_weighted_jct",))["total_weighted_jct"]
     assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= best
-    assert s.status == "feasible" or got == best
-    tight = instance_from_dict(_decimals(kind, deadline=True))
+    rounded = third == 0.33333333
+    assert s.status == ("feasible" if rounded else "optimal") and got >= best
+    tight = instance_from_dict(_decimals(kind, third, deadline=True))
     assert solve_verified(tight, "milp:highs").status == "optimal"
-    assert solve_verified(tight, "cpsat").status != "infeasible"
+    assert solve_verified(tight, "cpsat").status == ("unknown" if rounded else "optimal")
 
 
 @pytest.mark.parametrize("spec", ["cpsat", "milp:highs"])

@@ -23,7 +23,7 @@ from ortools.sat.python import cp_model
 
 from planner.instance import Instance, Job, Reservation
 from planner.precedence import descendants
-from planner.solvers.cpsat.variables import CpsatModel, JobVars, Use, scale_for, scaled_exactly
+from planner.solvers.cpsat.variables import CpsatModel, JobVars, Use, capacity_scale
 from planner.solvers.options import MAX_EXACT_POOL_RESERVATIONS
 from planner.solvers.symmetry import interchangeable_nodes
 
@@ -169,18 +169,19 @@ def _outside(cm: CpsatModel, u: Use, r: Reservation) -> cp_model.IntervalVar:
     )
 
 
-def _rounded(cm: CpsatModel, values: list[float], what: str) -> None:
-    """Mark the model inexact when scaling `values` rounds them (more than three decimals):
-    demands are rounded up and capacities down, so the model is stricter than R7/R8 and
-    its optimum, bound and infeasibility prove nothing (tests/test_cpsat.py)."""
-    if cm.exact and not scaled_exactly(values):
+def _scale(cm: CpsatModel, values: list[float], what: str) -> int:
+    """The scale of one capacity row (`variables.capacity_scale`). When it rounds the
+    values, demands up and capacities down, the model is stricter than R7/R8: it is marked
+    inexact, so its optimum, bound and infeasibility prove nothing (tests/test_cpsat.py)."""
+    s, exact = capacity_scale(values)
+    if cm.exact and not exact:
         cm.exact = False
-        cm.notes.append(f"{what} of more than three decimals rounded: conservative model")
+        cm.notes.append(f"{what} rounded to thousandths: conservative model")
+    return s
 
 
 def add_node_capacity(cm: CpsatModel) -> None:
-    """R7: CPUs and memory per node (scaled to integers, demands rounded up, capacities
-    down: the model is then inexact, `_rounded`)."""
+    """R7: CPUs and memory per node, scaled to integers (`_scale`)."""
     by_node: dict[str, list[Use]] = defaultdict(list)
     for u in cm.uses:
         by_node[u.node.name].append(u)
@@ -191,9 +192,7 @@ def add_node_capacity(cm: CpsatModel) -> None:
             uses = [u for u in by_node[node.name] if getattr(u, attr) > 0]
             if not uses or sum(getattr(u, attr) for u in uses) <= cap + 1e-9:
                 continue
-            values = [cap] + [getattr(u, attr) for u in uses]
-            _rounded(cm, values, f"node {node.name}'s {attr}")
-            s = scale_for(values)
+            s = _scale(cm, [cap] + [getattr(u, attr) for u in uses], f"node {node.name}'s {attr}")
             cm.cumulative(
                 [u.interval for u in uses],
                 [math.ceil(getattr(u, attr) * s - 1e-9) for u in uses],
@@ -218,8 +217,7 @@ def add_pool_capacity(cm: CpsatModel) -> None:
         closed = [r for r in res if not (r.admits.tenants or r.admits.jobs)]
         open_ = [r for r in res if r.admits.tenants or r.admits.jobs]
         values = [cap] + [jv.job.demand[pool] for jv in users] + [r.amount for r in res]
-        _rounded(cm, values, f"pool {pool}'s amounts")
-        s = scale_for(values)
+        s = _scale(cm, values, f"pool {pool}'s amounts")
         cap_i = math.floor(cap * s + 1e-9)
 
         def dem(jv: JobVars, pool: str = pool, s: int = s) -> int:

@@ -121,6 +121,27 @@ def scale_for(values: Iterable[float]) -> int:
     return next((s for s in (1, 10, 100) if _integral(vals, s)), 1000)
 
 
+# A capacity row's values (CPUs, memory, pool amounts) may be scaled further than
+# `scale_for`'s 1,000, while their largest stays within what that scale allows a value of
+# `planner.limits.MAX_NUMBER` (10^12 x 1,000): 0.3333 of a pool is exact at 10^4.
+CAPACITY_SCALE_MAX = 10**6
+CAPACITY_SCALED_MAX = 10**15
+
+
+def capacity_scale(values: Iterable[float]) -> tuple[int, bool]:
+    """The scale of one capacity row and whether it is exact: the smallest power of ten up
+    to CAPACITY_SCALE_MAX that makes every value integral without scaling the largest past
+    CAPACITY_SCALED_MAX; else 1,000, rounded (demands up, capacity down: inexact)."""
+    vals = list(values)
+    top = max((abs(v) for v in vals), default=0.0)
+    s = 1
+    while s <= CAPACITY_SCALE_MAX and top * s <= CAPACITY_SCALED_MAX:
+        if _integral(vals, s):
+            return s, True
+        s *= 10
+    return 1000, False
+
+
 def scaled_exactly(values: Iterable[float]) -> bool:
     """Whether `scale_for` makes every value integral (at most three decimals), so that
     the scaled model computes them exactly."""
