@@ -65,8 +65,9 @@ def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Sc
     while START_SHARE of the time limit lasts: the RCPSP heuristic first on a plain RCPSP
     with makespan first, else the instance's default greedy rule; then the others until
     the time is up (ties go to the earlier rule of `start_rules`,
-    so with time for all the answer does not depend on the order); `options.start`
-    instead when it is complete, valid and strictly better. Writes the start's solver and
+    so with time for all the answer does not depend on the order), then Muri's grouping
+    kept to the end in what is left (`_kept_start`); `options.start` instead when it is
+    complete, valid and strictly better. Writes the start's solver and
     objective values to `info`, and why a rule failed (`start_errors`): a failing rule
     costs the exact solver one start, and is reported rather than hidden."""
     names = objectives_of(instance, options)
