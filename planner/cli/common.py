@@ -97,7 +97,8 @@ def exit_decided() -> bool:
 def _say_and_exit(code: int, say: Callable[[], None]) -> NoReturn:
     """Print the message and exit with `code`; when the message's reader went away
     (`plan ... 2>&1 | head`) or its device is full, exit with `code` all the same: a bad
-    input piped into head was exit 141, not 2, and an infeasible solve's was not 1."""
+    input piped into head once exited 1, "no feasible schedule", and an infeasible
+    solve's message to a full device 120 (tests/test_cli.py)."""
     global _exit_decided
     _exit_decided = True
     try:
