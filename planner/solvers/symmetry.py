@@ -26,11 +26,16 @@ def interchangeable_nodes(instance: Instance) -> list[list[Node]]:
     return out
 
 
+def job_positions(instance: Instance) -> dict[str, int]:
+    """Each job's position in the instance: the order the symmetry breaking ranks by."""
+    return {j.id: i for i, j in enumerate(instance.jobs)}
+
+
 def relabel_for_symmetry(instance: Instance, schedule: Schedule) -> dict[str, str]:
     """Old node name -> new: within each class of interchangeable nodes, the nodes sorted
     by the smallest instance position of the jobs they run (unused ones last, ties by
     position) take the class's names in order. Nodes left out keep their names."""
-    position = {j.id: i for i, j in enumerate(instance.jobs)}
+    position = job_positions(instance)
     first: dict[str, int] = {}
     for a in schedule.jobs:
         for p in (p for piece in a.pieces() for p in piece.placement):

@@ -25,7 +25,7 @@ from planner.instance import Instance, Job, Reservation
 from planner.precedence import descendants
 from planner.solvers.cpsat.variables import CpsatModel, JobVars, Use, capacity_scale
 from planner.solvers.options import MAX_EXACT_POOL_RESERVATIONS
-from planner.solvers.symmetry import interchangeable_nodes
+from planner.solvers.symmetry import interchangeable_nodes, job_positions
 
 
 def add_one_option(cm: CpsatModel) -> None:
@@ -58,17 +58,13 @@ def merge_spans(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def job_rank(instance: Instance) -> dict[str, int]:
-    return {j.id: i for i, j in enumerate(instance.jobs)}
-
-
 def add_symmetry_breaking(cm: CpsatModel) -> None:
     """Relabel interchangeable nodes by the smallest rank (instance order) of the jobs
     they run, ties by position. The node at position p then has p nodes before it whose
     smallest ranks are <= its own, and jobs of rank <= r occupy at most
     K(r) = sum of their node counts nodes, so a job of rank r only uses positions
     < K(r) (K counts 1 per single-node job, k for a k-node job or group)."""
-    rank = job_rank(cm.instance)
+    rank = job_positions(cm.instance)
     for cls in interchangeable_nodes(cm.instance):
         names = [n.name for n in cls]
         width: dict[str, int] = {}

@@ -30,7 +30,7 @@ from planner import precedence
 from planner.durations import solo_duration
 from planner.instance import Instance, Job, Node, NodeGroup
 from planner.solvers.milp.grid import Grid
-from planner.solvers.symmetry import gpu_reserved_nodes
+from planner.solvers.symmetry import gpu_reserved_nodes, job_positions
 
 # Above these the grid is coarsened (solve.py): a model this size already takes CBC most
 # of a 30 s budget to read and to solve its root LP.
@@ -106,7 +106,7 @@ def symmetry_limits(instance: Instance, units: Sequence[StartUnit]) -> dict[tupl
     K_i = sum of nodes needed by the eligible jobs 0..i; a group unit, the smallest K of its
     members (they share a node, whose first user is at most the earliest member).
     """
-    order = {j.id: i for i, j in enumerate(instance.jobs)}
+    order = job_positions(instance)
     need: dict[tuple[str, str], int] = {}
     for u in units:
         if u.node_group is None:
