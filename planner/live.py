@@ -7,8 +7,9 @@ handles, and the answer back into a schedule of the live instance:
   reserved for nobody from `now` to the end of their set of segments, and their pool
   demands likewise, so no waiting job can touch them;
 - a node whose CPUs or memory the running jobs share could be overloaded by waiting jobs
-  on its free GPUs: then its free GPUs are reserved too, until its running jobs end (the
-  simplest valid rule: a GPU reservation cannot express a CPU budget);
+  on its free GPUs: then as many of its free GPUs are reserved too, until its running jobs
+  end, as keep the worst load of the rest within the node's CPUs and memory (a GPU
+  reservation cannot express a CPU budget; the node is "held whole" when none is left);
 - done jobs occupy nothing after their end (<= now);
 - waiting jobs are released at `max(release, now)`; a predecessor that runs is replaced by
   a stand-in job with no resources that lasts until the predecessor ends (top priority,
@@ -42,7 +43,7 @@ from planner.resume import must_stop, resume_job
 from planner.schedule import Assignment, Group, Placement, Schedule
 
 STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
-WHOLE_NODE = "~node:"  # id prefix of a node held whole for its running jobs' CPUs or memory
+WHOLE_NODE = "~node:"  # id prefix of a node's free GPUs held for its running jobs' CPUs or memory
 RUNNING = "~running:"  # id prefix of what a running job holds (GPUs of a node, a pool)
 # The residual's reservations that are not the live state's own: they end when running
 # jobs do, or, with preemption, sooner
@@ -56,7 +57,7 @@ class Residual:
     fixed: Mapping[str, Assignment]  # running and done jobs as the schedule keeps them
     stand_ins: frozenset[str]
     tightened: bool  # R9 on max(release, now) is stricter than on the releases
-    conservative: bool = False  # a node is held whole (module docstring)
+    conservative: bool = False  # free GPUs are held for running jobs' CPUs (module docstring)
     stopped: frozenset[str] = frozenset()  # running jobs stopped at now, resumed later
 
     def merge(self, s: Schedule, bounds: Mapping[str, float] | None = None) -> Schedule:
@@ -106,14 +107,14 @@ class Residual:
     @property
     def proves(self) -> bool:
         """Whether the residual's optimum and bounds are the live state's: `bounded`, and
-        no node held whole (that hold keeps waiting jobs off GPUs the live state lets
-        them use, so the residual is stricter: its optimum may be worse than the live
-        state's, and its bounds above it, tests/test_live.py)."""
+        no free GPU held for a running job's CPUs (that hold keeps waiting jobs off GPUs
+        the live state lets them use, so the residual is stricter: its optimum may be worse
+        than the live state's, and its bounds above it, tests/test_live.py)."""
         return self.bounded and not self.conservative
 
     def loosened(self) -> Residual:
-        """The residual without its whole-node holds: a relaxation of the live state (a
-        waiting job may use a held node's free GPUs, and the running jobs' CPUs and memory
+        """The residual without its holds of free GPUs: a relaxation of the live state (a
+        waiting job may use a node's free GPUs, and the running jobs' CPUs and memory
         are not counted against it), whose bounds hold when the residual is `bounded`."""
         kept = tuple(r for r in self.instance.reservations if not r.id.startswith(WHOLE_NODE))
         return replace(self, instance=replace(self.instance, reservations=kept), conservative=False)
@@ -349,28 +350,33 @@ def _held(inst: Instance, fixed: Mapping[str, Assignment]) -> Iterable[Reservati
             cpus[p.node] += len(p.gpus) * j.cpus_per_gpu
             mem[p.node] += len(p.gpus) * j.mem_gb_per_gpu
     for node, until in node_until.items():
-        if not _room_safe(inst, node, {g for n, g in holds if n == node}, cpus[node], mem[node]):
-            yield Reservation(f"{WHOLE_NODE}{node}", inst.now, until, nodes=(node,))
+        busy = {g for n, g in holds if n == node}
+        free = [g for g in range(inst.node_by_name[node].group.gpus) if g not in busy]
+        shut = free[_open_gpus(inst, node, len(free), cpus[node], mem[node]) :]
+        if shut:
+            gpus = None if len(shut) == len(free) else tuple(shut)  # None: the whole node
+            yield Reservation(f"{WHOLE_NODE}{node}", inst.now, until, nodes=(node,), gpus=gpus)
     for (node, g), until in sorted(holds.items()):
         yield Reservation(f"{RUNNING}{node}:{g}", inst.now, until, nodes=(node,), gpus=(g,))
 
 
-def _room_safe(inst: Instance, node: str, busy: set[int], cpus: float, mem: float) -> bool:
-    """Can waiting jobs on the node's free GPUs never exceed its CPUs or memory?"""
+def _open_gpus(inst: Instance, node: str, free: int, cpus: float, mem: float) -> int:
+    """How many of the node's `free` GPUs waiting jobs may use beside its running jobs
+    (which ask `cpus` and `mem`) without ever exceeding its CPUs or memory."""
     group = inst.node_by_name[node].group
-    free = group.gpus - len(busy)
     waiting = [j for j in inst.jobs if j.live is None]
     # A free GPU may carry a whole interleaving group, each member asking its own share
     # (R7 sums over running jobs): the worst GPU holds the `max_group` largest needs.
     per_gpu = inst.interleaving.max_group if inst.interleaving.enabled else 1
+    room = free
     for cap, used, needs in (
         (group.cpus, cpus, [j.cpus_per_gpu for j in waiting]),
         (group.mem_gb, mem, [j.mem_gb_per_gpu for j in waiting]),
     ):
         need = sum(sorted(needs, reverse=True)[:per_gpu])
-        if cap is not None and used + free * need > cap + TOL:
-            return False
-    return True
+        if cap is not None and need > 0 and used + free * need > cap + TOL:
+            room = min(room, max(0, math.floor((cap + TOL - used) / need)))
+    return room
 
 
 def _tightened(inst: Instance) -> bool:

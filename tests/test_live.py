@@ -890,6 +890,29 @@ def test_the_bound_of_a_state_with_a_node_held_whole_is_a_relaxations() -> None:
     assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= best
 
 
+def test_a_node_keeps_open_the_free_gpus_its_cpus_allow(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # r takes 4 of the node's 14 CPUs until 100; each waiting job asks 4: two of them fit
+    # beside r, a third would not (16). Holding all three free GPUs until 100 (as before)
+    # gave 100 + 3 x 110 = 430; holding one leaves the best plan, 100 + 20 + 20 + 30
+    doc = {
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "gpus": 4, "cpus": 14}]},
+        "objective": "total_weighted_jct",
+        "jobs": [
+            {"id": "r", "duration": 100, "gpus": 1, "cpus_per_gpu": 4, "state": "running",
+             "started": 0, "placement": [{"node": "n-0", "gpus": [0]}]},
+        ] + [{"id": f"w{i}", "duration": 10, "gpus": 1, "cpus_per_gpu": 4} for i in (1, 2, 3)],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    held = [r for r in residual(inst).instance.reservations if r.id.startswith("~node:")]
+    assert [(r.nodes, r.gpus, r.end) for r in held] == [(("n-0",), (3,), 100)]
+    s = solve_verified(inst, solver)
+    assert objective_values(inst, s, ("total_weighted_jct",))["total_weighted_jct"] == 170
+    assert s.status == "feasible"  # a hold is still stricter than the live state
+
+
 @pytest.mark.parametrize("solver", ["greedy:srsf", "cpsat", "milp:cbc"])
 def test_a_running_multi_node_job_holds_both_nodes(
     solver: str, solve_verified: SolveVerified
