@@ -268,6 +268,23 @@ def test_a_later_stage_past_64_bit_integers_keeps_the_first_stages_plan_and_says
     assert "refused stage 2" in capsys.readouterr().out
 
 
+def test_a_first_stage_whose_constant_passes_64_bit_integers_keeps_its_plan(
+    solve_verified: SolveVerified,
+) -> None:
+    # weight 10^6 x release 10^10 x the objective's scale: the weighted-JCT stage is
+    # solved, but fixing it for the makespan stage raised a TypeError (exit 3)
+    jobs = [
+        Job("a", 1, duration=1, release=10**10, weight=10**6),
+        Job("b", 1, duration=1, weight=0.001),
+    ]
+    inst = make_instance(jobs, [one_gpu_node()], objective=("total_weighted_jct", "makespan"))
+    s = solve_verified(inst, "cpsat", time_limit=5)
+    said = "CP-SAT refused stage 2 (makespan), which is not optimised: its objective"
+    assert s.info["error"].startswith(said), s.info
+    assert s.info["returned"] == "cpsat"
+    assert [a.start for a in sorted(s.jobs, key=lambda a: a.id)] == [10**10, 0]
+
+
 def test_an_objective_past_64_bit_integers_keeps_the_start_with_a_one_line_reason(
     solve_verified: SolveVerified,
 ) -> None:

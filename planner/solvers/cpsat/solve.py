@@ -282,7 +282,13 @@ def _run_stages(
         if status != cp_model.OPTIMAL or out.interrupted or i == len(objs) - 1:
             break
         # Fix this objective at its optimum and hint the next stage with this solution.
-        cm.model.add(obj.expr <= round(solver.objective_value))
+        try:
+            cm.model.add(obj.expr <= round(solver.objective_value))
+        except (TypeError, ValueError, OverflowError):
+            # its constant (weights x releases) passed 64-bit integers and became a
+            # float, which a constraint refuses (tests/test_cpsat.py)
+            out.error = _why_invalid("overflow", i + 1, objs[i + 1].name)
+            break
         cm.model.clear_hints()
         sol = list(solver.response_proto.solution)
         set_hints(cm.model, list(range(len(sol))), sol)
