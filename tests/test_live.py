@@ -1241,6 +1241,37 @@ def test_a_preemptive_live_states_bound_holds_for_plans_that_stop_at_now(
     }
 
 
+def test_a_bound_holds_for_plans_that_regroup_the_stopped_jobs(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # X and Y run as a group on n-0, which goes down at now: both stop. The residual runs
+    # each one's rest alone (resume.resume_job), and its bound, 211.6, was reported beside
+    # a verified 182 in which X and then Y run grouped with Z on n-1
+    running = {"gpus": 1, "state": "running", "started": 0, "group": "G",
+               "placement": [{"node": "n-0", "gpus": [0]}]}  # fmt: skip
+    doc = {
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 1, "gpu_mem_gb": 32}]},
+        "interleaving": {"enabled": True, "max_group": 2},
+        "policy": {"preemption": {"enabled": True, "restart": 0}},
+        "jobs": [{"id": "X", "model": "dqn", "iterations": 60, **running},
+                 {"id": "Y", "model": "gpt2", "iterations": 100, **running},
+                 {"id": "Z", "model": "dqn", "gpus": 1, "iterations": 60}],
+        "reservations": [{"id": "down", "start": 10, "end": 1000, "nodes": ["n-0"]}],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    res = residual(inst)
+    assert res.stopped == {"X", "Y"} and not res.bounded
+    best = solve_verified(inst, "greedy")
+    value = objective_values(inst, best, ["total_weighted_jct"])["total_weighted_jct"]
+    assert value <= 182
+    s = solve_verified(inst, solver, time_limit=3.0)
+    got = objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
+    for bound in (*(s.lower_bound or {}).values(), *lower_bounds(inst).values()):
+        assert bound <= min(value, got)
+    assert s.status != "optimal" or got <= value
+
+
 def test_a_replan_by_a_greedy_rule_is_no_worse_than_the_plan_in_force() -> None:
     # without preemption, a greedy rule takes no start: replanned at 5,550 with nothing
     # changed, greedy:srsf gave 29,392 against 29,122 for the plan (found by fuzzing)
