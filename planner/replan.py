@@ -18,7 +18,8 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
   job a failed node then stops: with preemption it resumes from it);
 - `finished`: a running job that ended at the time given (from its current segment's
   start to `now`) is done then, as a job the schedule ends by `now` would be (one that
-  was stopped and resumed: one interval from its first start, without placement); applied
+  was stopped and resumed: one interval from its first start, without placement), and its
+  co-members' progress is that of a group it left then (`_cut`); applied
   before `nodes_down`, so a job that finished on a node that then failed is not stopped;
 - `add`: new waiting jobs, in the instance's job format (no `state`).
 The changes file is read by `planner.changes`; problems name the file and the JSON path,
@@ -70,7 +71,7 @@ def live_instance(
     # every running job's progress from the whole schedule (a resumed job's does not
     # follow from its current segment alone; a running job of a live instance counts
     # from that instance's `progress`); a stopped one waits again with the work it has left
-    done = work_done(instance, schedule, now)
+    done = work_done(instance, _cut(schedule, changes.finished, now), now)
     jobs = [_left(j, done[j.id]) if j.id in stopped else _with_progress(j, done) for j in jobs]
     problems = list(changes.problems)
     out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, by_id, problems)
@@ -83,6 +84,22 @@ def live_instance(
     if wrong:
         raise InputError(f"the live state at {now}", wrong)
     return out
+
+
+def _cut(schedule: Schedule, finished: Mapping[str, int], now: int) -> Schedule:
+    """The plan in force with each job `finished` names ending when it did: its co-members
+    ran on without it from then (the co-runners of §8 are the members still running), at
+    their smaller group's cycle, which the progress they have made by now follows from
+    (tests/test_replan.py). An end outside the job's run is `_finish`'s problem."""
+    jobs = []
+    for a in schedule.jobs:
+        ended = finished.get(a.id)
+        if ended is None or not a.start <= ended < min(a.end, now + 1):
+            jobs.append(a)
+            continue
+        kept = [g for g in a.pieces() if g.start < ended or g.start == a.start]
+        jobs.append(a.with_pieces([*kept[:-1], replace(kept[-1], end=ended)]))
+    return replace(schedule, jobs=tuple(jobs))
 
 
 def check_plan_in_force(instance: Instance, schedule: Schedule, source: str) -> None:

@@ -24,6 +24,7 @@ from planner.export import schedule_document
 from planner.generate import generate
 from planner.instance import OBJECTIVES, Instance
 from planner.live import residual
+from planner.live_progress import progress_at
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
 from planner.replan import live_instance
@@ -664,6 +665,34 @@ def test_a_resumed_job_that_finished_is_one_interval() -> None:
         s = solve(live, spec)
         assert verify(live, s) == []
         assert by_id(s)["b"].end == 7
+
+
+def test_a_member_that_finished_early_leaves_its_co_member_alone_from_then() -> None:
+    """d and a run as a group from 0; a finished at 5 by `finished`. d's progress at 25 is
+    5 units at the group's cycle and 20 alone (§8), which is what the live state without
+    the progress says from `started` (its done co-member running along until it ended);
+    it was computed as if a ran with d until 25, ending d 6 s late on a helper's state."""
+    doc = {
+        "version": 1,
+        "cluster": {"nodes": [{"name": "n", "gpus": 1, "gpu_mem_gb": 32}]},
+        "interleaving": {"enabled": True, "max_group": 2},
+        "jobs": [{"id": "d", "model": "dqn", "gpus": 1, "iterations": 60},
+                 {"id": "a", "model": "a2c", "gpus": 1, "iterations": 50}],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    plan = solve(inst, "greedy:interleave")
+    assert verify(inst, plan) == [] and by_id(plan)["d"].group == by_id(plan)["a"].group
+    live = live_instance(inst, plan, 25, changes_from_dict({"finished": {"a": 5}}, Checker()))
+    d = live.job_by_id["d"]
+    assert d.live is not None and d.live.progress is not None
+    by_rule = replace(d, live=replace(d.live, progress=None))
+    default = replace(live, jobs=tuple(by_rule if j.id == "d" else j for j in live.jobs))
+    assert d.live.progress == pytest.approx(progress_at(default, 25)["d"], rel=1e-9)
+    alone = progress_at(default, 25)["d"] - progress_at(default, 5)["d"]
+    assert alone > 0.99 * (progress_at(default, 5)["d"] * 4)  # alone is faster than grouped
+    for spec in ("greedy", "cpsat"):
+        s = solve(live, spec)
+        assert verify(live, s) == [] and verify(default, s) == []
 
 
 @pytest.mark.parametrize(
