@@ -4,6 +4,7 @@ both are argued in `planner.bounds`' module docstring."""
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -17,6 +18,14 @@ from planner.instance import Instance, Job
 # Float sums of phase times may differ from the exact arithmetic by a few ulps; shaving a
 # relative 1e-9 keeps every bound on the safe side of a ceiling.
 SAFE = 1.0 - 1e-9
+
+
+def below_rounding(value: float, magnitude: float) -> float:
+    """`value`, a difference of float sums as large as `magnitude`, lowered by what their
+    rounding could have added: weights of 10^6 and times of 10^12 make sums of 10^18,
+    where one ulp is 128 (tests/test_bounds.py)."""
+    return value - 16 * sys.float_info.epsilon * abs(magnitude)
+
 
 # The ways a group's GPU time is attributed to its members (`planner.bounds`' module
 # docstring, item 3).

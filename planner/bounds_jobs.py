@@ -16,7 +16,7 @@ import numpy as np
 
 from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp
 from planner.bounds_floors import JobFloors, JobKind
-from planner.bounds_groups import SAFE, SCHEMES, config_types, solo_work
+from planner.bounds_groups import SAFE, SCHEMES, below_rounding, config_types, solo_work
 from planner.bounds_lp import LP_ITERATIONS, grid, lp_out_of_time, weighted_completion_lp
 from planner.bounds_volume import mean_busy_bound, slot_room, volume_bound
 from planner.instance import Instance, Job
@@ -304,7 +304,11 @@ class JobBounds:
         best, name = max(cands, key=lambda c: c[0])
         if name == "wspt" and best <= self._jct_parts[0]:
             name = "path"
-        return max(0.0, best - float(np.sum(self.weight * self.release))), name
+        # the per-job bound without the sums' cancellation; the others lose what it costs
+        path = float(np.sum(self.weight * (self.end - self.release)))
+        offset = float(np.sum(self.weight * self.release))
+        other = below_rounding(best - offset, best + offset)
+        return (max(0.0, other), name) if other > path else (max(0.0, path), "path")
 
     @cached_property
     def _interval_lp_parts(self) -> list[float]:

@@ -150,7 +150,7 @@ class _Callback(cp_model.CpSolverSolutionCallback):
 
     def on_solution_callback(self) -> None:
         if self.options.progress is not None:
-            own = self.best_objective_bound / self.obj.scale if self.proof else None
+            own = self.obj.bound_of(self.best_objective_bound) if self.proof else None
             bound = max((b for b in (own, self.floor) if b is not None), default=None)
             self.options.progress(
                 Progress(
@@ -275,7 +275,7 @@ def _run_stages(
             out.error = _why_invalid(cm.model.validate(), i, obj.name)
             break
         if i == 0 and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            out.bound = solver.best_objective_bound / obj.scale
+            out.bound = obj.bound_of(solver.best_objective_bound)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
         out.schedule = extract(cm, solver.value)
