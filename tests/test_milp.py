@@ -516,3 +516,14 @@ def test_a_later_objectives_bound_holds_for_every_schedule(spec: str) -> None:
     for schedule in (s, greedy):
         for name in names:
             assert s.lower_bound[name] <= value(inst, schedule, name) + 1e-6, name
+
+
+@pytest.mark.parametrize("backend", ["cbc", "highs"])
+def test_the_milp_is_never_worse_than_its_start_even_within_its_tolerance(backend: str) -> None:
+    # b is released at 2,592,001,000 ms and lasts 464: the start ends it at once, while
+    # the model's coarse grid started it at its next slot, 600 ms later, which passed as
+    # no worse (relative 2.3e-7, within the 1e-6 that "optimal" allows)
+    jobs = [Job("a", 1, duration=1), Job("b", 1, duration=464, release=2_592_001_000)]
+    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], objective=("makespan",), time_unit="ms")
+    s = run_verified(inst, "milp", time_limit=5.0, milp_backend=backend)
+    assert objective_values(inst, s, ["makespan"])["makespan"] == 2_592_001_464
