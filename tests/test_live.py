@@ -244,6 +244,13 @@ def test_bad_live_state_names_the_path(mutate: Any, path: str, fragment: str) ->
     assert any(p.startswith(path + ":") and fragment in p for p in found), found
 
 
+def test_a_running_job_without_start_or_placement_is_told_of_both() -> None:
+    # only "started: required field is missing" was listed; the placement came after it
+    found = problems(set_job(live_doc(), "r1", started=None, placement=None))
+    assert any(p.startswith("jobs[2].started:") and "required" in p for p in found), found
+    assert any(p.startswith("jobs[2].placement:") and "needs its placement" in p for p in found)
+
+
 # --- verifier ----------------------------------------------------------------------------
 
 
