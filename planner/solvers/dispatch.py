@@ -250,7 +250,15 @@ def _no_worse_than_in_force(
     kept = res.in_force(options.start)
     wrong = verify(instance, kept) if kept is not None else []
     if kept is None or wrong:  # say why it was not kept (`plan replan`'s info)
-        why = f"breaks {wrong[0]}" if wrong else "a job has no part in it (added)"
+        planned = {a.id for a in options.start.jobs}
+        added = [j.id for j in instance.jobs if j.id not in planned]
+        why = (
+            f"breaks {wrong[0]}"
+            if wrong
+            else f"a job has no part in it (added: {added[0]})"
+            if added
+            else "a job has no part in it from now (stopped at now, it starts again)"
+        )
         note = {"solver": "plan-in-force", "returned": False, "reason": why}
         return merged.with_(info={**merged.info, "kept": note})
     unproved = merged.with_(status="feasible" if merged.jobs else "unknown")
