@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from itertools import permutations
 
-from planner.instance import TOL, GpuProfile, Instance, Job
+from planner.instance import TOL, GpuProfile, Instance, Job, over
 
 StageTuple = tuple[float, float, float]  # (data, gpu / speed, net) in ms
 
@@ -147,7 +147,7 @@ def group_gpu_mem(instance: Instance, jobs: Sequence[Job]) -> float:
 
 def gpu_mem_fits(instance: Instance, jobs: Sequence[Job], gpu_mem_gb: float | None) -> bool:
     """`group_gpu_mem` fits GPUs of `gpu_mem_gb` GB (always, when that is not given)."""
-    return gpu_mem_gb is None or group_gpu_mem(instance, jobs) <= gpu_mem_gb + TOL
+    return gpu_mem_gb is None or not over(group_gpu_mem(instance, jobs), gpu_mem_gb)
 
 
 def inadmissible_reason(

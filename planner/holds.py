@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from planner.instance import TOL, Instance, Job, Reservation
+from planner.instance import Instance, Job, Reservation, over
 from planner.pools import PoolTimeline
 
 Place = tuple[tuple[str, tuple[int, ...]], ...]  # (node, GPU indices), as in `Live`
@@ -132,7 +132,7 @@ def node_clashes(inst: Instance, holds: Iterable[Hold]) -> list[Clash]:
             use = {h.job.id: _on(h, node) * getattr(h.job, attr) for h in hs}
             for t, running, starter in _sweep(hs):
                 load = sum(use[h.job.id] for h in running)
-                if load > cap + TOL:
+                if over(load, cap):
                     ids = ", ".join(sorted(h.job.id for h in running))
                     has = f"the node has {cap:g}"
                     msg = f"R7: {load:g} {what} of {node} in use at {t} ({ids}), {has}"

@@ -16,6 +16,15 @@ UNIT_MS: Mapping[str, float] = {"ms": 1.0, "s": 1000.0, "min": 60000.0}
 # Float slack on every capacity and memory comparison (sums of GB, CPUs, pool amounts).
 TOL = 1e-9
 
+
+def over(load: float, cap: float) -> bool:
+    """Whether `load` passes `cap` by more than float rounding: a relative `TOL` of the
+    larger (sums of positive amounts err relatively; an absolute slack let 2e-10 pass a
+    capacity of 1e-10 and refused 20,000,000.3 + 0.1 on 20,000,000.4, tests/test_verify.py).
+    The verifier has its own copy (`verify.capacity`)."""
+    return load > cap + TOL * max(abs(cap), abs(load))
+
+
 OBJECTIVES = (
     "makespan",
     "total_weighted_jct",
@@ -306,14 +315,14 @@ class Instance:
             if job.gpus // g.gpus > g.count:
                 return f"needs {job.gpus // g.gpus} nodes, the group has {g.count}"
         per_node = min(job.gpus, g.gpus)
-        if g.cpus is not None and per_node * job.cpus_per_gpu > g.cpus + TOL:
+        if g.cpus is not None and over(per_node * job.cpus_per_gpu, g.cpus):
             return f"needs {per_node * job.cpus_per_gpu:g} CPUs per node, nodes have {g.cpus:g}"
-        if g.mem_gb is not None and per_node * job.mem_gb_per_gpu > g.mem_gb + TOL:
+        if g.mem_gb is not None and over(per_node * job.mem_gb_per_gpu, g.mem_gb):
             return f"needs {per_node * job.mem_gb_per_gpu:g} GB per node, nodes have {g.mem_gb:g}"
         if job.model is not None and g.gpu_mem_gb is not None:
             # durations.group_gpu_mem for one job: a profile without gpu_mem_gb needs 0
             need = self.profiles[job.model].gpu_mem_gb
-            if need is not None and need > g.gpu_mem_gb + TOL:
+            if need is not None and over(need, g.gpu_mem_gb):
                 return f"model needs {need:g} GB of GPU memory, GPUs have {g.gpu_mem_gb:g}"
         return None
 

@@ -36,7 +36,7 @@ from typing import Any
 from planner.durations import ceil_units
 from planner.history import retimed
 from planner.holds import Hold, clashes
-from planner.instance import TOL, Instance, Job, Reservation
+from planner.instance import TOL, Instance, Job, Reservation, over
 from planner.live_progress import progress_at, run_units
 from planner.precedence import effective_priorities
 from planner.resume import must_stop, resume_job
@@ -378,8 +378,8 @@ def _open_gpus(inst: Instance, node: str, free: int, cpus: float, mem: float) ->
         (group.mem_gb, mem, [j.mem_gb_per_gpu for j in waiting]),
     ):
         need = sum(sorted(needs, reverse=True)[:per_gpu])
-        if cap is not None and need > 0 and used + free * need > cap + TOL:
-            room = min(room, max(0, math.floor((cap + TOL - used) / need)))
+        if cap is not None and need > 0 and over(used + free * need, cap):
+            room = min(room, max(0, math.floor((cap * (1 + TOL) - used) / need)))
     return room
 
 

@@ -12,7 +12,7 @@ import bisect
 from collections.abc import Mapping, Sequence
 from itertools import combinations
 
-from planner.instance import TOL, Job, Reservation
+from planner.instance import Job, Reservation, over
 
 
 class StepProfile:
@@ -110,7 +110,7 @@ class PoolTimeline:
         if not self.reservations:  # the rule below with U empty only
             load = sum(p.at(tau) for p in self.by_class.values())
             load += sum(amount for end, _, amount in items if tau < end)
-            return load <= self.capacity + TOL
+            return not over(load, self.capacity)
         usage: dict[frozenset[int], float] = {c: p.at(tau) for c, p in self.by_class.items()}
         for end, cls, amount in items:
             if tau < end:
@@ -131,7 +131,7 @@ class PoolTimeline:
                 u = set(sub)
                 held = sum(self.reservations[i].amount for i in sub)
                 load = sum(v for c, v in usage.items() if not (c & u))
-                if load > self.capacity - held + TOL:
+                if over(load + held, self.capacity):
                     return sub, load
         return None
 

@@ -13,7 +13,7 @@ from typing import Any
 from planner.checker import join, suggest
 from planner.durations import ceil_units, solo_iteration_ms
 from planner.errors import Problem
-from planner.instance import TOL, Instance, Job, Profile, Reservation
+from planner.instance import Instance, Job, Profile, Reservation, over
 from planner.limits import MAX_DURATION
 from planner.precedence import cycles
 from planner.state import check_live_input, ends_before_now
@@ -59,7 +59,7 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
                         f"{path}.pool", f"unknown pool '{r.pool}'{suggest(r.pool, p.pool_names)}"
                     )
                 )
-            elif r.pool in p.pools and r.amount > p.pools[r.pool] + TOL:
+            elif r.pool in p.pools and over(r.amount, p.pools[r.pool]):
                 out.append(
                     Problem(
                         f"{path}.amount",
@@ -108,7 +108,7 @@ def _overbooked(p: Parsed, path: str, r: Reservation) -> list[Problem]:
         return []  # reported at the later one
     held = sum(q.amount for _, q in here)
     cap = p.pools[r.pool]
-    if held <= cap + TOL:
+    if not over(held, cap):
         return []
     others = ", ".join(q.id for q_path, q in here if q_path != path)
     return [
@@ -203,7 +203,7 @@ def job_limits(
                     f"{path}.demand.{pool}", f"unknown pool '{pool}'{suggest(pool, pool_names)}"
                 )
             )
-        elif pool in pools and amount > pools[pool] + TOL:
+        elif pool in pools and over(amount, pools[pool]):
             out.append(
                 Problem(
                     f"{path}.demand.{pool}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from builders import (
@@ -530,3 +531,51 @@ def test_small_instance_from_json_matches_the_builder():
     assert verify(inst, small_schedule()) == []
     v = one("R8", verify(inst, small_schedule(t2=assign("t2", 5, 10))))
     assert (v.job, v.time) == ("t2", 5)
+
+
+def _capacity_case(kind: str, cap: float, needs: tuple[float, ...]) -> Any:
+    """Jobs of 10 units with these needs of a pool, or of a node's CPUs, all at 0."""
+    from planner.read import instance_from_dict
+
+    node: dict[str, Any] = {"name": "n", "gpus": len(needs)}
+    jobs: list[dict[str, Any]] = []
+    for k, need in enumerate(needs):
+        if kind == "pool":
+            jobs.append({"id": f"j{k}", "duration": 10, "gpus": 0, "demand": {"p": need}})
+        else:
+            jobs.append({"id": f"j{k}", "duration": 10, "gpus": 1, "cpus_per_gpu": need})
+    if kind == "cpus":
+        node["cpus"] = cap
+    cluster = {"nodes": [node], **({"pools": {"p": cap}} if kind == "pool" else {})}
+    return instance_from_dict({"version": 1, "cluster": cluster, "objective": "makespan",
+                               "jobs": jobs})  # fmt: skip
+
+
+def _all_at_zero(inst: Any) -> Any:
+    from planner.schedule import Assignment, Placement, Schedule
+
+    jobs = tuple(
+        Assignment(j.id, 0, 10, (Placement("n-0", (k,)),) if j.gpus else ())
+        for k, j in enumerate(inst.jobs)
+    )
+    return Schedule(inst.name, "hand", "feasible", jobs)
+
+
+@pytest.mark.parametrize("kind", ["pool", "cpus"])
+@pytest.mark.parametrize(
+    "cap, needs, fits",
+    [
+        (1e-10, (1e-10, 1e-10), False),  # twice the capacity passed an absolute 1e-9 slack
+        (20000000.4, (20000000.3, 0.1), True),  # exactly the capacity was refused: R7/R8
+        (0.3, (0.1, 0.2), True),  # 0.30000000000000004
+        (300000000000.3, (100000000000.1,) * 3, True),
+    ],
+)
+def test_capacities_allow_float_rounding_relatively(
+    kind: str, cap: float, needs: tuple[float, ...], fits: bool, solver: str, solve_verified: Any
+) -> None:
+    inst = _capacity_case(kind, cap, needs)
+    rule = "R8" if kind == "pool" else "R7"
+    assert rules(verify(inst, _all_at_zero(inst))) == (set() if fits else {rule})
+    s = solve_verified(inst, solver, time_limit=3.0)
+    assert max(a.end for a in s.jobs) == (10 if fits else 10 * len(needs))

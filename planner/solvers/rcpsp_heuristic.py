@@ -88,7 +88,7 @@ class Project:
         for b, ps in enumerate(self.pred):
             for a in ps:
                 self.succ[a].append(b)
-        self.fits = bool(np.all(self.dem <= self.cap + EPS))
+        self.fits = bool(np.all(self.dem <= self.cap * (1 + EPS)))
         self.length = int(self.dur.sum()) + int(self.dur.max(initial=0)) + 1
         pred, succ = _csr(self.pred), _csr(self.succ)
         # the kernels' arguments after the key, forward and on the reversed network

@@ -94,7 +94,7 @@ def sgs(key, dur, dem, cap, pptr, pidx, sptr, sidx, length):
                 clash = -1
                 for tau in range(t + d - 1, t - 1, -1):
                     for r in range(nr):
-                        if dem[j, r] > 0 and usage[tau, r] + dem[j, r] > cap[r] + EPS:
+                        if dem[j, r] > 0 and usage[tau, r] + dem[j, r] > cap[r] * (1.0 + EPS):
                             clash = tau
                             break
                     if clash >= 0:

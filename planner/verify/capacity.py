@@ -13,7 +13,13 @@ from planner.instance import Instance, Reservation
 from planner.schedule import Assignment
 from planner.verify.base import Violation, some_names, valid_gpus
 
-_TOL = 1e-9  # float slack on capacities
+_TOL = 1e-9  # float slack on capacities, relative: `_over`
+
+
+def _over(load: float, cap: float) -> bool:
+    """`load` passes `cap` by more than float rounding (a relative `_TOL` of the larger:
+    an absolute one let 2e-10 pass 1e-10 and refused 20,000,000.3 + 0.1 on 20,000,000.4)."""
+    return load > cap + _TOL * max(abs(cap), abs(load))
 
 
 # --- holders (R6, R7) ---------------------------------------------------------------
@@ -151,7 +157,7 @@ def check_r7(
             continue
         for n in sorted(h.gpus):
             cap = inst.node_by_name[n].group.gpu_mem_gb
-            if cap is not None and h.gpus[n] and need > cap + _TOL:
+            if cap is not None and h.gpus[n] and _over(need, cap):
                 out.append(
                     Violation(
                         "R7",
@@ -195,7 +201,7 @@ def check_r7(
             for c, (what, cap, attr) in enumerate(caps):
                 assert cap is not None
                 load = sum(k * getattr(inst.job_by_id[jid], attr) for jid, k in running.items())
-                now_over = load > cap + _TOL
+                now_over = _over(load, cap)
                 if now_over and not over[c]:
                     who = some_names(sorted(running))
                     out.append(
@@ -296,8 +302,9 @@ def _hall(
             u = fixed + extra
             ids = {r.id for r in u}
             demand = sum(v for s, v in load.items() if not (s & ids))
-            room = cap - sum(r.amount for r in u)
-            if demand - room > gap + _TOL:
+            held = sum(r.amount for r in u)
+            room = cap - held
+            if _over(demand + held, cap) and demand - room > gap:
                 gap = demand - room
                 worst = (u, demand, room)
     return worst

@@ -21,7 +21,7 @@ from itertools import combinations
 
 from ortools.sat.python import cp_model
 
-from planner.instance import Instance, Job, Reservation
+from planner.instance import Instance, Job, Reservation, over
 from planner.precedence import descendants
 from planner.solvers.cpsat.variables import CpsatModel, JobVars, Use, capacity_scale
 from planner.solvers.options import MAX_EXACT_POOL_RESERVATIONS
@@ -186,7 +186,7 @@ def add_node_capacity(cm: CpsatModel) -> None:
             if cap is None:
                 continue
             uses = [u for u in by_node[node.name] if getattr(u, attr) > 0]
-            if not uses or sum(getattr(u, attr) for u in uses) <= cap + 1e-9:
+            if not uses or not over(sum(getattr(u, attr) for u in uses), cap):
                 continue
             s = _scale(cm, [cap] + [getattr(u, attr) for u in uses], f"node {node.name}'s {attr}")
             cm.cumulative(
@@ -301,7 +301,7 @@ def add_disjunctive_cliques(cm: CpsatModel) -> None:
     adj: dict[str, set[str]] = {i: set() for i in ids}
     for ja, jb in combinations(js, 2):
         clash = any(
-            ja.demand.get(p, 0) + jb.demand.get(p, 0) > cap + 1e-9 for p, cap in inst.pools.items()
+            over(ja.demand.get(p, 0) + jb.demand.get(p, 0), cap) for p, cap in inst.pools.items()
         )
         if clash or jb.id in reach[ja.id] or ja.id in reach[jb.id]:
             adj[ja.id].add(jb.id)

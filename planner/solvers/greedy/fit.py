@@ -17,9 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
-from planner.instance import Instance, Job, NodeGroup, Reservation
-
-TOL = 1e-9  # float slack on capacities
+from planner.instance import Instance, Job, NodeGroup, Reservation, over
 
 
 def node_fits(
@@ -34,7 +32,7 @@ def node_fits(
         if cap is None:
             continue
         need = sum(per_node * getattr(m, attr) for m in members)
-        if need and used(kind) + need > cap + TOL:
+        if need and over(used(kind) + need, cap):
             return False
     return True
 
