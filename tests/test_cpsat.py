@@ -411,3 +411,13 @@ def test_never_worse_than_plain_greedy_with_its_kept_groups(
         k: tuple(objective_values(inst, x, names).values()) for k, x in (("g", greedy), ("s", s))
     }
     assert value["s"] <= value["g"]
+
+
+def test_weights_below_a_thousandth_still_order_the_jobs(solve_verified: SolveVerified) -> None:
+    # scaled by 1000 both weights became 0: CP-SAT said 0.0009 where WSPT gives 0.0006
+    jobs = [Job("a", 1, duration=1, weight=0.0001), Job("b", 1, duration=1, weight=0.0004)]
+    inst = make_instance(jobs, [one_gpu_node()], objective=("total_weighted_jct",))
+    for spec in ("cpsat", "auto"):
+        s = solve_verified(inst, spec, time_limit=5)
+        got = objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
+        assert got == pytest.approx(0.0006) and s.status == "optimal"

@@ -2,9 +2,10 @@
 
 Weights are floats; CP-SAT needs integers, so every weighted objective is multiplied by
 `scale` (the smallest power of ten up to 1000 making all weights integral, see
-`variables.scale_for`). With weights of at most three decimals the scaled objective is exact;
-otherwise weights are rounded to 1/1000 and `exact` is False (the schedule's true value is
-still computed from the schedule).
+`variables.scale_for`, raised up to 10^6 while the smallest weight would keep fewer than
+two digits: `weights`). When the scaled weights are whole the objective is exact;
+otherwise they are rounded and `exact` is False (the schedule's true value is still
+computed from the schedule).
 """
 
 from __future__ import annotations
@@ -34,8 +35,18 @@ class Objective:
         return below_rounding(model_bound, abs(model_bound) + 2 * self.constant) / self.scale
 
 
+# Weights below a thousandth: the scale grows (up to a millionth) until the smallest
+# positive weight keeps two significant digits; at 1000, weights 0.0001 and 0.0004 both
+# became 0 and CP-SAT ordered the jobs at random (0.0009 where 0.0006 is optimal,
+# tests/test_cpsat.py). A scale that overflows is refused like any (`solve._why_invalid`).
+WEIGHT_SCALE_MAX = 10**6
+
+
 def weights(instance: Instance) -> tuple[dict[str, int], int, bool]:
     s = scale_for(j.weight for j in instance.jobs)
+    least = min((j.weight for j in instance.jobs if j.weight > 0), default=1.0)
+    while s < WEIGHT_SCALE_MAX and least * s < 10:
+        s *= 10
     w = {j.id: round(j.weight * s) for j in instance.jobs}
     exact = all(abs(j.weight * s - w[j.id]) < 1e-9 for j in instance.jobs)
     return w, s, exact
