@@ -90,7 +90,7 @@ def _cut(schedule: Schedule, finished: Mapping[str, int], now: int) -> Schedule:
     """The plan in force with each job `finished` names ending when it did: its co-members
     ran on without it from then (the co-runners of §8 are the members still running), at
     their smaller group's cycle, which the progress they have made by now follows from
-    (tests/test_replan.py). An end outside the job's run is `_finish`'s problem."""
+    (tests/test_live.py). An end outside the job's run is `_finish`'s problem."""
     jobs = []
     for a in schedule.jobs:
         ended = finished.get(a.id)
