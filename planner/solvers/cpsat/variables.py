@@ -113,7 +113,7 @@ class CpsatModel:
 
 def _integral(values: list[float], scale: int) -> bool:
     # a value that scales to less than 1e-9 is not 0 (1e-10 CPUs at scale 1 made a node's
-    # CPUs and every demand 0: any load fitted, tests/test_cpsat.py)
+    # CPUs and every demand 0: any load fitted, tests/test_verify.py)
     return all(
         abs(v * scale - round(v * scale)) < 1e-9 and (round(v * scale) != 0 or v == 0)
         for v in values
