@@ -146,14 +146,15 @@ class Residual:
         # its segments from now on, the first without its restart, end sooner
         return retimed(self.instance, out) if cut != jobs else out
 
-    def in_force(self, s: Schedule) -> Schedule | None:
+    def in_force(self, s: Schedule) -> Schedule | str:
         """The plan in force `s` carried on as a plan of the live instance: each job's
         segments from its current one (running) or from `now` (waiting; all of them but
         for a job stopped before `now`), done jobs as fixed, the ends by §8
         (`history.retimed`: a job waiting again with the work it has left starts without
         its restart and ends sooner). The plans of preemptive instances stop running jobs
         after `now`, which the residual cannot (it keeps them to their §8 ends), so
-        `start_of` does not hold them. None when a job has no part in `s` (added)."""
+        `start_of` does not hold them. Why not, when a job has no part in `s` from its
+        current segment or `now` (added, or stopped at now to start again)."""
         by_id = {a.id: a for a in s.jobs}
         jobs = []
         for j in self.live.jobs:
@@ -161,10 +162,11 @@ class Residual:
             if j.live is not None and j.state == "done":
                 jobs.append(self.fixed[j.id])
                 continue
-            since = j.live.started if j.live is not None else self.live.now
-            part = _from(a, since) if a is not None else None
+            if a is None:
+                return f"a job has no part in it (added: {j.id})"
+            part = _from(a, j.live.started if j.live is not None else self.live.now)
             if part is None:
-                return None
+                return "a job has no part in it from now (stopped at now, it starts again)"
             jobs.append(part)
         kept = retimed(self.live, s.with_(jobs=tuple(jobs)))
         return kept.with_(

@@ -55,16 +55,12 @@ def parse_live(d: dict[str, Any], path: str, ck: Checker) -> Live | None:
         # `state._place` says what else a running job lacks once it has a record; without
         # one, say it here too, so that every problem is listed at once (contract §2)
         gpus = d.get("gpus")
-        first = gpus[0] if isinstance(gpus, list) and gpus else gpus
-        if state == "running" and not d.get("placement") and _positive_int(first):
+        first: Any = gpus[0] if isinstance(gpus, list) and gpus else gpus
+        if state == "running" and not d.get("placement") and kind(first) == "integer" and first > 0:
             ck.add(join(path, "placement"), f"a running job needs its placement ({first} GPUs)")
         return None
     assert started is not None and placement is not None
     return Live(state, started, ended, placement, group, progress)
-
-
-def _positive_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v > 0
 
 
 def _placement(v: Any, path: str, ck: Checker) -> tuple[tuple[str, tuple[int, ...]], ...] | None:

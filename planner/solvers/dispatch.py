@@ -248,18 +248,10 @@ def _no_worse_than_in_force(
 
     assert options.start is not None
     kept = res.in_force(options.start)
-    wrong = verify(instance, kept) if kept is not None else []
-    if kept is None or wrong:  # say why it was not kept (`plan replan`'s info)
-        planned = {a.id for a in options.start.jobs}
-        added = [j.id for j in instance.jobs if j.id not in planned]
-        why = (
-            f"breaks {wrong[0]}"
-            if wrong
-            else f"a job has no part in it (added: {added[0]})"
-            if added
-            else "a job has no part in it from now (stopped at now, it starts again)"
-        )
-        note = {"solver": "plan-in-force", "returned": False, "reason": why}
+    if not isinstance(kept, str) and (wrong := verify(instance, kept)):
+        kept = f"breaks {wrong[0]}"
+    if isinstance(kept, str):  # say why it was not kept (`plan replan`'s info)
+        note = {"solver": "plan-in-force", "returned": False, "reason": kept}
         return merged.with_(info={**merged.info, "kept": note})
     unproved = merged.with_(status="feasible" if merged.jobs else "unknown")
     out = better_of(instance, unproved, kept, options)
