@@ -54,7 +54,9 @@ def instance_from_dict(
 
     `catalogue` (default: `planner.catalogue.load_catalogue()`, loaded only when a job names
     a model that is not inline) resolves model names; inline `profiles` take precedence.
-    Only the profiles of models that jobs use end up in `Instance.profiles`.
+    `Instance.profiles` holds the profiles of the models jobs use and every inline profile:
+    a job that `plan replan` adds may name an inline model no job uses yet (contract §2,
+    §9; tests/test_live.py).
     """
     default_name = Path(file).stem if file != "<dict>" else "instance"
     parsed, problems = parse_structure(d, default_name)
@@ -64,7 +66,7 @@ def instance_from_dict(
         catalogue = load_catalogue()
     available: dict[str, Profile] = dict(catalogue or {})
     available.update(parsed.profiles)
-    profiles = {m: available[m] for m in used if m in available}
+    profiles = {m: available[m] for m in used if m in available} | parsed.profiles
     instance = build_instance(parsed, profiles)
     problems += cross_check(parsed, instance, available)
     if problems:

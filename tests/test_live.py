@@ -416,6 +416,29 @@ def under_way(tmp_path: Path) -> tuple[Path, Path, Schedule]:
     return inst_path, sched_path, sched
 
 
+def test_an_added_job_may_name_an_inline_profile_no_job_uses_yet(
+    tmp_path: Path, solver: str
+) -> None:
+    # contract §2: inline profiles are looked up first; §9: changes may add jobs
+    doc = {**OFFLINE, "profiles": {"spare": _profile(40, 50)}}
+    inst_path, sched_path = tmp_path / "offline.json", tmp_path / "plan.json"
+    inst_path.write_text(json.dumps(doc))
+    assert run("solve", inst_path, "--solver", "greedy", "-o", sched_path)[0] == 0
+    ch_path = tmp_path / "changes.json"
+    add = {"id": "e", "model": "spare", "gpus": 1, "iterations": 100}
+    ch_path.write_text(json.dumps({"add": [add]}))
+    out_path, live_path = tmp_path / "replanned.json", tmp_path / "live.json"
+    code, out = run("replan", inst_path, sched_path, "--now", 2, "--changes", ch_path,
+                    "-o", out_path, "--live", live_path, "--solver", solver,
+                    "--time-limit", 5)  # fmt: skip
+    assert code == 0, out
+    after = schedule_from_dict(json.loads(out_path.read_text()))
+    live = instance_from_dict(json.loads(live_path.read_text()))
+    assert verify(live, after) == []
+    e = by_id(after)["e"]
+    assert e.start >= 2 and e.end - e.start == 10  # 100 iterations of 100 ms, alone
+
+
 def test_replan_after_a_node_fails_keeps_what_runs(
     tmp_path: Path, under_way: tuple[Path, Path, Schedule]
 ) -> None:
