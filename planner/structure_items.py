@@ -100,10 +100,12 @@ def _job_gpus(
     counts = [ck.int_value(x, f"{gp}[{i}]", minimum=1) for i, x in enumerate(raw)]
     if any(c is None for c in counts):
         return None, ()
-    if len(set(counts)) != len(counts):
-        ck.add(gp, "a GPU count is listed twice")
-        return None, ()
-    return counts[0], tuple(c for c in counts if c is not None)
+    once = tuple(dict.fromkeys(c for c in counts if c is not None))
+    if len(once) != len(counts):
+        # not fatal: the counts, each once, are still checked against the profile and the
+        # nodes, so every problem is told at once (contract §2)
+        ck.add(gp, "a GPU count is listed twice", fatal=False)
+    return counts[0], once
 
 
 def parse_job(v: Any, path: str, ck: Checker, out: Parsed) -> None:

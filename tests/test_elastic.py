@@ -131,6 +131,15 @@ def test_reader_refuses_bad_counts_with_their_path(gpus: list, path: str) -> Non
     assert path in [p.path for p in e.value.problems]
 
 
+def test_a_count_listed_twice_does_not_hide_a_count_without_profile() -> None:
+    # contract §2: every problem found is listed, not the first
+    with pytest.raises(InputError) as e:
+        instance_from_dict(_doc(gpus=[2, 3, 2]))
+    told = {p.path: p.message for p in e.value.problems}
+    assert told["jobs[0].gpus"] == "a GPU count is listed twice"
+    assert "no profile for 3 GPUs" in told["jobs[0].gpus[1]"] and len(told) == 2
+
+
 def test_reader_refuses_overlapping_prices(tmp_path: Path) -> None:
     d = _doc(gpus=2)
     d["cluster"]["power_price"] = [
