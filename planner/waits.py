@@ -6,14 +6,17 @@ at its start is named (the question an operator asks first):
 - a reservation that does not admit the job ending exactly then, on a node it uses or on
   a pool it draws from,
 - strict priority: a higher-priority job released no later starting exactly then (R9),
-- otherwise capacity: GPUs, CPUs, memory or a pool held by running jobs; jobs sharing a
-  node with it that end exactly then are named.
+- capacity: a job sharing a node with it ending exactly then (named),
+- a price: with `energy_cost` an objective, the price dropping exactly then (contract
+  §12: a plan may hold a job back for a cheaper hour),
+- otherwise capacity: GPUs, CPUs, memory or a pool held by running jobs.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from planner.energy import price_curve
 from planner.instance import Instance, Job
 from planner.schedule import Assignment, Schedule
 
@@ -77,4 +80,11 @@ def _why(instance: Instance, job: Job, a: Assignment, by_id: dict[str, Assignmen
         for b in by_id.values()
         if b.end == a.start and b.id != a.id and nodes & {p.node for p in b.placement}
     )
-    return f"capacity ({', '.join(ended[:3])} ended)" if ended else "capacity"
+    if ended:
+        return f"capacity ({', '.join(ended[:3])} ended)"
+    if "energy_cost" in instance.objective:
+        curve = price_curve(instance)
+        price = curve.price_at(a.start)
+        if price < curve.price_at(a.start - 1):
+            return f"price (drops to {price:g})"
+    return "capacity"

@@ -196,6 +196,45 @@ def test_job_table_says_why_each_job_waited() -> None:
     }
 
 
+def test_job_table_names_a_price_drop_when_energy_cost_is_the_objective() -> None:
+    from planner.read import instance_from_dict
+    from planner.schedule import Assignment, Placement, Schedule
+    from planner.verify import verify
+    from planner.waits import job_rows
+
+    doc = {
+        "name": "price",
+        "cluster": {
+            "nodes": [{"name": "n", "count": 2, "gpus": 1, "gpu_busy_w": 300}],
+            "power_price": [{"start": 0, "end": 10, "price": 1.0},
+                            {"start": 10, "end": 20, "price": 0.5}],
+        },
+        "objective": ["energy_cost"],
+        "jobs": [
+            {"id": "first", "duration": 10, "gpus": 1},
+            {"id": "after", "duration": 2, "gpus": 1},
+            {"id": "held", "duration": 4, "gpus": 1},
+        ],
+    }  # fmt: skip
+    sched = Schedule(
+        "price",
+        "hand",
+        "feasible",
+        jobs=(
+            Assignment("first", 0, 10, (Placement("n-0", (0,)),)),
+            Assignment("after", 10, 12, (Placement("n-0", (0,)),)),
+            Assignment("held", 10, 14, (Placement("n-1", (0,)),)),
+        ),
+    )
+    inst = instance_from_dict(doc, file="price")
+    assert verify(inst, sched) == []
+    why = {r.job: r.why for r in job_rows(inst, sched)}
+    # a job ending on its node is named first; nothing but the price held `held` back
+    assert why == {"first": "", "after": "capacity (first ended)", "held": "price (drops to 0.5)"}
+    plain = instance_from_dict({**doc, "objective": ["makespan"]}, file="price")
+    assert {r.job: r.why for r in job_rows(plain, sched)}["held"] == "capacity"
+
+
 def test_solve_prints_the_job_table_for_small_instances() -> None:
     r = CliRunner().invoke(main, ["solve", str(HOSTILE / "good.json"), "--solver", "greedy"])
     assert r.exit_code == 0 and "why it waited" in r.stdout
