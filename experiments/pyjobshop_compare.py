@@ -1,7 +1,8 @@
 """CP-SAT planner beside PyJobShop 0.0.9 on PSPLIB j30/j60/j90/j120 and classic job shops.
 
     .venv/bin/python experiments/pyjobshop_compare.py DATA_DIR [--time-limit 10] [--workers 2]
-                     [--per-set 10] [--sets j30,j60,j90,j120,jobshop,ft] [-o out/compare.csv]
+                     [--per-set 10] [--sets j30,j60,j90,j120,jobshop,ft]
+                     [-o out/pyjobshop_compare.csv]
 
 DATA_DIR holds `psplib/{j30,j60,j90,j120}/*.sm` with `psplib/psplib_reference.csv` (best
 known bounds, column `ref_ub`) and `jobshop/*.jss` with `jobshop/optimum_kobe.csv`.

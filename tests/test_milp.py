@@ -340,11 +340,11 @@ def test_a_highs_report_that_is_not_its_solutions_is_not_taken(
         return dataclasses.replace(r, objective=1.0, bound=1.0) if args[3] else r
 
     monkeypatch.setattr(backends, "_highs_once", off_when_warm)
-    r = backends.run(prob, "highs", 5.0, 1, 0, True, threading.Event(), None)
+    r = backends.run_backend(prob, "highs", 5.0, 1, 0, True, threading.Event(), None)
     assert warm_runs == [True, False]
     assert (r.status, r.objective, r.bound) == ("optimal", 4.0, 4.0)
     warm_runs.clear()
-    r = backends.run(prob, "highs", 0.5, 1, 0, True, threading.Event(), None)
+    r = backends.run_backend(prob, "highs", 0.5, 1, 0, True, threading.Event(), None)
     assert warm_runs == [True] and (r.status, r.objective, r.bound) == ("feasible", 4.0, None)
     assert x.varValue == 2.0
     # a second run whose solution is worse: the first solution, with the second's bound
@@ -359,11 +359,11 @@ def test_a_highs_report_that_is_not_its_solutions_is_not_taken(
         return worse
 
     monkeypatch.setattr(backends, "_highs_once", worse_when_cold)
-    r = backends.run(prob, "highs", 5.0, 1, 0, True, threading.Event(), None)
+    r = backends.run_backend(prob, "highs", 5.0, 1, 0, True, threading.Event(), None)
     assert (r.status, r.objective, r.bound) == ("feasible", 4.0, 3.0) and x.varValue == 2.0
     monkeypatch.setattr(backends, "_highs_once", off_when_warm)
     warm_runs.clear()  # a true report is taken as it is
-    r = backends.run(prob, "highs", 5.0, 1, 0, False, threading.Event(), None)
+    r = backends.run_backend(prob, "highs", 5.0, 1, 0, False, threading.Event(), None)
     assert warm_runs == [False] and (r.status, r.objective, r.bound) == ("optimal", 4.0, 4.0)
 
 
@@ -422,7 +422,7 @@ def test_cbc_over_its_limit_is_killed_when_it_has_nothing_to_give(
     prob = pulp.LpProblem("p", pulp.LpMinimize)
     x = prob.add_variable("x", lowBound=0, upBound=3, cat=pulp.LpInteger)
     prob += x
-    r = backends.run(prob, "cbc", 0.0, 1, 0, False, threading.Event(), None)
+    r = backends.run_backend(prob, "cbc", 0.0, 1, 0, False, threading.Event(), None)
     assert r.status == "none"
     if killed:  # nothing to wait for
         assert not asked.exists() and r.detail == _KILLED
@@ -442,7 +442,7 @@ def test_a_milp_without_a_schedule_says_why_in_the_solvers_words(
     def stopped(*args: object, **kw: object) -> backends.RunResult:
         return backends.RunResult("none", None, None, True, 0.1, _KILLED)
 
-    monkeypatch.setattr(milp_solve, "run", stopped)
+    monkeypatch.setattr(milp_solve, "run_backend", stopped)
     inst = small_instance()
     s = run_verified(inst, "milp:cbc", time_limit=10.0)
     assert s.info["returned"] == "greedy" and s.status == "feasible"

@@ -8,7 +8,8 @@ Layering (a module may import only those below it):
 - `greedy` underlies `improve` (anytime improvement), which underlies `auto`
   (`auto` also calls `cpsat` directly);
 - `preempt` (planning with preemption through `planner.simulate`'s engine, and Muri's
-  grouping kept to the end without it) uses `greedy`; `auto` and `dispatch` call it;
+  grouping kept to the end without it) uses `greedy`; `auto` and `dispatch` call it, and
+  `exact` runs its kept grouping as one of the exact solvers' starts;
 - `dispatch` maps a spec string to one of them, importing the back end only when used;
 - `rolling` (`plan simulate`'s `plan[:SOLVER]`) runs `dispatch.solve` at the engine's
   decisions.

@@ -83,7 +83,7 @@ class RunResult:
     detail: str  # the solver's own words, for info
 
 
-def run(
+def run_backend(
     prob: pulp.LpProblem,
     backend: str,
     time_limit: float,
@@ -93,6 +93,8 @@ def run(
     stop: threading.Event,
     progress: ProgressFn | None,
 ) -> RunResult:
+    """Solve `prob` with CBC or HiGHS (`backend`) within `time_limit`, from the variables'
+    values as warm start when `warm`; `stop` (Ctrl-C) ends it with the best it has."""
     if backend == "highs":
         return _run_highs(prob, time_limit, threads, seed, warm, stop, progress)
     return _run_cbc(prob, time_limit, threads, seed, warm, stop, progress)

@@ -64,7 +64,7 @@ from planner.solvers.exact import (
     price_wait,
     semi_active_horizon,
 )
-from planner.solvers.milp.backends import RunResult, run
+from planner.solvers.milp.backends import RunResult, run_backend
 from planner.solvers.milp.energy import add_energy
 from planner.solvers.milp.extract import extract
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
@@ -357,7 +357,7 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
             break
         built.prob.setObjective(built.objectives[name])
         budget = max(1.0, remaining / (len(names) - k))
-        res: RunResult = run(
+        res: RunResult = run_backend(
             built.prob, r.backend, budget, options.workers, options.seed,
             warm or (k > 0 and st.chosen is not None), options.stop,
             r.report_solver if k == 0 else None,
