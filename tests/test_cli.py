@@ -626,9 +626,9 @@ def test_an_empty_part_of_an_option_is_exit_2(
 
 def test_the_summary_shows_a_tiny_value_as_it_is() -> None:
     # the energy cost of a millisecond instance (3.7e-06) was printed as 0.00
-    from planner.cli.terminal import _fmt
+    from planner.figures import figure
 
-    assert [_fmt(3.7e-06), _fmt(-2e-05), _fmt(0.5), _fmt(1234.5678), _fmt(0.0)] == [
+    assert [figure(3.7e-06), figure(-2e-05), figure(0.5), figure(1234.5678), figure(0.0)] == [
         "3.7e-06",
         "-2e-05",
         "0.50",

@@ -356,6 +356,35 @@ def test_a_bad_objective_bound_or_metric_is_left_out_of_the_header(
         assert "objective total_weighted_jct</td><td>470</td>" in facts  # no bound, no gap
 
 
+def test_the_header_shows_large_figures_in_full_as_the_summary_does(tmp_path: Path) -> None:
+    # a makespan of 1,234,567 ms was shown as 1.23457e+06 (rounded to 1,234,570)
+    inst, _ = write_case(tmp_path)
+    doc = copy.deepcopy(SCHEDULE)
+    doc["metrics"] = {**doc["metrics"], "makespan": 1234567, "avg_jct": 2345678.25}
+    doc["objective"] = {"total_weighted_jct": 12345678.0}
+    doc["lower_bound"] = {"total_weighted_jct": 1234567.5}
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(doc), encoding="utf-8")
+    page = tmp_path / "g.html"
+    code, _, err = run("show", big, "--instance", inst, "-o", page)
+    assert code == 0, err
+    facts = _facts(page)
+    assert "<td>makespan</td><td>1,234,567</td>" in facts
+    assert "<td>avg_jct</td><td>2,345,678.25</td>" in facts
+    assert "<td>12,345,678 (bound 1,234,567.50, gap 90.00%)</td>" in facts
+    assert "e+" not in facts
+
+
+def test_the_bench_report_shows_large_objectives_in_full() -> None:
+    from planner.show.report import rows_table
+
+    row = {"instance": "a.json", "solver": "greedy", "objective_value": 1234567.0,
+           "gap_to_bound": 0.0123456789, "wall_s": 0.5}  # fmt: skip
+    table = rows_table([row])
+    assert "<td>1,234,567</td>" in table and "<td>0.0123457</td>" in table
+    assert "e+" not in table
+
+
 @pytest.mark.parametrize("at_segment", [False, True])
 def test_a_placement_without_gpus_is_drawn_as_no_placement(
     tmp_path: Path, at_segment: bool

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from planner.errors import InputError
+from planner.figures import figure
 from planner.jsonio import dumps
 from planner.solvers import Progress
 
@@ -126,20 +127,6 @@ def print_note(message: str) -> None:
     err.print(message, style="dim")
 
 
-def _fmt(v: Any, digits: int = 2) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        if v == int(v) and abs(v) < 1e15:
-            return f"{int(v):,}"
-        if abs(v) < 10**-digits:  # a tiny cost (a millisecond instance) is not 0.00
-            return f"{v:.3g}"
-        return f"{v:,.{digits}f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v)
-
-
 def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) -> None:
     """The summary table of one schedule document (contract §6 form); `priced`: the
     cluster has electricity prices, so the energy cost is shown too (contract §12)."""
@@ -150,12 +137,12 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
     lb = doc.get("lower_bound") or {}
     by = (doc.get("info") or {}).get("bound_by") or {}
     for name, value in (doc.get("objective") or {}).items():
-        t.add_row(f"objective {name}", _fmt(float(value)))
+        t.add_row(f"objective {name}", figure(float(value)))
         bound = lb.get(name)
         if bound is not None and value:  # a row of its own: one line in 80 columns
             word = f"{by[name]}, " if name in by else ""
             pct = 100 * (value - bound) / abs(value)
-            t.add_row("  lower bound", f"{_fmt(float(bound))} ({word}gap {pct:.2f}%)")
+            t.add_row("  lower bound", f"{figure(float(bound))} ({word}gap {pct:.2f}%)")
     rows = [
         ("makespan", m.get("makespan"), time_unit),
         ("average JCT", m.get("avg_jct"), time_unit),
@@ -174,7 +161,7 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
         ("wall time", doc.get("wall_s"), "s"),
     ]
     for label, value, unit in rows:
-        t.add_row(label, f"{_fmt(value)} {unit}".rstrip())
+        t.add_row(label, f"{figure(value)} {unit}".rstrip())
     info = doc.get("info") or {}
     if isinstance(info.get("auto"), dict):
         t.add_row("auto chose", f"{info['auto'].get('chose')}: {info['auto'].get('why')}")
@@ -207,8 +194,8 @@ def print_job_table(rows: Sequence[Any], time_unit: str) -> None:
         )
     for r in rows:
         t.add_row(
-            r.job, r.nodes, str(r.gpus), r.group or "-", _fmt(r.start), _fmt(r.end),
-            _fmt(r.wait), r.why,
+            r.job, r.nodes, str(r.gpus), r.group or "-", figure(r.start), figure(r.end),
+            figure(r.wait), r.why,
         )  # fmt: skip
     out.print(t)
 
@@ -232,10 +219,10 @@ def print_models(rows: Iterable[Mapping[str, Any]]) -> None:
     for r in rows:
         t.add_row(
             str(r["model"]),
-            _fmt(r.get("batch_size")),
-            _fmt(r.get("gpu_mem_gb")),
+            figure(r.get("batch_size")),
+            figure(r.get("gpu_mem_gb")),
             ", ".join(str(g) for g in r["gpus"]),
-            ", ".join(_fmt(x, 0) for x in r["iteration_ms"]),
+            ", ".join(figure(x, 0) for x in r["iteration_ms"]),
         )
     out.print(t)
 
@@ -263,9 +250,8 @@ class StatusLine:
         gap = "-"
         if p.incumbent is not None and p.bound is not None and p.incumbent:
             gap = f"{100 * (p.incumbent - p.bound) / abs(p.incumbent):.2f}%"
-        return Text(
-            f"{clock}  incumbent {_fmt(p.incumbent)}  bound {_fmt(p.bound)}  gap {gap}  {p.message}"
-        )
+        now = f"incumbent {figure(p.incumbent)}  bound {figure(p.bound)}  gap {gap}"
+        return Text(f"{clock}  {now}  {p.message}")
 
 
 class LiveLine:
@@ -424,7 +410,7 @@ def print_bench_summary(summary: Mapping[str, Any]) -> None:
         util = s.get("mean_gpu_utilization")
         t.add_row(
             s["solver"],
-            _fmt(s.get("instances")),
+            figure(s.get("instances")),
             "-" if share is None else f"{100 * share:.0f}%",
             _short(s.get("mean_avg_jct")),
             _short(s.get("mean_makespan")),

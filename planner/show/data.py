@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from planner.checker import kind
+from planner.figures import figure
 from planner.instance import Instance, Job
 from planner.show.colours import alternate, colour_keys
 from planner.show.segments import ShownSegment, Slot, document_segments
@@ -309,12 +310,12 @@ def _header(doc: Mapping[str, Any], instance: Instance | None) -> list[tuple[str
     values, _ = header_numbers(doc)
     for name, value in values["objective"].items():
         bound = values["lower_bound"].get(name)
-        text = f"{value:,.6g}"
+        text = figure(value)
         if bound is not None and value:
-            text += f" (bound {bound:,.6g}, gap {100 * (value - bound) / abs(value):.2f}%)"
+            text += f" (bound {figure(bound)}, gap {100 * (value - bound) / abs(value):.2f}%)"
         rows.append((f"objective {name}", text))
     for name, value in values["metrics"].items():
-        shown = f"{100 * value:.1f}%" if name == "gpu_utilization" else f"{value:,.6g}"
+        shown = f"{100 * value:.1f}%" if name == "gpu_utilization" else figure(value)
         rows.append((name, shown))
     rows.append(("jobs", str(len(doc.get("jobs") or []))))
     rows.append(("groups", str(len(doc.get("groups") or []))))

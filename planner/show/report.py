@@ -26,6 +26,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from planner.errors import InputError
+from planner.figures import figure
 from planner.jsonio import read_json
 from planner.show.html import page
 
@@ -172,7 +173,8 @@ def _cell(v: Any) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     if isinstance(v, float):
-        return f"{v:.6g}"
+        # six significant digits, but a large objective in full, as the summary has it
+        return f"{v:.6g}" if abs(v) < 1e6 else figure(v)
     return html.escape(str(v))
 
 
