@@ -107,6 +107,19 @@ def _at(curve: Any, t: float) -> float:
     return value
 
 
+def test_without_the_instance_the_curve_says_it_is_a_share_of_the_gpus_drawn(
+    case: tuple[Instance, ShowData],
+) -> None:
+    # the cluster's size is unknown without the instance: the curve is not contract §6's
+    # gpu_utilization (busy / cluster GPUs x makespan) and is named for what it is
+    _, with_instance = case
+    assert with_instance.utilisation.name == "GPU utilisation"
+    drawn = show_data(SCHEDULE, None)
+    gpus = sum(lane.rows for lane in drawn.lanes if lane.node != NO_GPU)
+    assert drawn.utilisation.name == f"share of the {gpus} GPUs drawn"
+    assert "a share of the GPUs drawn" in dict(drawn.header)["instance"]
+
+
 def test_utilisation_counts_a_groups_gpus_once(case: tuple[Instance, ShowData]) -> None:
     _, data = case
     # t=10: a (2 GPUs), group G (2 shared GPUs), d (2) -> 6 of 8

@@ -228,8 +228,9 @@ def step_curve(name: str, deltas: Mapping[int, float], scale: float) -> Curve:
     return Curve(name, tuple(times), tuple(values))
 
 
-def _utilisation(bars: Sequence[Bar], total_gpus: int) -> Curve:
-    """Busy GPUs over time; a GPU shared by a group's members counts once."""
+def _utilisation(bars: Sequence[Bar], total_gpus: int, name: str) -> Curve:
+    """Busy GPUs over time, a share of `total_gpus`; a GPU shared by a group's members
+    counts once."""
     spans: dict[tuple[str, int], list[tuple[int, int]]] = defaultdict(list)
     for b in bars:
         for g in b.gpus:
@@ -246,7 +247,7 @@ def _utilisation(bars: Sequence[Bar], total_gpus: int) -> Curve:
             deltas[cur_e] -= 1
             if s is not None and e is not None:
                 cur_s, cur_e = s, e
-    return step_curve("GPU utilisation", deltas, total_gpus)
+    return step_curve(name, deltas, total_gpus)
 
 
 def _pools(instance: Instance | None, segments: Sequence[ShownSegment]) -> list[Curve]:
@@ -305,6 +306,12 @@ def header_numbers(
     return values, left_out
 
 
+def _utilisation_name(instance: Instance | None, drawn: int) -> str:
+    """Without the instance the cluster's size is unknown: the curve is a share of the GPUs
+    drawn, not the `gpu_utilization` of contract §6, and says so."""
+    return "GPU utilisation" if instance is not None else f"share of the {drawn} GPUs drawn"
+
+
 def _header(doc: Mapping[str, Any], instance: Instance | None) -> list[tuple[str, str]]:
     rows = [("solver", str(doc.get("solver", ""))), ("status", str(doc.get("status", "")))]
     values, _ = header_numbers(doc)
@@ -320,7 +327,13 @@ def _header(doc: Mapping[str, Any], instance: Instance | None) -> list[tuple[str
     rows.append(("jobs", str(len(doc.get("jobs") or []))))
     rows.append(("groups", str(len(doc.get("groups") or []))))
     if instance is None:
-        rows.append(("instance", "not given: models, priorities and reservations not shown"))
+        rows.append(
+            (
+                "instance",
+                "not given: models, priorities and reservations not shown, and the curve is "
+                "a share of the GPUs drawn, not of the cluster's",
+            )
+        )
     return rows
 
 
@@ -357,7 +370,7 @@ def show_data(
         boxes=tuple(boxes),
         colours=colours,
         colour_by=colour_by,
-        utilisation=_utilisation(bars, total),
+        utilisation=_utilisation(bars, total, _utilisation_name(instance, total)),
         pools=tuple(_pools(instance, segments)),
         span=span,
     )
