@@ -36,7 +36,7 @@ class SolveInfo(TypedDict, total=False):
     live: dict[str, Any]  # a live state (contract §9): now and the jobs per state
     # greedy
     rule: str
-    groups: int
+    groups: int  # groups this plan formed (a live state's running groups are kept, not counted)
     job: str  # the job that could not be placed
     engine: str
     grouping: str
