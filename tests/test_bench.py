@@ -275,6 +275,27 @@ def test_a_policy_run_on_an_instance_no_policy_can_run_is_infeasible_with_the_re
     assert row["error"].startswith("job a: strict priority (R9) has it start no later than b")
 
 
+def test_a_policy_that_misses_a_deadline_gives_no_schedule_as_plan_simulate_says(
+    tmp_path: Path,
+) -> None:
+    # one GPU, two 5-unit jobs due by 6: fifo's realized schedule ends one at 10; the row
+    # said `feasible` beside verified false, where `plan simulate` writes nothing (exit 1)
+    doc = {
+        "version": 1,
+        "name": "late",
+        "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
+        "jobs": [{"id": x, "duration": 5, "gpus": 1, "deadline": 6} for x in "ab"],
+    }
+    path = tmp_path / "late.json"
+    path.write_text(json.dumps(doc))
+    row = run_task(Task(str(path), "simulate:fifo"))
+    assert row["status"] == "unknown" and row["verified"] is False and row["violations"] == 1
+    assert row["error"].startswith("the policy missed the deadline or horizon of 1 job(s)")
+    assert row["makespan"] == 10  # the realized schedule's, kept for the reader
+    code = CliRunner().invoke(main, ["simulate", str(path), "--policy", "fifo"]).exit_code
+    assert code == 1
+
+
 def _simulate_until_stopped(instance: Any, spec: str, *, stop: Any = None, **kw: Any) -> Any:
     from planner.simulate import Stopped
 

@@ -309,7 +309,7 @@ def _solve_and_measure(task: Task, instance: Any, row: dict[str, Any]) -> dict[s
         reason = sched.info.get("reason") if sched.info else None
         row["error"] = one_line(str(reason or f"no schedule ({sched.status})"))
         return row
-    return _measure(instance, sched, objective, row)
+    return _measure(instance, sched, objective, row, task.solver.startswith("simulate:"))
 
 
 def _plan(instance: Any, spec: str, options: Any) -> Any:
@@ -324,14 +324,24 @@ def _plan(instance: Any, spec: str, options: Any) -> Any:
     return solve(instance, spec, options)
 
 
-def _measure(instance: Any, sched: Any, objective: str, row: dict[str, Any]) -> dict[str, Any]:
+def _measure(
+    instance: Any, sched: Any, objective: str, row: dict[str, Any], realized: bool = False
+) -> dict[str, Any]:
+    """`realized`: `sched` is a simulation's; one that misses a deadline or the horizon is
+    no schedule, as `plan simulate` says (exit 1): status `unknown`, its metrics kept."""
     from planner.metrics import metrics, objective_values
+    from planner.simulate.output import missed_limits
     from planner.verify import verify
 
     violations = verify(instance, sched)
     row["verified"] = not violations
     row["violations"] = len(violations)
-    if violations:
+    late = missed_limits(instance, sched, violations) if realized and violations else None
+    if late is not None:
+        row["status"] = "unknown"
+        what = f"the policy missed the deadline or horizon of {late} job(s)"
+        row["error"] = one_line(f"{what}: {violations[0]}")
+    elif violations:
         row["error"] = one_line(f"invalid schedule: {violations[0]}")
     m = metrics(instance, sched)
     for name in METRIC_KEYS:
