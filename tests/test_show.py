@@ -388,6 +388,14 @@ def test_the_header_shows_large_figures_in_full_as_the_summary_does(tmp_path: Pa
     assert "e+" not in facts
 
 
+def test_the_ratio_chart_gives_instances_of_one_file_name_a_position_each() -> None:
+    # a/x.json and b/x.json were both drawn at "x"
+    from planner.show.report import instance_labels
+
+    labels = instance_labels(["a/x.json", "b/x.json", "c/y.json", "a/x.json"])
+    assert labels == {"a/x.json": "a/x.json", "b/x.json": "b/x.json", "c/y.json": "y"}
+
+
 def test_the_bench_report_shows_large_objectives_in_full() -> None:
     from planner.show.report import rows_table
 

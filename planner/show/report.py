@@ -101,16 +101,25 @@ def instance_sizes(paths: Iterable[str]) -> dict[str, int]:
     return out
 
 
+def instance_labels(instances: Iterable[str]) -> dict[str, str]:
+    """Each instance's name on the ratio chart's axis: its file's stem, or the path as given
+    where two instances share a stem (one position per instance)."""
+    names = list(dict.fromkeys(instances))
+    stems = [Path(i).stem for i in names]
+    return {i: s if stems.count(s) == 1 else i for i, s in zip(names, stems, strict=True)}
+
+
 def _ratio_figure(
     per: Mapping[str, Mapping[str, float]], baseline: str, solvers: Sequence[str]
 ) -> go.Figure:
     fig = go.Figure()
     ref = per.get(baseline, {})
+    label = instance_labels(i for s in solvers for i in per.get(s, {}))
     for s in solvers:
         insts = [i for i in per.get(s, {}) if ref.get(i) and per[s][i] > 0]
         fig.add_trace(
             go.Scatter(
-                x=[Path(i).stem for i in insts],
+                x=[label[i] for i in insts],
                 y=[ref[i] / per[s][i] for i in insts],
                 text=insts,
                 mode="markers",
