@@ -57,7 +57,7 @@ def parse_live(d: dict[str, Any], path: str, ck: Checker) -> Live | None:
         gpus = d.get("gpus")
         first: Any = gpus[0] if isinstance(gpus, list) and gpus else gpus
         if state == "running" and not d.get("placement") and kind(first) == "integer" and first > 0:
-            ck.add(join(path, "placement"), f"a running job needs its placement ({first} GPUs)")
+            ck.add(join(path, "placement"), _needs_placement(first))
         return None
     assert started is not None and placement is not None
     return Live(state, started, ended, placement, group, progress)
@@ -139,6 +139,10 @@ def _times(path: str, j: Job, now: int | None, out: list[Problem]) -> None:
         out.append(Problem(f"{path}.progress", msg))
 
 
+def _needs_placement(gpus: int) -> str:
+    return f"a running job needs its placement ({gpus} GPUs)"
+
+
 def _place(path: str, j: Job, inst: Instance, out: list[Problem]) -> None:
     live = j.live
     assert live is not None
@@ -146,7 +150,7 @@ def _place(path: str, j: Job, inst: Instance, out: list[Problem]) -> None:
     n0 = len(out)
     if not live.placement:
         if j.gpus and live.state == "running":
-            out.append(Problem(p, f"a running job needs its placement ({j.gpus} GPUs)"))
+            out.append(Problem(p, _needs_placement(j.gpus)))
         return
     if not j.gpus:
         out.append(Problem(p, "a job with 0 GPUs has no placement"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from planner.energy import price_curve
+from planner.energy import PriceCurve, price_curve
 from planner.instance import Instance, Job
 from planner.schedule import Assignment, Schedule
 
@@ -35,11 +35,13 @@ class JobRow(NamedTuple):
 def job_rows(instance: Instance, schedule: Schedule) -> list[JobRow]:
     """One row per scheduled job, in start order."""
     by_id = {a.id: a for a in schedule.jobs}
+    # a price drop is a reason only when the plan prices energy (one curve for every job)
+    curve = price_curve(instance) if "energy_cost" in instance.objective else None
     rows = []
     for a in sorted(schedule.jobs, key=lambda a: (a.start, a.id)):
         job = instance.job_by_id.get(a.id)
         release = job.release if job is not None else 0
-        why = "" if job is None or a.start <= release else _why(instance, job, a, by_id)
+        why = "" if job is None or a.start <= release else _why(instance, job, a, by_id, curve)
         rows.append(
             JobRow(
                 job=a.id,
@@ -55,7 +57,13 @@ def job_rows(instance: Instance, schedule: Schedule) -> list[JobRow]:
     return rows
 
 
-def _why(instance: Instance, job: Job, a: Assignment, by_id: dict[str, Assignment]) -> str:
+def _why(
+    instance: Instance,
+    job: Job,
+    a: Assignment,
+    by_id: dict[str, Assignment],
+    curve: PriceCurve | None,
+) -> str:
     preds = [p for p in job.after if p in by_id and by_id[p].end == a.start]
     if preds:
         return f"predecessor {', '.join(sorted(preds))}"
@@ -82,8 +90,7 @@ def _why(instance: Instance, job: Job, a: Assignment, by_id: dict[str, Assignmen
     )
     if ended:
         return f"capacity ({', '.join(ended[:3])} ended)"
-    if "energy_cost" in instance.objective:
-        curve = price_curve(instance)
+    if curve is not None:
         price = curve.price_at(a.start)
         if price < curve.price_at(a.start - 1):
             return f"price (drops to {price:g})"
