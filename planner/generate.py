@@ -12,7 +12,7 @@ Families:
 
 `preemption=True` enables `policy.preemption` (contract §8) on the same jobs: profiled jobs
 restart at their catalogue cost; explicit-duration jobs at `EXPLICIT_RESTART` time units
-("mixed"), or at no cost ("rcpsp", as in the preemptive project-scheduling literature).
+("mixed", "dl"), or at no cost ("rcpsp", as in the preemptive project-scheduling literature).
 
 `elastic=True` (contract §12) offers every profiled job the GPU counts of its profile between
 half and twice its count that fit a node group it may use, its own count first (so it stays
