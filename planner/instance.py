@@ -256,6 +256,9 @@ class Instance:
     objective: tuple[str, ...] = ("total_weighted_jct",)
     now: int = 0  # contract §9: nothing not yet running starts before it
     power_price: tuple[PriceInterval, ...] = ()  # sorted by start, non-overlapping
+    # A live state's residual (planner/live.py) releases its waiting jobs at `now`; the
+    # release each had before, by id, for the greedy rules' arrival order (fifo's key)
+    arrived: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def is_live(self) -> bool:

@@ -896,6 +896,30 @@ def test_waiting_jobs_leave_a_running_jobs_cpus_alone(
     assert by_id(s)["w"].start >= 10  # 6 + 4 CPUs would overload the node before
 
 
+@pytest.mark.parametrize(
+    ("rule", "first"), [("fifo", "zA"), ("sjf", "aB"), ("priority", "zA"), ("srsf", "aB")]
+)
+def test_queued_jobs_keep_their_arrival_order_in_the_greedy_rules(
+    rule: str, first: str, solve_verified: SolveVerified
+) -> None:
+    # zA arrived at 10, aB at 50; at now = 60 both wait behind the running X. The live
+    # state's planners release both at 60, and fifo then broke the tie by id (aB first).
+    doc = {
+        "now": 60,
+        "policy": {"priority": "none"},
+        "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
+        "jobs": [
+            {"id": "X", "duration": 100, "gpus": 1, "state": "running", "started": 0,
+             "placement": [{"node": "n-0", "gpus": [0]}]},
+            {"id": "zA", "duration": 30, "gpus": 1, "release": 10},
+            {"id": "aB", "duration": 10, "gpus": 1, "release": 50},
+        ],
+    }  # fmt: skip
+    s = solve_verified(instance_from_dict(doc), f"greedy:{rule}")
+    assert by_id(s)[first].start == 100
+    assert residual(instance_from_dict(doc)).instance.arrived == {"zA": 10, "aB": 50}
+
+
 def _held_whole(w2_weight: float) -> tuple[Instance, float]:
     """w1 fits beside the running r (4 + 4 of 10 CPUs) but w2 would not (4 + 7), so the
     residual holds the node whole until r ends; and the objective of the better plan that

@@ -39,25 +39,34 @@ def best_solo_duration(instance: Instance, job: Job) -> int:
     return min(solo_duration(instance, job, g.speed) for g in groups)
 
 
-def rule_key(rule: str, solo: Mapping[str, int]) -> Callable[[Job], Key]:
-    """The rule's own part of the sort key (without priority class and id)."""
+def rule_key(
+    rule: str, solo: Mapping[str, int], arrived: Mapping[str, int] | None = None
+) -> Callable[[Job], Key]:
+    """The rule's own part of the sort key (without priority class and id). A job arrives
+    at its release, or at `arrived[id]` when a live state's residual moved its release to
+    `now` (`Instance.arrived`): queued jobs keep their arrival order there."""
+    early = arrived or {}
+
+    def came(j: Job) -> int:
+        return early.get(j.id, j.release)
+
     if rule == "fifo":
-        return lambda j: (j.release,)
+        return lambda j: (came(j),)
     if rule == "sjf":
-        return lambda j: (solo[j.id], j.release)
+        return lambda j: (solo[j.id], came(j))
     if rule in ("srsf", "interleave"):
         # Smallest GPU-time first; GPU-less jobs count as one GPU so that they still sort
         # by length among themselves.
-        return lambda j: (max(j.gpus, 1) * solo[j.id], solo[j.id], j.release)
+        return lambda j: (max(j.gpus, 1) * solo[j.id], solo[j.id], came(j))
     if rule == "priority":
         inf = float("inf")
-        return lambda j: (-j.priority, j.due if j.due is not None else inf, j.release)
+        return lambda j: (-j.priority, j.due if j.due is not None else inf, came(j))
     raise ValueError(f"unknown greedy rule {rule!r}")
 
 
 def sort_keys(instance: Instance, rule: str, solo: Mapping[str, int]) -> dict[str, Key]:
     """Full static key per job: (effective priority desc under strict, rule key, id)."""
-    own = rule_key(rule, solo)
+    own = rule_key(rule, solo, instance.arrived)
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if strict else {}
     return {j.id: ((-eff[j.id],) if strict else ()) + own(j) + (j.id,) for j in instance.jobs}
