@@ -109,7 +109,14 @@ def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
 def the_better(
     instance: Instance, options: SolveOptions, a: Schedule | None, b: Schedule | None
 ) -> Schedule | None:
-    """The better of two plans (either may be None) on the objectives; `a` on ties."""
+    """The better of two plans (either may be None) on the objectives; `a` on ties. A plan
+    without the instance's jobs (a planner that found none) is no plan: its objectives
+    read 0, and `auto` once returned the preemptive search's empty plan over CP-SAT's
+    schedule (tests/test_auto.py)."""
+    if a is not None and not a.jobs and instance.jobs:
+        a = None
+    if b is not None and not b.jobs and instance.jobs:
+        b = None
     if a is None or b is None:
         return a or b
     names = list(objectives_of(instance, options))
