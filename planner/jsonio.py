@@ -5,8 +5,10 @@ A hostile file must end in a clear InputError (exit 2), never in a traceback or 
 reading without end. So a file must be a regular file of at most `MAX_FILE_BYTES`, be
 valid UTF-8 (the error names the byte offset), and JSON must nest at most `MAX_DEPTH`
 deep (checked by a linear scan before `json.loads`, whose recursion would fail first)
-and contain no NaN or Infinity, which are not JSON numbers. The limits are in the README
-("What we chose where the contract is silent").
+and contain no NaN or Infinity, which are not JSON numbers, and no lone surrogate escape
+(`"\\ud800"`: Python reads it, but no UTF-8 output can hold it, so an id or name carrying it
+failed at the first file written). The limits are in the README ("What we chose where the
+contract is silent").
 """
 
 from __future__ import annotations
@@ -112,10 +114,42 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(data: Any, path: str = "$") -> str | None:
+    """The JSON path of the first key or string holding a lone surrogate, else None."""
+    todo: list[tuple[Any, str]] = [(data, path)]
+    while todo:
+        value, at = todo.pop()
+        if isinstance(value, str):
+            if not value.isascii() and any("\ud800" <= c <= "\udfff" for c in value):
+                return at
+        elif isinstance(value, dict):
+            paths = [(key if at == "$" else f"{at}.{key}", item) for key, item in value.items()]
+            for key, (sub, _) in zip(value, paths, strict=True):
+                if any("\ud800" <= c <= "\udfff" for c in key):
+                    return sub
+            todo.extend((item, sub) for sub, item in reversed(paths))
+        elif isinstance(value, list):
+            todo.extend((item, f"{at}[{i}]") for i, item in reversed(list(enumerate(value))))
+    return None
+
+
 def loads(text: str, file: str) -> Any:
     """Parse JSON text from `file`; every problem is an InputError naming the file."""
     if nesting_depth(text) > MAX_DEPTH:
         raise _fail(file, f"JSON nested deeper than {MAX_DEPTH} levels")
+    data = _parse(text, file)
+    if _SURROGATE_ESCAPE.search(text):  # rare: only then look for a lone one
+        at = _lone_surrogate(data)
+        if at is not None:
+            why = "a lone surrogate escape (\\ud800-\\udfff unpaired): no UTF-8 text holds it"
+            raise InputError(file, [Problem(at, why)])
+    return data
+
+
+def _parse(text: str, file: str) -> Any:
     try:
         return json.loads(
             text,

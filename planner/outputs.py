@@ -167,7 +167,11 @@ def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = 
     if sum(out == STDOUT for out in outputs) > 1:
         raise _refuse(STDOUT, "only one output can go to standard output")
     for out in outputs:
-        if not out or out == STDOUT:
+        if out == "":  # not "no output": a shell variable left empty, say
+            raise UsageError(
+                "an output file name is empty: give a file name, or leave the option out"
+            )
+        if out is None or out == STDOUT:
             continue
         target = _identity(check_output(out), follow=False)
         if target in seen:

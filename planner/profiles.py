@@ -34,8 +34,13 @@ def parse_profile(v: Any, path: str, ck: Checker, name: str | None = None) -> Pr
             ck.add(bp, "needs at least one GPU count")
         for key, entry in raw.items():
             ep = f"{bp}.{key}"
-            if not key.isdigit() or int(key) < 1:
-                ck.add(ep, f"'{key}' is not a GPU count (a positive integer as a string)")
+            # as written: "02" would be a second key for 2, "²" no integer at all
+            if not (key.isascii() and key.isdigit()) or key != str(int(key)) or int(key) < 1:
+                ck.add(
+                    ep,
+                    f"'{key}' is not a GPU count (a positive integer as a string, "
+                    "without leading zeros)",
+                )
                 continue
             e = ck.obj(entry, ep, GPU_PROFILE_FIELDS)
             if e is None:

@@ -259,7 +259,7 @@ def parse_structure(d: Any, default_name: str) -> tuple[Parsed, list[Problem]]:
     top = ck.obj(d, "$", TOP_FIELDS)
     if top is None:
         return out, ck.problems
-    if "version" in top and (isinstance(top["version"], bool) or top["version"] != 1):
+    if "version" in top and (type(top["version"]) is not int or top["version"] != 1):
         ck.add("version", f"unsupported version {json.dumps(top['version'])} (this is version 1)")
     out.name = ck.string(top, "name", "$", default=default_name) or default_name
     ck.string(top, "description", "$", default=None)
