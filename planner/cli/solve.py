@@ -112,7 +112,10 @@ _SOLVE_OPTIONS = [
         type=click.IntRange(min=2),
         default=200,
         show_default=True,
-        help="MILP: at most this many time slots.",
+        help=(
+            "MILP: time slots over the horizon (sets the slot length; the grid grows to hold"
+            " the start's plan)."
+        ),
     ),
     click.option("--slot", type=click.IntRange(min=1), help="MILP: slot length in time units."),
     click.option(

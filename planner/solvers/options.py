@@ -42,7 +42,7 @@ class SolveOptions:
     # Set by the CLI on Ctrl-C: solvers stop and return the best schedule they have.
     stop: threading.Event = field(default_factory=threading.Event)
     milp_backend: str = "cbc"  # "cbc" | "highs"
-    slots: int = 200  # MILP: at most this many time slots over the horizon
+    slots: int = 200  # MILP: slots over the horizon (sets the length; the grid may grow)
     slot: int | None = None  # MILP: explicit slot length in time units
     # Simplex iterations each bound LP gets; None: `bounds_lp.lp_iterations` of the time
     # limit. Fixed once per solve (`pinned`), so that parts given less of the limit reuse
