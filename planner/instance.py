@@ -257,8 +257,14 @@ class Instance:
     now: int = 0  # contract §9: nothing not yet running starts before it
     power_price: tuple[PriceInterval, ...] = ()  # sorted by start, non-overlapping
     # A live state's residual (planner/live.py) releases its waiting jobs at `now`; the
-    # release each had before, by id, for the greedy rules' arrival order (fifo's key)
+    # release each had before, by id: the greedy rules' arrival order (fifo's key) and the
+    # release strict priority (R9) compares, as the contract does on the live state
     arrived: Mapping[str, int] = field(default_factory=dict)
+
+    def arrival(self, job: Job) -> int:
+        """When `job` arrived: its release, or in a live state's residual the release it had
+        before the residual moved it to `now` (`arrived`). R9 compares these."""
+        return self.arrived.get(job.id, job.release) if self.arrived else job.release
 
     @property
     def is_live(self) -> bool:

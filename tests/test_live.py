@@ -26,7 +26,7 @@ from planner.instance import OBJECTIVES, Instance
 from planner.live import residual
 from planner.live_progress import progress_at
 from planner.metrics import objective_values
-from planner.read import instance_from_dict
+from planner.read import instance_from_dict, read_instance
 from planner.replan import live_instance
 from planner.schedule import Assignment, Placement, Schedule, Segment, schedule_from_dict
 from planner.solvers import solve
@@ -920,6 +920,42 @@ def test_queued_jobs_keep_their_arrival_order_in_the_greedy_rules(
     assert residual(instance_from_dict(doc)).instance.arrived == {"zA": 10, "aB": 50}
 
 
+@pytest.mark.parametrize("solver", ["greedy", "greedy:fifo", "cpsat", "milp:highs", "auto"])
+def test_strict_priority_compares_the_queued_jobs_own_releases(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    # w4 (priority 1, released 56) waits for w3 (priority 0, released 0): R9 does not bind
+    # w4 to start first, as w3 was released earlier. Released both at now = 134, every
+    # planner read R9 as "w4 no later than w3" against `after` and found no schedule.
+    doc = {
+        "now": 134,
+        "policy": {"priority": "strict"},
+        "cluster": {"nodes": [{"name": "a", "gpus": 4}]},
+        "jobs": [
+            {"id": "r1", "duration": 100, "gpus": 2, "state": "running", "started": 116,
+             "placement": [{"node": "a-0", "gpus": [0, 3]}]},
+            {"id": "w3", "duration": 80, "gpus": 4, "release": 0},
+            {"id": "w4", "duration": 51, "gpus": 2, "release": 56, "priority": 1,
+             "after": ["w3"]},
+        ],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    s = solve_verified(inst, solver, time_limit=5.0)
+    assert by_id(s)["w4"].start >= by_id(s)["w3"].end == 216 + 80
+
+
+def test_a_residual_without_a_plan_leaves_no_bound_it_cannot_prove(
+    solve_verified: SolveVerified,
+) -> None:
+    # tests/data/residual-without-plan.json: preemption, w5's deadline 525 after r4. The
+    # residual keeps the running group r3 + r4 to its end and finds no plan (w5 ends at
+    # 573 there); its bound of 709 stayed beside the plan that stops r3 at now: 651.
+    inst = read_instance(Path(__file__).parent / "data" / "residual-without-plan.json")
+    s = solve_verified(inst, "greedy", time_limit=3.0)
+    makespan = objective_values(inst, s, ["makespan"])["makespan"]
+    assert s.lower_bound is not None and s.lower_bound["makespan"] <= makespan
+
+
 def _held_whole(w2_weight: float) -> tuple[Instance, float]:
     """w1 fits beside the running r (4 + 4 of 10 CPUs) but w2 would not (4 + 7), so the
     residual holds the node whole until r ends; and the objective of the better plan that
@@ -1021,11 +1057,12 @@ def test_a_running_multi_node_job_holds_both_nodes(
         assert s.status == "optimal" and max(x.end for x in s.jobs) == 7
 
 
-def test_priority_over_now_is_stricter_so_no_optimality_is_claimed(
+def test_priority_compares_the_releases_not_now_so_optimality_holds(
     solve_verified: SolveVerified,
 ) -> None:
-    # at now = 10 both wait; the plan puts b (priority 1) first although R9 on the
-    # releases (a at 0, b at 5) would not ask it: a proof for that plan is none for this one
+    # at now = 10 both wait; R9 on their releases (a at 0, b at 5) does not put b
+    # (priority 1) first, so a runs first (total JCT 12 + 16 = 28 against 35) and the
+    # residual's proof is the live state's. Comparing `now` once put b first, "feasible".
     doc = {
         "now": 10,
         "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
@@ -1036,7 +1073,8 @@ def test_priority_over_now_is_stricter_so_no_optimality_is_claimed(
     }
     inst = instance_from_dict(doc)
     s = solve_verified(inst, "cpsat")
-    assert s.status == "feasible" and by_id(s)["b"].start == 10
+    assert s.status == "optimal" and by_id(s)["a"].start == 10 and by_id(s)["b"].start == 12
+    assert _objective(inst, s, "total_weighted_jct") == 28
     assert s.lower_bound is not None
     assert s.lower_bound["total_weighted_jct"] <= _objective(inst, s, "total_weighted_jct")
 

@@ -55,7 +55,8 @@ def priority_after_conflict(instance: Instance) -> str | None:
         for b in preds:
             if b.live is not None or a.live is not None:  # started: R9 is not checked
                 continue  # between a fixed job and others (README, live state)
-            if a.priority > b.priority and a.release <= b.release and not _zero_length(b):
+            early = instance.arrival(a) <= instance.arrival(b)  # R9's releases
+            if a.priority > b.priority and early and not _zero_length(b):
                 return (
                     f"job {a.id}: strict priority (R9) has it start no later than {b.id} "
                     f"(lower priority, released no earlier), but it must wait for {b.id} "

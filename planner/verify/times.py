@@ -117,9 +117,11 @@ def check_r9(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) ->
     """For each job b, the job a with priority > b's, release <= b's and the latest start.
 
     Jobs are taken in release order; a Fenwick tree over priority ranks (reversed, so a
-    prefix is "priority greater than") keeps the latest start seen: O(n log n).
+    prefix is "priority greater than") keeps the latest start seen: O(n log n). The release
+    is `Instance.arrival`: a job's own, which a live state's residual keeps in `arrived`.
     """
-    ids = sorted(ok, key=lambda j: inst.job_by_id[j].release)
+    released = {j: inst.arrival(inst.job_by_id[j]) for j in ok}
+    ids = sorted(ok, key=released.__getitem__)
     prios = sorted({inst.job_by_id[j].priority for j in ids}, reverse=True)
     rank = {p: i + 1 for i, p in enumerate(prios)}  # 1 = highest priority
     size = len(prios)
@@ -141,9 +143,9 @@ def check_r9(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) ->
 
     k = 0
     while k < len(ids):
-        rel = inst.job_by_id[ids[k]].release
+        rel = released[ids[k]]
         batch = []
-        while k < len(ids) and inst.job_by_id[ids[k]].release == rel:
+        while k < len(ids) and released[ids[k]] == rel:
             batch.append(ids[k])
             k += 1
         for jid in batch:  # equal releases count: release(a) <= release(b)
@@ -159,7 +161,7 @@ def check_r9(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) ->
                     Violation(
                         "R9",
                         f"starts at {ok[jid].start} (priority {b.priority}) before {a} "
-                        f"(priority {pa}, released at {inst.job_by_id[a].release}) starts at "
+                        f"(priority {pa}, released at {released[a]}) starts at "
                         f"{start_a}",
                         jid,
                         time=ok[jid].start,

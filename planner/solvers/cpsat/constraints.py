@@ -338,17 +338,17 @@ def add_precedence_and_priority(cm: CpsatModel) -> None:
         return
     chains: dict[int, list[tuple[int, cp_model.IntVar]]] = {}
     for q, js in levels.items():
-        rels = sorted({j.release for j in js})
+        rels = sorted({inst.arrival(j) for j in js})
         chain: list[tuple[int, cp_model.IntVar]] = []
         prev = None
         for rel in rels:
             x = m.new_int_var(0, cm.horizon, f"prio_{q}_{rel}")
-            ids = [j.id for j in js if j.release == rel]
+            ids = [j.id for j in js if inst.arrival(j) == rel]
             for jid in ids:
                 m.add(x >= cm.jobs[jid].start)
             if prev is not None:
                 m.add(x >= prev)
-            cm.priority_vars.append((x, [j.id for j in js if j.release <= rel]))
+            cm.priority_vars.append((x, [j.id for j in js if inst.arrival(j) <= rel]))
             chain.append((rel, x))
             prev = x
         chains[q] = chain
@@ -358,7 +358,7 @@ def add_precedence_and_priority(cm: CpsatModel) -> None:
                 continue
             best = None
             for rel, x in chain:
-                if rel <= j.release:
+                if rel <= inst.arrival(j):
                     best = x
             if best is not None:
                 m.add(best <= cm.jobs[j.id].start)

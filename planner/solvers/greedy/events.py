@@ -143,6 +143,8 @@ class _Engine:
         self.interleave, self.eager = interleave, eager
         self.eff_prio = eff_prio or {}
         self.total_gpus = sum(nd.gpus for nd in instance.nodes) or 1
+        # the release R9 compares: a live state's queued jobs keep their own (Instance.arrival)
+        self.arrive = [instance.arrival(j) for j in self.jobs]
         self._init_nodes()
         self._init_jobs()
         self.cands_of: dict[int, list[CandidateGroup]] = defaultdict(list)
@@ -155,7 +157,7 @@ class _Engine:
         self.succ = [[self.idx[s] for s in succ[j.id]] for j in self.jobs]
         self.released = [False] * n
         self.started = [False] * n
-        self.released_by_prio = ReleasedByPriority(self.jobs, self.started)
+        self.released_by_prio = ReleasedByPriority(self.jobs, self.started, self.arrive)
         self.assign: list[Assignment | None] = [None] * n
         self.groups: list[Group] = []
         self.events: list[tuple[int, int, int, object]] = []
@@ -199,7 +201,9 @@ class _Engine:
             for i, j in enumerate(self.jobs)
         ]
         work = [j.gpus * b for j, b in zip(self.jobs, self.best_solo, strict=True)]
-        self.queue = WaitingJobs(self.jobs, self.rank, keys, work, self.interleave, self.total_gpus)
+        self.queue = WaitingJobs(
+            self.jobs, self.rank, keys, work, self.interleave, self.total_gpus, self.arrive
+        )
         self.waiting = self.queue.member  # job i is in its bucket's tree
 
     def _need(self, job: Job, opts: Sequence[_SoloOption]) -> PoolNeed:
@@ -434,7 +438,7 @@ class _Engine:
                 "strict priority: it waits on its predecessors, which may not start before "
                 "higher-priority jobs released no later than them"
             )
-        elif self.strict and self.released_by_prio.limit(job.priority) <= job.release:
+        elif self.strict and self.released_by_prio.limit(job.priority) <= self.arrive[i]:
             why = "strict priority: a higher-priority job released no later cannot start before it"
         elif any(not self.started[self.idx[a]] for a in job.after):
             why = "it waits on a precedence cycle"
@@ -486,7 +490,7 @@ class _Engine:
         lim = limits.get(job.priority)
         if lim is None:
             lim = limits[job.priority] = self.released_by_prio.limit(job.priority)
-        return all(p.release < lim for p in pjobs)
+        return all(self.arrive[p] < lim for p in partners)
 
     def _group_fits_now(
         self, mjobs: Sequence[Job], cgi: int, cg: CandidateGroup, t: int

@@ -88,9 +88,10 @@ class SerialEngine:
                 continue
             self.cluster.meter.spend(len(self.started))
             for s in self.started:
-                if s.priority > m.priority and s.release <= m.release:
+                arrived = self.instance.arrival(m)  # R9's release (a live state's own)
+                if s.priority > m.priority and s.release <= arrived:
                     lb = max(lb, s.start)
-                elif s.priority < m.priority and m.release <= s.release:
+                elif s.priority < m.priority and arrived <= s.release:
                     ub = s.start if ub is None else min(ub, s.start)
         return StartWindow(lb, ub)
 
@@ -194,7 +195,7 @@ class SerialEngine:
         self.cluster.book(unit, opt)
         for m, d in zip(unit.members, opt.durations, strict=True):
             self.placed[m.id] = Assignment(m.id, opt.start, opt.start + d, opt.placement, group_id)
-            self.started.append(_Started(m.priority, m.release, opt.start))
+            self.started.append(_Started(m.priority, self.instance.arrival(m), opt.start))
             for s in self.succ[m.id]:
                 self.waiting[s] -= 1
                 if self.waiting[s] == 0:

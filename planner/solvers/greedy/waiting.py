@@ -52,8 +52,10 @@ class WaitingJobs:
         work: Sequence[int],
         sums: bool,
         total_gpus: int,
+        arrive: Sequence[int],
     ):
-        """`keys[i]`: job i's bucket key; `work[i]`: its GPU-time, summed when `sums`."""
+        """`keys[i]`: job i's bucket key; `work[i]`: its GPU-time, summed when `sums`;
+        `arrive[i]`: the release R9 compares (`Instance.arrival`)."""
         self.jobs, self.rank, self.work = jobs, rank, work
         self.sums, self.total_gpus = sums, total_gpus
         n = len(jobs)
@@ -70,8 +72,8 @@ class WaitingJobs:
             self.bucket.append(b)
         self.buckets = list(by_key.values())
         for b in self.buckets:
-            b.jobs.sort(key=lambda i: (jobs[i].release, rank[i]))
-            b.rels = [jobs[i].release for i in b.jobs]
+            b.jobs.sort(key=lambda i: (arrive[i], rank[i]))
+            b.rels = [arrive[i] for i in b.jobs]
             b.tree = MinTree(len(b.jobs))
             for p, i in enumerate(b.jobs):
                 self.pos[i] = p
@@ -126,17 +128,17 @@ class WaitingJobs:
 
 
 class ReleasedByPriority:
-    """Per priority level, a heap of (release, job index) of the released jobs; started
-    ones are dropped lazily (`started` is the engine's list)."""
+    """Per priority level, a heap of (release R9 compares, job index) of the released jobs;
+    started ones are dropped lazily (`started` is the engine's list)."""
 
-    def __init__(self, jobs: Sequence[Job], started: Sequence[bool]):
-        self.jobs, self.started = jobs, started
+    def __init__(self, jobs: Sequence[Job], started: Sequence[bool], arrive: Sequence[int]):
+        self.jobs, self.started, self.arrive = jobs, started, arrive
         self.levels = sorted({j.priority for j in jobs}, reverse=True)
         self.heap: dict[int, list[tuple[int, int]]] = {p: [] for p in self.levels}
 
     def release(self, i: int) -> None:
         job = self.jobs[i]
-        heapq.heappush(self.heap[job.priority], (job.release, i))
+        heapq.heappush(self.heap[job.priority], (self.arrive[i], i))
 
     def limit(self, prio: int) -> int:
         """Least release among released, unstarted jobs of priority above `prio`."""

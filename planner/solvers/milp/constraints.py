@@ -198,7 +198,11 @@ def priority_pairs(instance: Instance) -> list[tuple[str, str]]:
     if len({j.priority for j in jobs}) < 2:
         return []
     succ: dict[str, set[str]] = {
-        a.id: {b.id for b in jobs if a.priority > b.priority and a.release <= b.release}
+        a.id: {
+            b.id
+            for b in jobs
+            if a.priority > b.priority and instance.arrival(a) <= instance.arrival(b)
+        }
         for a in jobs
     }
     out = []
