@@ -22,6 +22,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from planner.checker import join
 from planner.errors import InputError, Problem
 
 MAX_FILE_BYTES = 256 * 1024 * 1024  # 256 MiB: a 100k-job instance is about 20 MB
@@ -117,20 +118,23 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
+def _has_surrogate(text: str) -> bool:
+    return not text.isascii() and any("\ud800" <= c <= "\udfff" for c in text)
+
+
 def _lone_surrogate(data: Any, path: str = "$") -> str | None:
     """The JSON path of the first key or string holding a lone surrogate, else None."""
     todo: list[tuple[Any, str]] = [(data, path)]
     while todo:
         value, at = todo.pop()
         if isinstance(value, str):
-            if not value.isascii() and any("\ud800" <= c <= "\udfff" for c in value):
+            if _has_surrogate(value):
                 return at
         elif isinstance(value, dict):
-            paths = [(key if at == "$" else f"{at}.{key}", item) for key, item in value.items()]
-            for key, (sub, _) in zip(value, paths, strict=True):
-                if any("\ud800" <= c <= "\udfff" for c in key):
-                    return sub
-            todo.extend((item, sub) for sub, item in reversed(paths))
+            for key in value:
+                if _has_surrogate(key):
+                    return join(at, key)
+            todo.extend((item, join(at, key)) for key, item in reversed(value.items()))
         elif isinstance(value, list):
             todo.extend((item, f"{at}[{i}]") for i, item in reversed(list(enumerate(value))))
     return None

@@ -256,11 +256,7 @@ def residual(inst: Instance) -> Residual:
         reservations=inst.reservations + tuple(extra),
         now=0,
         # queued before `now`: the greedy rules keep their arrival order (greedy/order.py)
-        arrived={
-            j.id: inst.job_by_id[j.id].release
-            for j in waiting
-            if inst.job_by_id[j.id].release < inst.now
-        },
+        arrived={j.id: r for j in waiting if (r := inst.job_by_id[j.id].release) < inst.now},
     )
     static, raised = _resumed_priorities(static, stopped)
     conservative = any(r.id.startswith(WHOLE_NODE) for r in extra)

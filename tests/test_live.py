@@ -896,6 +896,16 @@ def test_waiting_jobs_leave_a_running_jobs_cpus_alone(
     assert by_id(s)["w"].start >= 10  # 6 + 4 CPUs would overload the node before
 
 
+def _queue(now: int, priority: str, gpus: int, running: dict, *waiting: dict) -> dict:
+    """A live state on one node `n` of `gpus` GPUs: one running job, the others waiting."""
+    return {
+        "now": now,
+        "policy": {"priority": priority},
+        "cluster": {"nodes": [{"name": "n", "gpus": gpus}]},
+        "jobs": [{**running, "state": "running"}, *waiting],
+    }
+
+
 @pytest.mark.parametrize(
     ("rule", "first"), [("fifo", "zA"), ("sjf", "aB"), ("priority", "zA"), ("srsf", "aB")]
 )
@@ -904,17 +914,13 @@ def test_queued_jobs_keep_their_arrival_order_in_the_greedy_rules(
 ) -> None:
     # zA arrived at 10, aB at 50; at now = 60 both wait behind the running X. The live
     # state's planners release both at 60, and fifo then broke the tie by id (aB first).
-    doc = {
-        "now": 60,
-        "policy": {"priority": "none"},
-        "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
-        "jobs": [
-            {"id": "X", "duration": 100, "gpus": 1, "state": "running", "started": 0,
-             "placement": [{"node": "n-0", "gpus": [0]}]},
-            {"id": "zA", "duration": 30, "gpus": 1, "release": 10},
-            {"id": "aB", "duration": 10, "gpus": 1, "release": 50},
-        ],
-    }  # fmt: skip
+    doc = _queue(
+        60, "none", 1,
+        {"id": "X", "duration": 100, "gpus": 1, "started": 0,
+         "placement": [{"node": "n-0", "gpus": [0]}]},
+        {"id": "zA", "duration": 30, "gpus": 1, "release": 10},
+        {"id": "aB", "duration": 10, "gpus": 1, "release": 50},
+    )  # fmt: skip
     s = solve_verified(instance_from_dict(doc), f"greedy:{rule}")
     assert by_id(s)[first].start == 100
     assert residual(instance_from_dict(doc)).instance.arrived == {"zA": 10, "aB": 50}
@@ -927,18 +933,13 @@ def test_strict_priority_compares_the_queued_jobs_own_releases(
     # w4 (priority 1, released 56) waits for w3 (priority 0, released 0): R9 does not bind
     # w4 to start first, as w3 was released earlier. Released both at now = 134, every
     # planner read R9 as "w4 no later than w3" against `after` and found no schedule.
-    doc = {
-        "now": 134,
-        "policy": {"priority": "strict"},
-        "cluster": {"nodes": [{"name": "a", "gpus": 4}]},
-        "jobs": [
-            {"id": "r1", "duration": 100, "gpus": 2, "state": "running", "started": 116,
-             "placement": [{"node": "a-0", "gpus": [0, 3]}]},
-            {"id": "w3", "duration": 80, "gpus": 4, "release": 0},
-            {"id": "w4", "duration": 51, "gpus": 2, "release": 56, "priority": 1,
-             "after": ["w3"]},
-        ],
-    }  # fmt: skip
+    doc = _queue(
+        134, "strict", 4,
+        {"id": "r1", "duration": 100, "gpus": 2, "started": 116,
+         "placement": [{"node": "n-0", "gpus": [0, 3]}]},
+        {"id": "w3", "duration": 80, "gpus": 4, "release": 0},
+        {"id": "w4", "duration": 51, "gpus": 2, "release": 56, "priority": 1, "after": ["w3"]},
+    )  # fmt: skip
     inst = instance_from_dict(doc)
     s = solve_verified(inst, solver, time_limit=5.0)
     assert by_id(s)["w4"].start >= by_id(s)["w3"].end == 216 + 80

@@ -40,16 +40,11 @@ def best_solo_duration(instance: Instance, job: Job) -> int:
 
 
 def rule_key(
-    rule: str, solo: Mapping[str, int], arrived: Mapping[str, int] | None = None
+    rule: str, solo: Mapping[str, int], came: Callable[[Job], int]
 ) -> Callable[[Job], Key]:
-    """The rule's own part of the sort key (without priority class and id). A job arrives
-    at its release, or at `arrived[id]` when a live state's residual moved its release to
-    `now` (`Instance.arrived`): queued jobs keep their arrival order there."""
-    early = arrived or {}
-
-    def came(j: Job) -> int:
-        return early.get(j.id, j.release)
-
+    """The rule's own part of the sort key (without priority class and id). `came`: when a
+    job arrived (`Instance.arrival`, its release, or in a live state's residual the release
+    it had before `now`): queued jobs keep their arrival order there."""
     if rule == "fifo":
         return lambda j: (came(j),)
     if rule == "sjf":
@@ -66,7 +61,7 @@ def rule_key(
 
 def sort_keys(instance: Instance, rule: str, solo: Mapping[str, int]) -> dict[str, Key]:
     """Full static key per job: (effective priority desc under strict, rule key, id)."""
-    own = rule_key(rule, solo, instance.arrived)
+    own = rule_key(rule, solo, instance.arrival)
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if strict else {}
     return {j.id: ((-eff[j.id],) if strict else ()) + own(j) + (j.id,) for j in instance.jobs}
