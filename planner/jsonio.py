@@ -19,6 +19,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,30 +90,47 @@ def nesting_depth(text: str) -> int:
     return max(itertools.accumulate(map(_STEP.__getitem__, data)), default=0)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+class _Refused:
+    """What the parser met where no value may be (NaN, Infinity, a number too large for a
+    float, a key given twice): left in its place, so that the error can name its JSON path
+    (the parser's hooks are not told where they are)."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):  # 1e999 parses to Infinity
-        raise ValueError(f"{text} is too large for a number")
-    return value
+class _Hooks:
+    """The parser's hooks for one document; `refused` counts what they left in it."""
 
+    def __init__(self) -> None:
+        self.refused = 0
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object whose keys are all different: with a key twice, which value holds would
-    be a guess (the parser keeps the last)."""
-    out = dict(pairs)
-    if len(out) == len(pairs):
+    def refuse(self, why: str) -> _Refused:
+        self.refused += 1
+        return _Refused(why)
+
+    def constant(self, name: str) -> Any:
+        return self.refuse(f"{name} is not a JSON number")
+
+    def number(self, text: str) -> Any:
+        value = float(text)
+        if math.isinf(value):  # 1e999 parses to Infinity
+            return self.refuse(f"{text} is too large for a number")
+        return value
+
+    def unique_keys(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        """An object whose keys are all different: with a key twice, which value holds
+        would be a guess (the parser keeps the last)."""
+        out = dict(pairs)
+        if len(out) < len(pairs):
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    out[key] = self.refuse(f"key {json.dumps(key)} appears twice in the object")
+                seen.add(key)
         return out
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            named = f" with id {json.dumps(out['id'])}" if isinstance(out.get("id"), str) else ""
-            raise ValueError(f"key {json.dumps(key)} appears twice in the object{named}")
-        seen.add(key)
-    return out
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -122,44 +140,49 @@ def _has_surrogate(text: str) -> bool:
     return not text.isascii() and any("\ud800" <= c <= "\udfff" for c in text)
 
 
-def _lone_surrogate(data: Any, path: str = "$") -> str | None:
-    """The JSON path of the first key or string holding a lone surrogate, else None."""
-    todo: list[tuple[Any, str]] = [(data, path)]
-    while todo:
-        value, at = todo.pop()
-        if isinstance(value, str):
-            if _has_surrogate(value):
-                return at
-        elif isinstance(value, dict):
-            for key in value:
-                if _has_surrogate(key):
-                    return join(at, key)
-            todo.extend((item, join(at, key)) for key, item in reversed(value.items()))
-        elif isinstance(value, list):
-            todo.extend((item, f"{at}[{i}]") for i, item in reversed(list(enumerate(value))))
+def _unwritable(value: Any) -> str | None:
+    """Why a parsed value may not stand in a document, or None."""
+    if isinstance(value, _Refused):
+        return value.why
+    if isinstance(value, str) and _has_surrogate(value):
+        return "a lone surrogate escape (\\ud800-\\udfff unpaired): no UTF-8 text holds it"
     return None
+
+
+def _nodes(data: Any) -> Iterator[tuple[str, Any]]:
+    """Every value of a parsed document with its JSON path, in document order; each key of
+    an object comes too, just before its value and at the same path."""
+    todo: list[tuple[str, Any]] = [("$", data)]
+    while todo:
+        at, value = todo.pop()
+        yield at, value
+        if isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                todo += ((join(at, key), item), (join(at, key), key))
+        elif isinstance(value, list):
+            todo.extend((f"{at}[{i}]", item) for i, item in reversed(list(enumerate(value))))
 
 
 def loads(text: str, file: str) -> Any:
     """Parse JSON text from `file`; every problem is an InputError naming the file."""
     if nesting_depth(text) > MAX_DEPTH:
         raise _fail(file, f"JSON nested deeper than {MAX_DEPTH} levels")
-    data = _parse(text, file)
-    if _SURROGATE_ESCAPE.search(text):  # rare: only then look for a lone one
-        at = _lone_surrogate(data)
-        if at is not None:
-            why = "a lone surrogate escape (\\ud800-\\udfff unpaired): no UTF-8 text holds it"
-            raise InputError(file, [Problem(at, why)])
+    hooks = _Hooks()
+    data = _parse(text, file, hooks)
+    if hooks.refused or _SURROGATE_ESCAPE.search(text):  # rare: only then walk the document
+        found = [Problem(at, why) for at, value in _nodes(data) if (why := _unwritable(value))]
+        if found:
+            raise InputError(file, found)
     return data
 
 
-def _parse(text: str, file: str) -> Any:
+def _parse(text: str, file: str, hooks: _Hooks) -> Any:
     try:
         return json.loads(
             text,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-            object_pairs_hook=_unique_keys,
+            parse_constant=hooks.constant,
+            parse_float=hooks.number,
+            object_pairs_hook=hooks.unique_keys,
         )
     except json.JSONDecodeError as e:
         raise _fail(file, f"malformed JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None

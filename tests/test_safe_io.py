@@ -55,10 +55,32 @@ def test_invalid_utf8_names_the_byte_offset(tmp_path: Path) -> None:
     assert problem(e) == "not valid UTF-8 at byte offset 12"
 
 
-@pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}', "[1e999]"])
-def test_non_finite_numbers_are_refused(text: str) -> None:
-    with pytest.raises(InputError):
+@pytest.mark.parametrize(
+    ("text", "where", "why"),
+    [
+        ("NaN", "$", "NaN is not a JSON number"),
+        ("[1, Infinity]", "$[1]", "Infinity is not a JSON number"),
+        ('{"a": {"b": -Infinity}}', "a.b", "-Infinity is not a JSON number"),
+        ('[{"x": 1e999}]', "$[0].x", "1e999 is too large for a number"),
+    ],
+)
+def test_non_finite_numbers_are_refused_at_their_path(text: str, where: str, why: str) -> None:
+    with pytest.raises(InputError) as e:
         jsonio.loads(text, "x.json")
+    assert [(p.path, p.message) for p in e.value.problems] == [(where, why)]
+
+
+def test_every_unreadable_value_is_named_at_once() -> None:
+    text = '{"jobs": [{"id": "a", "gpus": 1, "gpus": 2}, {"id": "\\ud800", "w": NaN}], "n": 1e400}'
+    with pytest.raises(InputError) as e:
+        jsonio.loads(text, "x.json")
+    assert [p.path for p in e.value.problems] == [
+        "jobs[0].gpus",
+        "jobs[1].id",
+        "jobs[1].w",
+        "n",
+    ]
+    assert e.value.problems[0].message == 'key "gpus" appears twice in the object'
 
 
 def test_size_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
