@@ -482,6 +482,18 @@ def test_internal_error_one_line_exit_3_nothing_written(
         assert "Traceback" not in stderr and stderr.strip().count("\n") == 0
 
 
+def test_an_internal_error_of_several_lines_is_printed_on_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
+        raise ValueError("\n$\\badcmd$\n ^\nParseFatalException: Unknown symbol")
+
+    monkeypatch.setattr("planner.solvers.dispatch.solve_greedy", boom)
+    code, _, stderr = run("solve", small_instance(tmp_path), "--solver", "greedy")
+    line = "internal error: ValueError: $\\badcmd$ ^ ParseFatalException: Unknown symbol, rerun"
+    assert code == 3 and stderr.startswith(line) and stderr.strip().count("\n") == 0
+
+
 def test_internal_error_while_exporting_leaves_no_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,13 +4,17 @@ written, bad input. The pictures in a real browser are tested in test_show_brows
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.text import Text
 from show_cases import INSTANCE, SCHEDULE, rows, write_case
 
 from planner.cli import main
@@ -581,3 +585,72 @@ def test_a_placement_off_the_cluster_is_drawn_in_sight_with_a_note(tmp_path: Pat
     # The schedule as the instance has it is not noted.
     code, _, err = run("show", good, "--instance", inst_path, "-o", tmp_path / "h.html")
     assert code == 0 and "has no GPU" not in err and "not in the instance" not in err
+
+
+def _named(tmp_path: Path, tenant: str, name: str, reservation: str, pool: str) -> Instance:
+    """The show case with user-chosen names where the pictures draw them: the instance, a
+    tenant, a reservation and the pool."""
+    doc = copy.deepcopy(INSTANCE)
+    doc["name"] = name
+    doc["jobs"][0]["tenant"] = tenant
+    doc["reservations"][0]["id"] = reservation
+    doc["cluster"]["pools"] = {pool: 10}
+    doc["reservations"][1]["pool"] = pool
+    for job in doc["jobs"]:
+        if "demand" in job:
+            job["demand"] = {pool: job["demand"]["power_kw"]}
+    path = tmp_path / "named.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return read_instance(path)
+
+
+def test_the_png_draws_names_with_dollars_and_emoji_as_written(tmp_path: Path) -> None:
+    """matplotlib reads text between two `$` as mathematics: an unknown command in a name
+    was an internal error, and a glyph missing from its font a warning on stderr."""
+    from planner.show.png import as_written, gantt_png, png_figure
+
+    inst = _named(tmp_path, "$\\badcmd$ \U0001f680", "pay $5 or $6_x^2", "r$\\x$", "p$\\y$")
+    data = show_data({**SCHEDULE, "instance": inst.name}, inst, "tenant")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", "Glyph")
+        assert gantt_png(data)[:8] == b"\x89PNG\r\n\x1a\n"
+    with as_written():
+        fig = png_figure(data)
+        FigureCanvasAgg(fig).draw()
+        drawn = {t.get_text() for t in fig.findobj(Text)}
+    assert fig.get_suptitle().startswith("pay $5 or $6_x^2: by hand")
+    assert {"tenant $\\badcmd$ \U0001f680", "r$\\x$ (nobody)", "p$\\y$ in use"} <= drawn
+
+
+def test_the_pngs_legend_leaves_the_title_line_in_sight(tmp_path: Path) -> None:
+    """The title line holds the objective, bound and gap; a legend of several rows above
+    the chart covered it."""
+    from planner.show.png import as_written, png_figure
+
+    doc = copy.deepcopy(SCHEDULE)
+    inst = _named(tmp_path, "t1", "show-case", "maint", "power_kw")
+    data = show_data(doc, inst, "tenant")
+    more = {f"tenant number {k}": c for k, c in enumerate(list(data.colours.values()) * 10)}
+    many = {**data.colours, **more}
+    data = dataclasses.replace(data, colours=many)
+    with as_written():
+        fig = png_figure(data)
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        title = fig._suptitle.get_window_extent(renderer)  # type: ignore[union-attr]
+        legend = fig.legends[0].get_window_extent(renderer)
+        chart = fig.axes[0].get_window_extent(renderer)
+    assert not title.overlaps(legend) and not chart.overlaps(legend)
+
+
+def test_the_page_gives_plotly_names_as_written(tmp_path: Path) -> None:
+    """Plotly reads tags and entities in legends, tick labels and text: a tenant "<b>ops</b>"
+    was drawn bold, "R&amp;D" as "R&D" (tests/test_show_browser.py sees the drawn text)."""
+    from planner.show.html import figure
+
+    inst = _named(tmp_path, "<b>ops</b>", "n", "R&amp;D", "p<br>q")
+    fig = figure(show_data(SCHEDULE, inst, "tenant"))
+    names = {t.name for t in fig.data}
+    assert {"tenant &lt;b&gt;ops&lt;/b&gt;", "p&lt;br&gt;q in use"} <= names
+    labels = [t for t in fig.data if t.name == "reservation labels"][0]
+    assert list(labels.text) == ["R&amp;amp;D (nobody)"]

@@ -7,6 +7,7 @@ Skipped when Chromium or Playwright is missing, except in CI (`CI=true`), where 
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from show_cases import SCHEDULE, rows, write_case
+from show_cases import INSTANCE, SCHEDULE, rows, write_case
 
 from planner.read import read_instance
 from planner.show.colours import shaded
@@ -194,5 +195,33 @@ def test_a_planned_schedule_renders_every_bar(browser: Any, tmp_path: Path) -> N
         assert len(data.bars) == len(rows(doc))
         assert r.errors == []
         r.screenshot(tmp_path / "planned.png")
+    finally:
+        r.page.close()
+
+
+def test_names_are_drawn_as_written(browser: Any, tmp_path: Path) -> None:
+    """Plotly reads tags and entities in legends, tick labels and text: the page hands it
+    names escaped, so it draws them as they are written."""
+    doc = copy.deepcopy(INSTANCE)
+    doc["jobs"][0]["tenant"] = "<b>ops</b>"
+    doc["jobs"][1]["tenant"] = "R&amp;D"
+    doc["cluster"]["nodes"][0]["name"] = "gpu<br>x"
+    doc["reservations"][0].update(id="<i>m</i>", nodes=["gpu<br>x-0"])
+    inst, sched, html = tmp_path / "i.json", tmp_path / "s.json", tmp_path / "g.html"
+    inst.write_text(json.dumps(doc), encoding="utf-8")
+    moved = json.dumps(SCHEDULE).replace('"n-0"', '"gpu<br>x-0"').replace('"n-1"', '"gpu<br>x-1"')
+    sched.write_text(moved, encoding="utf-8")
+    _plan("show", sched, "--instance", inst, "-o", html, "--colour-by", "tenant")
+    r = Rendered(browser, html)
+    try:
+        drawn = r.eval(
+            """() => ['.legendtext', '.ytick text', '.textpoint text'].map(
+                 s => Array.from(document.querySelectorAll('#gantt ' + s), e => e.textContent))"""
+        )
+        legend, ticks, labels = drawn
+        assert {"tenant <b>ops</b>", "tenant R&amp;D"} <= set(legend)
+        assert [t for t in ticks if t.startswith("gpu")] == ["gpu<br>x-0", "gpu<br>x-1"]
+        assert "<i>m</i> (nobody)" in labels
+        assert r.errors == []
     finally:
         r.page.close()

@@ -82,7 +82,9 @@ def stops_on_signals(fn: F) -> F:
 def _internal(e: Exception, trace: str | None) -> None:
     if trace is not None:
         terminal.print_traceback(trace)
-    terminal.print_internal_error(f"{type(e).__name__}: {e}", traced=trace is not None)
+    # one line however many the exception's text has (matplotlib's parser errors had four)
+    text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+    terminal.print_internal_error(f"{type(e).__name__}: {text}", traced=trace is not None)
 
 
 _exit_decided = False  # `exit_decided`

@@ -41,6 +41,13 @@ def _rects(runs: Sequence[tuple[int, int, int, int]]) -> tuple[np.ndarray, np.nd
     return x, y
 
 
+def _plain(name: str) -> str:
+    """A name as plotly draws it as written: it reads tags (<b>, <br>, <a href>) and entities
+    (&amp;) in legends, tick labels and text, so a tenant "<b>ops</b>" was drawn bold and
+    "R&amp;D" as "R&D" (tests/test_show.py). Plotly turns the escapes back into the text."""
+    return html.escape(name, quote=False)
+
+
 def _bar_traces(bars: Sequence[Bar], colours: dict[str, str], legend: bool) -> list[go.Scattergl]:
     """One trace per colour key and shade. No outlines: thin WebGL lines around 10,000
     polygons made zoom and pan several times slower (scripts/show_render.py); the
@@ -58,7 +65,7 @@ def _bar_traces(bars: Sequence[Bar], colours: dict[str, str], legend: bool) -> l
                 go.Scattergl(
                     x=x,
                     y=y,
-                    name=key,
+                    name=_plain(key),
                     mode="lines",
                     fill="toself",
                     fillcolor=shaded(colour, shade),
@@ -100,10 +107,10 @@ def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter | go.Scattergl]:
         x=[b.start for b in first.values()],
         y=[b.rows[0] - HALF for b in first.values()],
         mode="text",
-        text=[b.label for b in first.values()],
+        text=[_plain(b.label) for b in first.values()],
         textposition="bottom right",
         textfont={"size": 10, "color": "#333"},
-        hovertext=[f"reservation {b.label}: {b.start} to {b.end}" for b in first.values()],
+        hovertext=[f"reservation {_plain(b.label)}: {b.start} to {b.end}" for b in first.values()],
         hoverinfo="text",
         showlegend=False,
         name="reservation labels",
@@ -133,8 +140,9 @@ def _curve(c: Curve, colour: str, dash: str = "solid") -> go.Scattergl:
         y=100 * np.array(c.values, dtype=float),
         mode="lines",
         line={"shape": "hv", "color": colour, "dash": dash, "width": 1.5},
-        name=c.name,
-        hovertemplate="%{y:.1f}% from %{x}<extra>" + c.name + "</extra>",
+        name=_plain(c.name),
+        # the trace's name, not the text of it: "%{...}" in a pool's name is no template
+        hovertemplate="%{y:.1f}% from %{x}<extra>%{fullData.name}</extra>",
     )
 
 
@@ -179,7 +187,7 @@ def _layout(fig: go.Figure, data: ShowData, rows_total: int, height: int, n_rows
         col=1,
         range=[rows_total - 0.5, -1],
         tickvals=[lane.offset + (lane.rows - 1) / 2 for lane in data.lanes],
-        ticktext=[lane.node for lane in data.lanes],
+        ticktext=[_plain(lane.node) for lane in data.lanes],
         tickfont={"size": 10},
         showgrid=False,
         zeroline=False,

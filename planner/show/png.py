@@ -8,9 +8,12 @@ depends on (or changes) a global backend or a display.
 
 from __future__ import annotations
 
+import contextlib
 import io
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
+from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
@@ -69,8 +72,8 @@ def _curves(ax: Axes, curves: Sequence[Curve], label: str) -> None:
         ax.legend(fontsize=7, loc="upper right")
 
 
-def gantt_png(data: ShowData, width_in: float = 12.0) -> bytes:
-    """The chart as PNG bytes."""
+def png_figure(data: ShowData, width_in: float = 12.0) -> Figure:
+    """The chart as a matplotlib figure (inside `as_written`, which `gantt_png` gives)."""
     rows_total = sum(lane.rows + 1 for lane in data.lanes)
     gantt_in = min(16.0, max(3.0, rows_total * 0.07))
     heights = [gantt_in, 1.4] + ([1.2] if data.pools else [])
@@ -82,11 +85,29 @@ def gantt_png(data: ShowData, width_in: float = 12.0) -> bytes:
         _curves(axes[2], data.pools, "pools %")
     axes[-1].set_xlabel(f"time ({data.time_unit})")
     if data.colour_by != "group":
+        # Under the chart: above it, a legend of two rows or more covered the title line
+        # and its figures (tests/test_show.py).
         handles = [Patch(facecolor=c, label=k) for k, c in data.colours.items()]
-        fig.legend(handles=handles, loc="outside upper right", ncols=min(6, len(handles)))
+        fig.legend(handles=handles, loc="outside lower center", ncols=min(6, len(handles)))
     facts = dict(data.header)
     gap = next((v for k, v in data.header if k.startswith("objective")), "")
     fig.suptitle(f"{data.title} ({facts.get('status', '')})  {gap}", fontsize=10, x=0.01, ha="left")
+    return fig
+
+
+@contextlib.contextmanager
+def as_written() -> Iterator[None]:
+    """Names drawn as written: matplotlib reads the text between two `$` as mathematics
+    (an instance named "cost $\\x$" was an internal error, "$5 or $6" lost its dollars),
+    and a character its font lacks is drawn as a box without a warning on stderr."""
+    with rc_context({"text.parse_math": False}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Glyph .* missing from", UserWarning)
+        yield
+
+
+def gantt_png(data: ShowData, width_in: float = 12.0) -> bytes:
+    """The chart as PNG bytes."""
     buf = io.BytesIO()
-    FigureCanvasAgg(fig).print_png(buf)
+    with as_written():
+        FigureCanvasAgg(png_figure(data, width_in)).print_png(buf)
     return buf.getvalue()
