@@ -400,6 +400,19 @@ def test_the_ratio_chart_gives_instances_of_one_file_name_a_position_each() -> N
     assert labels == {"a/x.json": "a/x.json", "b/x.json": "b/x.json", "c/y.json": "y"}
 
 
+def test_the_bench_report_gives_plotly_file_names_as_written() -> None:
+    from planner.show.report import _ratio_figure, _time_figure
+
+    per = {"greedy": {"R&amp;D/<b>x.json": 10.0}, "cpsat": {"R&amp;D/<b>x.json": 5.0}}
+    ratio = _ratio_figure(per, "greedy", ["greedy", "cpsat"])
+    assert list(ratio.data[1].x) == ["&lt;b&gt;x"]
+    assert list(ratio.data[1].text) == ["R&amp;amp;D/&lt;b&gt;x.json"]
+    row = {"instance": "<i>y</i>.json", "solver": "greedy", "wall_s": 1.0}
+    assert list(_time_figure([row], {"<i>y</i>.json": 3}).data[0].text) == [
+        "&lt;i&gt;y&lt;/i&gt;.json"
+    ]
+
+
 def test_the_bench_report_shows_large_objectives_in_full() -> None:
     from planner.show.report import rows_table
 

@@ -41,7 +41,7 @@ def _rects(runs: Sequence[tuple[int, int, int, int]]) -> tuple[np.ndarray, np.nd
     return x, y
 
 
-def _plain(name: str) -> str:
+def plotly_text(name: str) -> str:
     """A name as plotly draws it as written: it reads tags (<b>, <br>, <a href>) and entities
     (&amp;) in legends, tick labels and text, so a tenant "<b>ops</b>" was drawn bold and
     "R&amp;D" as "R&D" (tests/test_show.py). Plotly turns the escapes back into the text."""
@@ -65,7 +65,7 @@ def _bar_traces(bars: Sequence[Bar], colours: dict[str, str], legend: bool) -> l
                 go.Scattergl(
                     x=x,
                     y=y,
-                    name=_plain(key),
+                    name=plotly_text(key),
                     mode="lines",
                     fill="toself",
                     fillcolor=shaded(colour, shade),
@@ -107,10 +107,12 @@ def _box_traces(boxes: Sequence[Box]) -> list[go.Scatter | go.Scattergl]:
         x=[b.start for b in first.values()],
         y=[b.rows[0] - HALF for b in first.values()],
         mode="text",
-        text=[_plain(b.label) for b in first.values()],
+        text=[plotly_text(b.label) for b in first.values()],
         textposition="bottom right",
         textfont={"size": 10, "color": "#333"},
-        hovertext=[f"reservation {_plain(b.label)}: {b.start} to {b.end}" for b in first.values()],
+        hovertext=[
+            f"reservation {plotly_text(b.label)}: {b.start} to {b.end}" for b in first.values()
+        ],
         hoverinfo="text",
         showlegend=False,
         name="reservation labels",
@@ -140,7 +142,7 @@ def _curve(c: Curve, colour: str, dash: str = "solid") -> go.Scattergl:
         y=100 * np.array(c.values, dtype=float),
         mode="lines",
         line={"shape": "hv", "color": colour, "dash": dash, "width": 1.5},
-        name=_plain(c.name),
+        name=plotly_text(c.name),
         # the trace's name, not the text of it: "%{...}" in a pool's name is no template
         hovertemplate="%{y:.1f}% from %{x}<extra>%{fullData.name}</extra>",
     )
@@ -187,7 +189,7 @@ def _layout(fig: go.Figure, data: ShowData, rows_total: int, height: int, n_rows
         col=1,
         range=[rows_total - 0.5, -1],
         tickvals=[lane.offset + (lane.rows - 1) / 2 for lane in data.lanes],
-        ticktext=[_plain(lane.node) for lane in data.lanes],
+        ticktext=[plotly_text(lane.node) for lane in data.lanes],
         tickfont={"size": 10},
         showgrid=False,
         zeroline=False,

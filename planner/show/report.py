@@ -28,7 +28,7 @@ import plotly.graph_objects as go
 from planner.errors import InputError
 from planner.figures import figure
 from planner.jsonio import read_json
-from planner.show.html import page
+from planner.show.html import page, plotly_text
 
 TABLE_COLUMNS = (
     "instance",
@@ -119,17 +119,19 @@ def _ratio_figure(
         insts = [i for i in per.get(s, {}) if ref.get(i) and per[s][i] > 0]
         fig.add_trace(
             go.Scatter(
-                x=[label[i] for i in insts],
+                x=[plotly_text(label[i]) for i in insts],
                 y=[ref[i] / per[s][i] for i in insts],
-                text=insts,
+                text=[plotly_text(i) for i in insts],
                 mode="markers",
-                name=s,
+                name=plotly_text(s),
                 marker={"size": 9},
             )
         )
     fig.add_hline(y=1, line_dash="dot", line_color="#888")
     fig.update_layout(
-        title=f"objective ratio {baseline} / solver per instance (> 1: better than {baseline})",
+        title=plotly_text(
+            f"objective ratio {baseline} / solver per instance (> 1: better than {baseline})"
+        ),
         yaxis_title="ratio",
         height=420,
     )
@@ -142,7 +144,7 @@ def _profile_figure(profile: Mapping[str, Sequence[tuple[float, float]]]) -> go.
     for s, steps in profile.items():
         xs = [1.0] + [t for t, _ in steps] + [max(top, 1.0) * 1.05]
         ys = [0.0] + [v for _, v in steps] + [steps[-1][1] if steps else 0.0]
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line_shape="hv", name=s))
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line_shape="hv", name=plotly_text(s)))
     fig.update_layout(
         title="performance profile: share of instances within factor tau of the best",
         xaxis={"title": "tau", "type": "log"},
@@ -164,9 +166,9 @@ def _time_figure(rows: Sequence[Mapping[str, Any]], sizes: Mapping[str, int]) ->
             go.Scatter(
                 x=[p[0] for p in pts],
                 y=[p[1] for p in pts],
-                text=[p[2] for p in pts],
+                text=[plotly_text(p[2]) for p in pts],
                 mode="markers",
-                name=s,
+                name=plotly_text(s),
             )
         )
     fig.update_layout(
