@@ -99,6 +99,12 @@ def test_r1_group_list_disagrees_with_jobs():
     assert "more than once" in one("R1", verify(small_instance(), s)).message
 
 
+def test_r1_a_listed_group_without_jobs():
+    # no job carries its label, so no other rule sees it: a group that never ran
+    s = make_schedule(small_assignments().values(), {"G": ["d1", "g1"], "H": []})
+    assert one("R1", verify(small_instance(), s)).message == "group H lists no job"
+
+
 # --- R2 ----------------------------------------------------------------------------
 
 

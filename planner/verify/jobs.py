@@ -46,6 +46,8 @@ def check_r1(inst: Instance, s: Schedule, out: list[Violation]) -> dict[str, Ass
             out.append(Violation("R1", f"group {g.id} is listed more than once"))
             continue
         listed[g.id] = g.jobs
+        if not g.jobs:  # no job carries its label: a group that never ran
+            out.append(Violation("R1", f"group {g.id} lists no job"))
         for m in g.jobs:
             if m not in inst.job_by_id:
                 out.append(Violation("R1", f"group {g.id} lists unknown job {m}", m))
