@@ -14,6 +14,7 @@ at its start is named (the question an operator asks first):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from planner.energy import PriceCurve, price_curve
@@ -24,7 +25,7 @@ from planner.schedule import Assignment, Schedule
 class JobRow(NamedTuple):
     job: str
     nodes: str
-    gpus: int
+    gpus: str
     start: int
     end: int
     wait: int
@@ -42,19 +43,28 @@ def job_rows(instance: Instance, schedule: Schedule) -> list[JobRow]:
         job = instance.job_by_id.get(a.id)
         release = job.release if job is not None else 0
         why = "" if job is None or a.start <= release else _why(instance, job, a, by_id, curve)
+        pieces = a.pieces()
+        grouped = any(q.group is not None for q in pieces)
         rows.append(
             JobRow(
                 job=a.id,
-                nodes=",".join(p.node for p in a.placement) or "-",
-                gpus=sum(len(p.gpus) for p in a.placement),
+                nodes=_in_turn(",".join(p.node for p in q.placement) or "-" for q in pieces),
+                gpus=_in_turn(str(sum(len(p.gpus) for p in q.placement)) for q in pieces),
                 start=a.start,
                 end=a.end,
                 wait=max(0, a.start - release),
                 why=why,
-                group=a.group or "",
+                group=_in_turn(q.group or "-" for q in pieces) if grouped else "",
             )
         )
     return rows
+
+
+def _in_turn(values: Iterable[str]) -> str:
+    """A preempted job's nodes, GPU count or group in its segments' order ("a-1 → b-0"),
+    or the one value they share: the first segment's alone hid where it resumed."""
+    seen = list(values)
+    return seen[0] if len(set(seen)) == 1 else " → ".join(seen)
 
 
 def _why(

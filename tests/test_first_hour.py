@@ -270,3 +270,22 @@ def test_live_bound_never_exceeds_the_final_one() -> None:
     assert sched.lower_bound is not None
     shown = [p.bound for p in seen if p.message == first]
     assert shown and all(b is not None and b <= sched.lower_bound[first] for b in shown)
+
+
+def test_job_table_gives_a_preempted_jobs_nodes_and_counts_in_turn(tmp_path: Path) -> None:
+    """The table gave a resumed job its first segment's node with its last end."""
+    from show_cases import SCHEDULE, write_case
+
+    from planner.read import read_instance
+    from planner.schedule import schedule_from_dict
+    from planner.verify import verify
+    from planner.waits import _in_turn, job_rows
+
+    inst = read_instance(write_case(tmp_path)[0])
+    sched = schedule_from_dict(SCHEDULE)  # a: n-0 from 0 to 40, then n-1 from 60 to 90
+    assert verify(inst, sched) == []
+    rows = {r.job: r for r in job_rows(inst, sched)}
+    assert (rows["a"].nodes, rows["a"].gpus, rows["a"].end) == ("n-0 → n-1", "2", 90)
+    assert _in_turn(["2", "1"]) == "2 → 1" and _in_turn(["x", "x"]) == "x"
+    assert (rows["g1"].nodes, rows["g1"].gpus, rows["g1"].group) == ("n-1", "2", "G")
+    assert rows["b"].nodes == "n-0,n-1" and rows["d"].group == ""
