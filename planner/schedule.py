@@ -78,6 +78,7 @@ class SolveInfo(TypedDict, total=False):
     # MILP
     backend: str
     coarsened: dict[str, Any]
+    refined: dict[str, Any]  # solved again at slot 1: from_slot, to_slot, reason
     slot: int
     slots: int
     binaries: int

@@ -27,6 +27,7 @@ from planner.solvers.milp import solve_milp
 from planner.verify import verify
 
 BACKENDS = ["cbc", "highs"]
+DATA = Path(__file__).parent / "data"
 HAS_CPSAT = importlib.util.find_spec("planner.solvers.cpsat") is not None
 
 
@@ -115,6 +116,18 @@ def test_lexicographic_second_stage_improves_on_tie() -> None:
 
 
 # --- grid, bound, fallback, stop ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_schedule_on_the_default_grid_is_solved_again_on_slot_1(backend: str) -> None:
+    """j1 (1,009 s from 3) must end by 1,033 and j2 (23 s, higher priority) goes first:
+    every start rule misses the deadline, and the default grid (slot 6) rounds the
+    durations up past it. Optimal makespan 1,146 = 23 + 1,009 + 101 + 13 (one 4-GPU node:
+    j2, j1, then j0 and j3; CP-SAT agrees)."""
+    inst = read_instance(DATA / "milp-deadline-off-grid.json")
+    s = milp(inst, backend, time_limit=20)
+    assert s.status == "optimal" and value(inst, s, "makespan") == 1146, s.info
+    assert s.info["refined"]["from_slot"] > 1 and s.info["slot"] == 1
 
 
 def test_coarse_grid_is_feasible_not_optimal_and_bound_is_valid() -> None:

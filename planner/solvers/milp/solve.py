@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulp
@@ -238,9 +238,28 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     grid_optimum = st.proved_all and sound and not exact_grid  # a coarse grid the only gap
     if out.info.get("returned") == "milp" and grid_optimum:
         out = out.with_(info={**out.info, "optimal_on_grid": True})
+    if not out.jobs and grid.length > 1 and options.slot is None:
+        out = _on_the_exact_grid(r, out, grid.length)
     final = objective_values(instance, out, r.names)[first] if out.jobs else None
     r.report(final, (lower or {}).get(first), "done")
     return out
+
+
+def _on_the_exact_grid(r: _Run, out: Schedule, slot: int) -> Schedule:
+    """No schedule on a coarse grid and none from the start: the grid's rounded-up
+    durations may be what misses a deadline (4 jobs, a deadline 24 s after the earliest end:
+    infeasible at slot 6, optimal at slot 1; tests/test_milp.py), so the time left goes to
+    slot 1 (coarsened again only if its model is too large). Its answer replaces the
+    first one when it has a schedule or proves there is none."""
+    left = r.options.limit - (time.monotonic() - r.t0)
+    if left < 2 * MIN_SOLVE_S or r.options.stop.is_set():
+        return out
+    again = solve_milp(r.instance, replace(r.options, slot=1, time_limit=left))
+    if not again.jobs and again.status != "infeasible":
+        return out
+    why = "no schedule on the grid of the default slot count, none from the start"
+    refined = {"from_slot": slot, "to_slot": again.info.get("slot"), "reason": why}
+    return again.with_(wall_s=time.monotonic() - r.t0, info={**again.info, "refined": refined})
 
 
 def _horizon(
