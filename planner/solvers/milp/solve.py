@@ -238,7 +238,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     grid_optimum = st.proved_all and sound and not exact_grid  # a coarse grid the only gap
     if out.info.get("returned") == "milp" and grid_optimum:
         out = out.with_(info={**out.info, "optimal_on_grid": True})
-    if not out.jobs and grid.length > 1 and options.slot is None:
+    if not out.jobs and grid.length > 1 and options.slot is None and "coarsened" not in r.info:
         out = _on_the_exact_grid(r, out, grid.length)
     final = objective_values(instance, out, r.names)[first] if out.jobs else None
     r.report(final, (lower or {}).get(first), "done")
@@ -246,11 +246,12 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
 
 
 def _on_the_exact_grid(r: _Run, out: Schedule, slot: int) -> Schedule:
-    """No schedule on a coarse grid and none from the start: the grid's rounded-up
-    durations may be what misses a deadline (4 jobs, a deadline 24 s after the earliest end:
-    infeasible at slot 6, optimal at slot 1; tests/test_milp.py), so the time left goes to
-    slot 1 (coarsened again only if its model is too large). Its answer replaces the
-    first one when it has a schedule or proves there is none."""
+    """No schedule on the grid of `--slots` (not one coarsened for size) and none from the
+    start: the grid's rounded-up durations may be what misses a deadline (4 jobs, a
+    deadline met with 1 s to spare: infeasible at slot 6, optimal at slot 1;
+    tests/test_milp.py), so the time left goes to slot 1 (coarsened again if its model is
+    too large). Its answer replaces the first one when it has a schedule or proves there
+    is none."""
     left = r.options.limit - (time.monotonic() - r.t0)
     if left < 2 * MIN_SOLVE_S or r.options.stop.is_set():
         return out
