@@ -7,11 +7,13 @@ and their hand-computed optima are in test_conformance.py, run over every solver
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from planner.read import read_instance
 from planner.schedule import Schedule, SolveInfo, schedule_from_dict
 from planner.solvers import SolveOptions
 from planner.solvers.milp import solve_milp
+from planner.solvers.options import Progress
 from planner.verify import verify
 
 BACKENDS = ["cbc", "highs"]
@@ -125,12 +128,36 @@ def test_no_schedule_on_the_default_grid_is_solved_again_on_slot_1(backend: str)
     durations up past it. Optimal makespan 1,146 = 23 + 1,009 + 101 + 13 (one 4-GPU node:
     j2, j1, then j0 and j3; CP-SAT agrees)."""
     inst = read_instance(DATA / "milp-deadline-off-grid.json")
-    s = milp(inst, backend, time_limit=20)
+    reports: list[Progress] = []
+    s = milp(inst, backend, time_limit=20, progress=reports.append)
     assert s.status == "optimal" and value(inst, s, "makespan") == 1146, s.info
     assert s.info["refined"]["from_slot"] > 1 and s.info["slot"] == 1
+    # the display ends on the answer's bound (the first solve's was 1,071)
+    assert [(p.message, p.bound) for p in reports[-1:]] == [("done", 1146)]
 
 
-def test_coarse_grid_is_feasible_not_optimal_and_bound_is_valid() -> None:
+def test_a_second_solve_stopped_early_leaves_the_first_answer_saying_so() -> None:
+    """Ctrl-C as the slot-1 solve starts: the first answer ("unknown") is kept, with the
+    whole run's time, the interruption and what the second solve found."""
+    inst = read_instance(DATA / "milp-deadline-off-grid.json")
+    reports: list[Progress] = []
+    options = SolveOptions(time_limit=20, progress=reports.append)
+
+    stopped_at: list[float] = []
+
+    def stop_at_the_second_start(p: Progress) -> None:
+        reports.append(p)
+        if [q.message for q in reports].count("greedy start") == 2 and not stopped_at:
+            stopped_at.append(time.monotonic() - t0)
+            options.stop.set()
+
+    options = dataclasses.replace(options, progress=stop_at_the_second_start)
+    t0 = time.monotonic()
+    s = solve_milp(inst, options)
+    assert verify(inst, s) == [] and s.status == "unknown" and s.info["interrupted"]
+    assert s.info["refined"]["found"].startswith("nothing") and s.info["slot"] > 1
+    assert s.wall_s >= stopped_at[0] and reports[-1].message == "done"
+
     inst = tiny()
     exact = milp(inst, objective=("makespan",))
     coarse = milp(inst, objective=("makespan",), slot=3)

@@ -238,8 +238,11 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     grid_optimum = st.proved_all and sound and not exact_grid  # a coarse grid the only gap
     if out.info.get("returned") == "milp" and grid_optimum:
         out = out.with_(info={**out.info, "optimal_on_grid": True})
-    if not out.jobs and grid.length > 1 and options.slot is None and "coarsened" not in r.info:
+    retry = options.slot is None and grid.length > 1 and "coarsened" not in r.info
+    if retry and not out.jobs and out.status != "infeasible":
         out = _on_the_exact_grid(r, out, grid.length)
+        if out.jobs or out.status == "infeasible":
+            return out  # the second solve's answer, which its own run reported
     final = objective_values(instance, out, r.names)[first] if out.jobs else None
     r.report(final, (lower or {}).get(first), "done")
     return out
@@ -250,17 +253,20 @@ def _on_the_exact_grid(r: _Run, out: Schedule, slot: int) -> Schedule:
     start: the grid's rounded-up durations may be what misses a deadline (4 jobs, a
     deadline met with 1 s to spare: infeasible at slot 6, optimal at slot 1;
     tests/test_milp.py), so the time left goes to slot 1 (coarsened again if its model is
-    too large). Its answer replaces the first one when it has a schedule or proves there
-    is none."""
+    too large to build in that time). Its answer replaces `out` when it has a schedule or
+    proves there is none; else `out` says that it was tried."""
     left = r.options.limit - (time.monotonic() - r.t0)
     if left < 2 * MIN_SOLVE_S or r.options.stop.is_set():
         return out
     again = solve_milp(r.instance, replace(r.options, slot=1, time_limit=left))
-    if not again.jobs and again.status != "infeasible":
-        return out
-    why = "no schedule on the grid of the default slot count, none from the start"
+    why = f"no schedule on the grid of slot {slot} and none from the start"
     refined = {"from_slot": slot, "to_slot": again.info.get("slot"), "reason": why}
-    return again.with_(wall_s=time.monotonic() - r.t0, info={**again.info, "refined": refined})
+    wall = time.monotonic() - r.t0
+    if again.jobs or again.status == "infeasible":
+        return again.with_(wall_s=wall, info={**again.info, "refined": refined})
+    refined["found"] = f"nothing ({again.status})"
+    stopped = {"interrupted": True} if again.info.get("interrupted") else {}
+    return out.with_(wall_s=wall, info={**out.info, **stopped, "refined": refined})
 
 
 def _horizon(
