@@ -14,6 +14,7 @@ at its start is named (the question an operator asks first):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -61,10 +62,9 @@ def job_rows(instance: Instance, schedule: Schedule) -> list[JobRow]:
 
 
 def _in_turn(values: Iterable[str]) -> str:
-    """A preempted job's nodes, GPU count or group in its segments' order ("a-1 → b-0"),
-    or the one value they share: the first segment's alone hid where it resumed."""
-    seen = list(values)
-    return seen[0] if len(set(seen)) == 1 else " → ".join(seen)
+    """A preempted job's nodes, GPU count or group in its segments' order where they
+    change ("a-1 → b-0"): the first segment's alone hid where it resumed."""
+    return " → ".join(value for value, _ in itertools.groupby(values))
 
 
 def _why(

@@ -287,5 +287,6 @@ def test_job_table_gives_a_preempted_jobs_nodes_and_counts_in_turn(tmp_path: Pat
     rows = {r.job: r for r in job_rows(inst, sched)}
     assert (rows["a"].nodes, rows["a"].gpus, rows["a"].end) == ("n-0 → n-1", "2", 90)
     assert _in_turn(["2", "1"]) == "2 → 1" and _in_turn(["x", "x"]) == "x"
+    assert _in_turn(["n-0", "n-0", "n-1", "n-0"]) == "n-0 → n-1 → n-0"
     assert (rows["g1"].nodes, rows["g1"].gpus, rows["g1"].group) == ("n-1", "2", "G")
     assert rows["b"].nodes == "n-0,n-1" and rows["d"].group == ""

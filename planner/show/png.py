@@ -63,13 +63,14 @@ def _gantt(ax: Axes, data: ShowData) -> None:
 
 
 def _curves(ax: Axes, curves: Sequence[Curve], label: str) -> None:
-    for c in curves:
-        ax.step(c.times, [100 * v for v in c.values], where="post", label=c.name, lw=1)
+    lines = [ax.step(c.times, [100 * v for v in c.values], where="post", lw=1)[0] for c in curves]
     ax.set_ylabel(label)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     if len(curves) > 1:
-        ax.legend(fontsize=7, loc="upper right")
+        # labels given with their lines: matplotlib leaves out a `label=` starting with "_"
+        # (a pool named "_p" had no legend and a warning on stderr)
+        ax.legend(lines, [c.name for c in curves], fontsize=7, loc="upper right")
 
 
 def png_figure(data: ShowData, width_in: float = 12.0) -> Figure:
