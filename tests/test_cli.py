@@ -896,3 +896,28 @@ def test_a_usage_error_to_a_full_device_is_still_exit_2() -> None:
         with open("/dev/full", "w") as full:
             done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=full, env=unbuffered)
         assert done.returncode == 2
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "{missing}", "--json"],
+        ["check", "{missing}", "{missing}", "--json"],
+        ["export", "{missing}", "-o", "{out}", "--json"],
+        ["solve", "{missing}", "--json"],
+        ["solve", "{missing}", "-o", "-"],
+        ["replan", "{missing}", "{missing}", "--now", "1", "--json"],
+        ["simulate", "{missing}", "--policy", "fifo", "--json"],
+        ["import", "muri", "{missing}", "-o", "{out}", "--json"],
+    ],
+    ids=lambda c: " ".join(c[:1] + [w for w in c[2:] if w.startswith("-")]),
+)
+def test_bad_input_with_json_prints_the_error_document(tmp_path: Path, command: list[str]) -> None:
+    """Every command whose output is JSON says what was wrong in JSON too (`solve` and
+    `replan` printed nothing: their --json came in their shared options)."""
+    missing, out = tmp_path / "missing.json", tmp_path / "out.json"
+    code, stdout, _ = run(*(w.format(missing=missing, out=out) for w in command))
+    assert code == 2 and not out.exists()
+    doc = json.loads(stdout)
+    problems = [{"path": "$", "message": "file not found"}]
+    assert doc == {"error": "bad input", "file": str(missing), "problems": problems}

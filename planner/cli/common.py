@@ -32,6 +32,15 @@ def _debug() -> bool:
     return bool(ctx and ctx.meta.get(DEBUG_KEY))
 
 
+def _wants_json(kwargs: dict[str, Any]) -> bool:
+    """Whether the command prints JSON: its `--json`, or `solve`'s and `replan`'s, which
+    come in their `SolveArgs` (where `-o -` means JSON too, README "The CLI")."""
+    shared = kwargs.get("args")
+    if shared is not None and hasattr(shared, "as_json"):
+        return bool(shared.as_json or shared.output == "-")
+    return bool(kwargs.get("as_json"))
+
+
 def handle_errors(fn: F) -> F:
     """Bad input and usage errors exit 2 with a message and no traceback; Ctrl-C exits 130;
     standard output closed by its reader exits 141, silently; any other exception is a bug
@@ -40,7 +49,7 @@ def handle_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        as_json = bool(kwargs.get("as_json"))
+        as_json = _wants_json(kwargs)
         try:
             return fn(*args, **kwargs)
         except InputError as e:
