@@ -160,6 +160,13 @@ def files_only(options: Mapping[str, str | None]) -> None:
             raise UsageError(f"{option} -: this output is written to a file only; give a file name")
 
 
+def one_print(output: str | None, as_json: bool) -> None:
+    """UsageError for `-o -` with `--json` where they print different things (the output
+    itself, or the JSON summary of writing it): one of them was silently dropped."""
+    if output == STDOUT and as_json:
+        raise UsageError("-o - and --json both print to standard output: give one of them")
+
+
 def check_outputs(outputs: Sequence[str | None], inputs: Sequence[str | None] = ()) -> None:
     """Every output writable, no two the same file, none an input (UsageError otherwise)."""
     seen: dict[object, str] = {}

@@ -921,3 +921,23 @@ def test_bad_input_with_json_prints_the_error_document(tmp_path: Path, command: 
     doc = json.loads(stdout)
     problems = [{"path": "$", "message": "file not found"}]
     assert doc == {"error": "bad input", "file": str(missing), "problems": problems}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["export", "{sched}", "-o", "-", "--json"],
+        ["generate", "--family", "dl", "--jobs", "3", "--nodes", "1", "-o", "-", "--json"],
+        ["import", "muri", "{missing}", "-o", "-", "--json"],
+        ["simulate", "{inst}", "--policy", "fifo", "-o", "-", "--json"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_dash_o_and_json_together_are_a_usage_error(tmp_path: Path, command: list[str]) -> None:
+    """Each prints its own thing on standard output (the output, or the JSON summary of
+    writing it): one was dropped without a word (export printed CSV to a --json reader)."""
+    inst, sched = small_instance(tmp_path), tmp_path / "s.json"
+    assert run("solve", inst, "--solver", "greedy", "-o", sched)[0] == 0
+    words = (w.format(sched=sched, inst=inst, missing=tmp_path / "none.csv") for w in command)
+    code, stdout, stderr = run(*words)
+    assert (code, stdout) == (2, "") and "-o - and --json both print" in stderr

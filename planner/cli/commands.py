@@ -109,9 +109,10 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
 def export(schedule: str, gantt: str, instance: str | None, as_json: bool) -> None:
     """Write the Gantt CSV of a schedule."""
     from planner.export import gantt_csv, gantt_rows, write_gantt
-    from planner.outputs import STDOUT, check_outputs
+    from planner.outputs import STDOUT, check_outputs, one_print
     from planner.read import read_schedule, recorded_instance
 
+    one_print(gantt, as_json)
     sched = read_schedule(schedule)
     check_outputs([gantt], [schedule, instance or recorded_instance(sched.info, schedule)])
     ids = [a.id for a in sched.jobs]

@@ -115,10 +115,11 @@ def import_(
 ) -> None:
     """Convert a PSPLIB .sm, a job-shop .jss or a Muri trace .csv file to an instance."""
     from planner.importers.convert import convert_file
-    from planner.outputs import check_outputs
+    from planner.outputs import check_outputs, one_print
 
     if kind != "muri":
         _refuse_muri_options(kind)
+    one_print(output, as_json)
     check_outputs([output], [file])
     params = click.get_current_context().params
     muri = {option: params[option] for option in MURI_OPTIONS} if kind == "muri" else None
@@ -201,13 +202,14 @@ def generate(
     """Write a seeded synthetic instance."""
     from planner.generate import generate as make
     from planner.limits import MAX_GENERATED_JOBS
-    from planner.outputs import check_outputs
+    from planner.outputs import check_outputs, one_print
 
     if n_jobs > MAX_GENERATED_JOBS:
         raise UsageError(
             f"--jobs {n_jobs}: at most {MAX_GENERATED_JOBS} jobs per generated instance "
             "(larger instances exceed what the solvers can plan; generate several)"
         )
+    one_print(output, as_json)
     check_outputs([output])
     with terminal.busy(f"generating {n_jobs} jobs…", enabled=n_jobs >= BUSY_FROM_JOBS):
         doc = make(family, n_jobs, nodes, seed, preemption=preemption, elastic=elastic)

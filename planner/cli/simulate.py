@@ -62,11 +62,12 @@ def simulate(
     Ctrl-C or SIGTERM stops the run and writes nothing (exit 130 / 143): a schedule of the
     jobs realized so far is not a schedule of the instance."""
     from planner.online import make_policy
-    from planner.outputs import STDOUT, check_outputs, check_pictures, files_only
+    from planner.outputs import STDOUT, check_outputs, check_pictures, files_only, one_print
     from planner.read import read_instance
     from planner.simulate import inapplicable
 
     files_only({"--gantt": gantt, "--events": events, "--show": show})
+    one_print(output, as_json)
     printed = output == STDOUT  # `-o -`: the realized schedule on standard output, as plan solve
     if printed:
         output, as_json = None, True
