@@ -25,7 +25,12 @@ COLOUR_CHOICE = click.Choice(list(COLOUR_BY))
     help="Instance file, for models, priorities, tenants, reservations and pools "
     "[default: the file recorded in the schedule, when readable].",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the HTML page here.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the HTML page here ('-': standard output).",
+)
 @click.option("--png", type=click.Path(dir_okay=False), help="Write a PNG picture here.")
 @click.option("--open", "open_", is_flag=True, help="Open the HTML page in a browser.")
 @click.option("--colour-by", type=COLOUR_CHOICE, default="group", show_default=True)

@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 )
 @click.option("--blind", is_flag=True, help="Hide the jobs' iterations from the policy.")
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), help="Write the realized schedule here."
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the realized schedule here ('-': standard output).",
 )
 @click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
 @click.option("--events", type=click.Path(dir_okay=False), help="Write one JSON line per decision.")
