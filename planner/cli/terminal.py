@@ -316,8 +316,8 @@ def print_simulation(info: Mapping[str, Any]) -> None:
     per = seconds / decisions if decisions else 0.0
     err.print(
         Text(
-            f"policy {info.get('policy')}: {decisions} decisions, "
-            f"{info.get('preemptions', 0)} preemptions, policy time {seconds:.2f} s "
+            f"policy {info.get('policy')}: {decisions:,} decisions, "
+            f"{int(info.get('preemptions') or 0):,} preemptions, policy time {seconds:,.2f} s "
             f"({per * 1000:.1f} ms per decision)",
             style="dim",
         )
