@@ -9,6 +9,7 @@ while rich, which that module needs, was being imported."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -16,7 +17,37 @@ import sys
 
 def _interrupted(code: int = 130) -> None:
     sys.stderr.write("error: interrupted\n")
+    _exit_without_finalizing(code)
     sys.exit(code)
+
+
+def _ignore_signals() -> None:
+    """The exit is chosen: a signal now would only turn it into a killed process. Python
+    sets its own handlers back to the default while it finalizes, so a second Ctrl-C or
+    SIGTERM just after an interrupted solve wrote its plan ended it by that signal instead
+    of exit 130 (tests/test_signals.py); ignored signals stay ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _exit_without_finalizing(code: int) -> None:
+    """An exit with another thread still running, as a solve abandoned by a second Ctrl-C
+    leaves its solver thread in C++: in the interpreter's finalization that thread, calling
+    back into Python, is unwound through HiGHS's frames, which aborts the process
+    ("terminate called without an active exception", exit 134 for 130, in 2 of 13 runs;
+    under gdb the main thread in Py_FinalizeEx). Then only our clean-ups run (CBC killed,
+    its files removed), the streams are flushed and the process ends without finalizing."""
+    import threading
+
+    if threading.active_count() > 1:
+        from planner.subprocesses import run_clean_ups
+
+        run_clean_ups()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
+        os._exit(code)
 
 
 def _interrupted_at_start(code: int = 130) -> None:
@@ -70,12 +101,11 @@ def run() -> None:
     try:
         # Not standalone: click would turn a Ctrl-C while it parses into "Aborted!", exit 1.
         code = main.main(prog_name="plan", standalone_mode=False)
-        # done: a signal now would only turn a finished run into a killed one
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        _ignore_signals()
         if sys.stdout is not None:  # None when standard output was closed (`>&-`)
             sys.stdout.flush()  # what click wrote itself (help, --version), while errors count
     except (KeyboardInterrupt, click.Abort) as e:
+        _ignore_signals()
         # click turns a KeyboardInterrupt (so `Interrupted`) in its parsing into Abort
         cause = e if isinstance(e, KeyboardInterrupt) else e.__context__
         _interrupted(getattr(cause, "exit_code", 130))
@@ -90,6 +120,8 @@ def run() -> None:
         _drop_stdout()
         sys.exit(3)
     except SystemExit as e:
+        _ignore_signals()
+        _exit_without_finalizing(e.code if isinstance(e.code, int) else 1)
         # click ends a write to a closed pipe with exit 1 ("no feasible schedule" here),
         # wrapping the streams so that their flush at exit says nothing
         # (its class is public in click 8.1, private from 8.2: known by its name)

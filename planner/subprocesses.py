@@ -9,7 +9,10 @@ group: there the solver must stay in the group, or it would outlive the job
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 _own_session = True
+_clean_ups: list[Callable[[], None]] = []
 
 
 def own_session() -> bool:
@@ -21,3 +24,22 @@ def stay_in_group() -> None:
     """From now on, solver subprocesses stay in this process's group (a benchmark job)."""
     global _own_session
     _own_session = False
+
+
+def clean_up_at_exit(fn: Callable[[], None]) -> Callable[[], None]:
+    """Register `fn` (it kills what a solver left running and removes its files) for an
+    exit without the interpreter's finalization too (`run_clean_ups`); also an atexit
+    function."""
+    import atexit
+
+    _clean_ups.append(fn)
+    atexit.register(fn)
+    return fn
+
+
+def run_clean_ups() -> None:
+    """What `clean_up_at_exit` registered, for a process about to end by `os._exit` (an
+    abandoned solve, `planner.launch`): the other exit functions are left out, HiGHS's
+    among them, which tears down its threads under a solve still running."""
+    for fn in _clean_ups:
+        fn()

@@ -541,3 +541,38 @@ def test_sigterm_once_the_outputs_are_written_or_the_exit_chosen_changes_nothing
         assert p.stderr.count(f"wrote {out}") == 1
         doc = json.loads(out.read_text())
         assert verify(read_instance(DEMO), schedule_from_dict(doc)) == []
+
+
+_FLOOD_ONCE_WRITTEN = """
+import importlib, os, signal, subprocess, sys
+solve = importlib.import_module("planner.cli.solve")  # the module, not the command
+import planner.cli.terminal as terminal
+real_note, real_thread = terminal.print_note, solve._in_thread
+def note(*args, **kw):
+    if str(args[0]).startswith("wrote"):  # a SIGTERM every 2 ms for the next 3 s or so
+        loop = f"for i in $(seq 1500); do kill -TERM {os.getpid()} || break; sleep 0.002; done"
+        subprocess.Popen(["sh", "-c", loop], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return real_note(*args, **kw)
+def in_thread(work):
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as the solve starts: its plan, exit 130
+    return real_thread(work)
+terminal.print_note, solve._in_thread = note, in_thread
+sys.argv = ["plan", *sys.argv[1:]]
+from planner.launch import run
+run()
+"""
+
+
+def test_signals_after_an_interrupted_solve_wrote_its_plan_leave_its_exit(tmp_path: Path) -> None:
+    """Python puts its signal handlers back to the default while it finalizes: a second
+    signal just after an interrupted solve wrote its plan killed the process by that
+    signal instead of exit 130 (README: once the outputs are written, a signal changes
+    nothing)."""
+    out = tmp_path / "s.json"
+    args = ["solve", str(DEMO), "--solver", "greedy", "-o", str(out)]
+    p = subprocess.run(
+        [sys.executable, "-c", _FLOOD_ONCE_WRITTEN, *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 130, (p.returncode, p.stderr)
+    assert verify(read_instance(DEMO), schedule_from_dict(json.loads(out.read_text()))) == []

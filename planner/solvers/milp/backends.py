@@ -23,7 +23,6 @@ it keeps its incumbent.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import math
 import os
@@ -41,7 +40,7 @@ import pulp
 from pulp.apis.coin_api import PULP_CBC_CMD
 
 from planner.highs import silence_banner
-from planner.subprocesses import own_session
+from planner.subprocesses import clean_up_at_exit, own_session
 
 # Seconds we keep asking CBC to stop before killing it (its solution is then lost and the
 # caller falls back to the best schedule it already has).
@@ -59,7 +58,7 @@ ProgressFn = Callable[[float | None, float | None], None]  # (incumbent, bound)
 _CBC_RUNS: dict[tuple[str, ...], subprocess.Popen[bytes] | None] = {}  # files -> CBC
 
 
-@atexit.register
+@clean_up_at_exit
 def _abandon_cbc() -> None:
     for files, proc in list(_CBC_RUNS.items()):
         if proc is not None and proc.poll() is None:
