@@ -121,7 +121,6 @@ def run() -> None:
         sys.exit(3)
     except SystemExit as e:
         _ignore_signals()
-        _exit_without_finalizing(e.code if isinstance(e.code, int) else 1)
         # click ends a write to a closed pipe with exit 1 ("no feasible schedule" here),
         # wrapping the streams so that their flush at exit says nothing
         # (its class is public in click 8.1, private from 8.2: known by its name)
@@ -129,12 +128,14 @@ def run() -> None:
         if e.code == 1 and pacified:
             from planner.cli.common import EXIT_PIPE
 
+            _exit_without_finalizing(EXIT_PIPE)
             sys.exit(EXIT_PIPE)
         try:  # the exit's own flush would turn the code into 120
             if sys.stdout is not None:
                 sys.stdout.flush()
         except OSError:
             _drop_stdout()
+        _exit_without_finalizing(0 if e.code is None else e.code if isinstance(e.code, int) else 1)
         raise
     except click.ClickException as e:
         try:
