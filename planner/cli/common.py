@@ -33,12 +33,10 @@ def _debug() -> bool:
 
 
 def _wants_json(kwargs: dict[str, Any]) -> bool:
-    """Whether the command prints JSON: its `--json`, or `solve`'s and `replan`'s, which
-    come in their `SolveArgs` (where `-o -` means JSON too, README "The CLI")."""
-    shared = kwargs.get("args")
-    if shared is not None and hasattr(shared, "as_json"):
-        return bool(shared.as_json or shared.output == "-")
-    return bool(kwargs.get("as_json"))
+    """Whether the command prints JSON: its `--json`, or what `solve`'s and `replan`'s
+    shared options say (`SolveArgs.prints_json`)."""
+    shared: Any = kwargs.get("args")
+    return bool(getattr(shared, "prints_json", kwargs.get("as_json")))
 
 
 def handle_errors(fn: F) -> F:
@@ -91,9 +89,7 @@ def stops_on_signals(fn: F) -> F:
 def _internal(e: Exception, trace: str | None) -> None:
     if trace is not None:
         terminal.print_traceback(trace)
-    # one line however many the exception's text has (matplotlib's parser errors had four)
-    text = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
-    terminal.print_internal_error(f"{type(e).__name__}: {text}", traced=trace is not None)
+    terminal.print_internal_error(f"{type(e).__name__}: {e}", traced=trace is not None)
 
 
 _exit_decided = False  # `exit_decided`

@@ -26,7 +26,7 @@ from planner.cli.params import SECONDS, SEED, THREADS
 from planner.cli.show import show_page
 from planner.errors import UsageError
 from planner.instance import Instance
-from planner.outputs import check_pictures
+from planner.outputs import STDOUT, check_pictures
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, objectives_of, parse_spec
 from planner.solvers.options import DEFAULT_TIME_LIMIT
@@ -147,6 +147,11 @@ class SolveArgs(NamedTuple):
     show_jobs: bool
     as_json: bool
 
+    @property
+    def prints_json(self) -> bool:
+        """`--json`, or `-o -`, the schedule document on standard output (`Outputs.normalised`)."""
+        return self.as_json or self.output == STDOUT
+
     def prepared(self) -> tuple[Outputs, SolveOptions]:
         """The outputs and solver settings; usage errors before any reading."""
         outs = Outputs(self.output, self.gantt, self.show, show_jobs=self.show_jobs)
@@ -197,7 +202,7 @@ class Outputs:
         if self.gantt == "-":
             raise UsageError("--gantt -: write the CSV to standard output with plan export S -o -")
         files_only({"--show": self.show})
-        if self.output == "-":  # the schedule document on standard output, tables left out
+        if self.output == STDOUT:  # the schedule document on standard output, tables left out
             return replace(self, output=None, as_json=True)
         return self
 

@@ -109,9 +109,11 @@ def print_error(message: str) -> None:
 
 
 def print_internal_error(message: str, traced: bool = False) -> None:
-    """One line; `traced`: the traceback is printed above it (`--debug`), so no hint."""
+    """One line, however many the message has (matplotlib's parser errors had four);
+    `traced`: the traceback is printed above it (`--debug`), so no hint."""
     hint = "" if traced else ", rerun with --debug for the traceback"
-    err.print(Text("internal error: ", style="bold red"), f"{message}{hint}", sep="")
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    err.print(Text("internal error: ", style="bold red"), f"{line}{hint}", sep="")
 
 
 def print_traceback(text: str) -> None:

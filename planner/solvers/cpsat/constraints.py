@@ -336,19 +336,20 @@ def add_precedence_and_priority(cm: CpsatModel) -> None:
         levels[j.priority].append(j)
     if len(levels) < 2:
         return
+    came = {j.id: inst.arrival(j) for j in inst.jobs}  # the releases R9 compares
     chains: dict[int, list[tuple[int, cp_model.IntVar]]] = {}
     for q, js in levels.items():
-        rels = sorted({inst.arrival(j) for j in js})
+        rels = sorted({came[j.id] for j in js})
         chain: list[tuple[int, cp_model.IntVar]] = []
         prev = None
         for rel in rels:
             x = m.new_int_var(0, cm.horizon, f"prio_{q}_{rel}")
-            ids = [j.id for j in js if inst.arrival(j) == rel]
+            ids = [j.id for j in js if came[j.id] == rel]
             for jid in ids:
                 m.add(x >= cm.jobs[jid].start)
             if prev is not None:
                 m.add(x >= prev)
-            cm.priority_vars.append((x, [j.id for j in js if inst.arrival(j) <= rel]))
+            cm.priority_vars.append((x, [j.id for j in js if came[j.id] <= rel]))
             chain.append((rel, x))
             prev = x
         chains[q] = chain
@@ -358,7 +359,7 @@ def add_precedence_and_priority(cm: CpsatModel) -> None:
                 continue
             best = None
             for rel, x in chain:
-                if rel <= inst.arrival(j):
+                if rel <= came[j.id]:
                     best = x
             if best is not None:
                 m.add(best <= cm.jobs[j.id].start)

@@ -87,8 +87,8 @@ class SerialEngine:
             if not self.strict:
                 continue
             self.cluster.meter.spend(len(self.started))
+            arrived = self.instance.arrival(m)  # R9's release (a live state's own)
             for s in self.started:
-                arrived = self.instance.arrival(m)  # R9's release (a live state's own)
                 if s.priority > m.priority and s.release <= arrived:
                     lb = max(lb, s.start)
                 elif s.priority < m.priority and arrived <= s.release:

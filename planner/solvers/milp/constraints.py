@@ -197,12 +197,9 @@ def priority_pairs(instance: Instance) -> list[tuple[str, str]]:
     jobs = instance.jobs
     if len({j.priority for j in jobs}) < 2:
         return []
+    came = {j.id: instance.arrival(j) for j in jobs}  # the releases R9 compares
     succ: dict[str, set[str]] = {
-        a.id: {
-            b.id
-            for b in jobs
-            if a.priority > b.priority and instance.arrival(a) <= instance.arrival(b)
-        }
+        a.id: {b.id for b in jobs if a.priority > b.priority and came[a.id] <= came[b.id]}
         for a in jobs
     }
     out = []
