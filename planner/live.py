@@ -34,14 +34,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner.durations import ceil_units
 from planner.history import retimed
 from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation, over
-from planner.live_progress import progress_at, run_units
+from planner.live_progress import fixed_assignments, progress_at
 from planner.precedence import effective_priorities
 from planner.resume import must_stop, resume_job
-from planner.schedule import Assignment, Group, Placement, Schedule
+from planner.schedule import Assignment, Group, Schedule
 
 STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
 WHOLE_NODE = "~node:"  # id prefix of a node's free GPUs held for its running jobs' CPUs or memory
@@ -327,20 +326,6 @@ def _clash(live: Instance, fixed: Mapping[str, Assignment]) -> str | None:
         return None
     state = live.job_by_id[found[0].job].state
     return f"{state} job {found[0].job} cannot keep its segment: {found[0].message}"
-
-
-def fixed_assignments(inst: Instance) -> dict[str, Assignment]:
-    """Running and done jobs as the schedule keeps them; a running job ends as §8 says."""
-    out: dict[str, Assignment] = {}
-    for j in inst.jobs:
-        if j.live is not None:
-            pl = tuple(Placement(n, g) for n, g in j.live.placement)
-            end = j.live.ended if j.live.ended is not None else j.live.started
-            out[j.id] = Assignment(j.id, j.live.started, end, pl, j.live.group)
-    for running, origin, leaves in run_units(inst, None):
-        for j, leave in zip(running, leaves, strict=True):
-            out[j.id] = replace(out[j.id], end=origin + ceil_units(leave.at_ms, inst.unit_ms))
-    return out
 
 
 def _held(inst: Instance, fixed: Mapping[str, Assignment]) -> Iterable[Reservation]:

@@ -3,7 +3,7 @@ of a preemptive live state that the lower bounds use.
 
 `progress_at` says how far each running job has got at a time if it keeps running;
 `run_units` walks the sets of running segments (a group, or a solo job) that it and
-`planner.live.fixed_assignments` share; `restartable` builds `Restartable`, the live state
+`fixed_assignments` share; `restartable` builds `Restartable`, the live state
 with every job restartable from `now`, for `planner.bounds` when `Residual.bounded` is
 false. Separate from `planner.live` (the residual around the fixed jobs and its merge) so
 that each module holds one responsibility; the simulation's engine uses `progress_at` too.
@@ -16,8 +16,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from planner.durations import ceil_units
 from planner.instance import Instance, Job
 from planner.progress import Leave, Runner, run_together
+from planner.schedule import Assignment, Placement
 
 
 @dataclass(frozen=True)
@@ -127,3 +129,17 @@ def _runner(inst: Instance, j: Job, origin: int, ended: int | None, stop: int | 
     speed = inst.node_by_name[j.live.placement[0][0]].speed if j.live.placement else 1.0
     # at the count it runs at (contract §12)
     return Runner.of_job(inst, j.as_placed(), speed, work, 0.0, stop_ms)
+
+
+def fixed_assignments(inst: Instance) -> dict[str, Assignment]:
+    """Running and done jobs as the schedule keeps them; a running job ends as §8 says."""
+    out: dict[str, Assignment] = {}
+    for j in inst.jobs:
+        if j.live is not None:
+            pl = tuple(Placement(n, g) for n, g in j.live.placement)
+            end = j.live.ended if j.live.ended is not None else j.live.started
+            out[j.id] = Assignment(j.id, j.live.started, end, pl, j.live.group)
+    for running, origin, leaves in run_units(inst, None):
+        for j, leave in zip(running, leaves, strict=True):
+            out[j.id] = replace(out[j.id], end=origin + ceil_units(leave.at_ms, inst.unit_ms))
+    return out

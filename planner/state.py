@@ -24,6 +24,7 @@ from planner.durations import inadmissible_reason
 from planner.errors import Problem
 from planner.holds import Hold, clashes
 from planner.instance import Instance, Job, Live
+from planner.live_progress import fixed_assignments
 
 STATE_FIELDS = ("state", "started", "ended", "placement", "group", "progress")
 STATES = ("waiting", "running", "done")
@@ -296,8 +297,6 @@ def _certain(j: Job, now: int) -> Hold:
 def ends_before_now(jobs: list[tuple[str, Job]], instance: Instance) -> list[Problem]:
     """A running job whose work is done before `now` by §8 is done, not running (asked
     only of an otherwise valid instance: the §8 run needs its profiles and nodes)."""
-    from planner.live import fixed_assignments
-
     fixed = fixed_assignments(instance)
     out = []
     for path, j in jobs:

@@ -26,8 +26,7 @@ from planner.durations import (
     stage_tuple,
 )
 from planner.instance import Instance, Job, NodeGroup
-from planner.live import fixed_assignments
-from planner.live_progress import progress_at
+from planner.live_progress import fixed_assignments, progress_at
 from planner.resume import must_stop
 from planner.schedule import Placement
 from planner.simulate.engine_state import (
