@@ -20,10 +20,15 @@ from planner.verify import verify
 
 GREEDY = tuple(f"greedy:{rule}" for rule in GREEDY_RULES)
 EXACT = ("cpsat", "milp:cbc", "milp:highs")
-SOLVERS = GREEDY + EXACT
+# `greedy` (the engine's best rule, with kept groups on interleaving instances and the
+# preemptive engine on preemptive ones) and `auto` (README, "Choosing a solver") are
+# planners of their own, not aliases of the specs above.
+COMPOSED = ("greedy", "auto")
+SOLVERS = GREEDY + COMPOSED + EXACT
 # Solvers that report a proved "infeasible". The MILP returns "unknown" when its model is
 # infeasible: on a coarse grid, or with a conservative pool model, that proves nothing.
-PROVES_INFEASIBILITY = ("cpsat",)
+# `auto` hands a hand-sized instance to CP-SAT.
+PROVES_INFEASIBILITY = ("cpsat", "auto")
 
 # Exact solvers get enough time to prove the optimum of a hand-sized instance; a test
 # that needs another setting passes it as a keyword.
@@ -66,7 +71,7 @@ def run_verified(instance: Instance, spec: str, **options: Any) -> Schedule:
     """Solve with `spec` and assert the verifier accepts the result. A schedule without jobs
     (infeasible, unknown) verifies clean, so the assertion holds for every outcome."""
     name, _, backend = spec.partition(":")
-    settings = dict(EXACT_DEFAULTS) if is_exact(spec) else {}
+    settings = dict(EXACT_DEFAULTS) if is_exact(spec) or spec == "auto" else {}
     if name == "milp":
         name, settings["milp_backend"] = "milp", backend
     settings.update(options)
