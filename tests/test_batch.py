@@ -6,7 +6,6 @@ and auto make from them verifies."""
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import replace
 
 import pytest
@@ -28,7 +27,7 @@ from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.dispatch import solve
 from planner.solvers.lanes import lanes
 from planner.solvers.options import SolveOptions
-from planner.solvers.preempt import solve_preempt
+from planner.solvers.preempt import partition, solve_preempt
 from planner.solvers.preempt.batch import (
     BATCH_MIN_LIMIT,
     Batch,
@@ -180,6 +179,7 @@ def test_planners_use_batch_plans_on_a_batch_only():
     online = instance_from_dict(generate("dl", 40, 3, 4, preemption=True))
     assert not is_batch(online) and batch_plan(online, SolveOptions()) is None
     s2 = solve_preempt(online, SolveOptions(time_limit=60), search=False)
+    assert verify(online, s2) == []
     assert "engine batch" not in s2.info["preempt"]["start_objective"]
 
 
@@ -189,6 +189,7 @@ def test_auto_without_preemption_is_no_worse_than_the_batch_plan():
     assert plan is not None and verify(inst, plan) == []
     # batch_plan always tries seed 0 first: auto compares with at least that plan
     first = run(inst, Batch(BatchKeys()))
+    assert verify(inst, first) == []
     s = solve(inst, "auto", SolveOptions(time_limit=4))
     assert verify(inst, s) == []
     if s.status != "optimal":  # a proof within CP-SAT's model stands (kept.better_of)
@@ -207,19 +208,26 @@ def test_two_lanes_return_the_better_of_their_seeds():
     assert two is not None and one is not None
     assert verify(inst, two) == [] and one.solver == "batch-kept:seed=0"
     seed1 = run(inst, Batch(BatchKeys(), seed=1))
+    assert verify(inst, one) == [] and verify(inst, seed1) == []
     assert total(inst, seed1) < total(inst, one)
     assert total(inst, two) == pytest.approx(total(inst, seed1))
     assert two.solver == "batch-kept:seed=1"
 
 
-def test_a_release_plan_stops_when_told():
+def test_a_release_plan_stops_when_told(monkeypatch: pytest.MonkeyPatch) -> None:
     inst = instance_from_dict(generate("dl", 30, 3, 7))
     stop = threading.Event()
     stop.set()
-    t0 = time.perf_counter()
-    pol = release_plan(inst, 0, 60.0, stop)
-    assert time.perf_counter() - t0 < 10  # not the 60 s it was given
-    assert verify(inst, run(inst, pol)) == []
+    tried: list[str] = []
+    try_move = partition._Search._try
+    monkeypatch.setattr(
+        partition._Search, "_try", lambda self, x, *a: tried.append(x) or try_move(self, x, *a)
+    )
+    stopped = run(inst, release_plan(inst, 0, 60.0, stop))
+    assert verify(inst, stopped) == []
+    # the search looks at the event every STOP_EVERY moves: fewer than that were tried of
+    # the 60 s of moves it was given
+    assert 0 < len(tried) < partition.STOP_EVERY
 
 
 @pytest.mark.parametrize("seconds", [0.0, -0.5])
@@ -368,6 +376,7 @@ def test_exact_solvers_start_from_a_given_plan(solver, solve_verified):
     # when it beats its own start, with its groups as candidates, and never returns worse
     inst, plan = release_start()
     greedy = solve(inst, "greedy", SolveOptions())
+    assert verify(inst, plan) == [] and verify(inst, greedy) == []
     assert total(inst, plan) < total(inst, greedy)
     s = solve_verified(inst, solver, time_limit=5, start=plan)
     assert s.info["greedy_solver"] == plan.solver

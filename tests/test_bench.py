@@ -458,6 +458,17 @@ def test_rows_carry_the_energy_cost_and_old_files_resume(tmp_path: Path) -> None
     from planner.read import read_instance
     from planner.solvers import solve
 
+    # One job on one of two GPUs for an hour: 1,000 W busy + 100 W idle = 1.1 kW, the
+    # first half hour at 0.5 per kWh and the second at 2.0: 0.275 + 1.1 = 1.375
+    priced = tmp_path / "priced.json"
+    node = {"name": "n", "count": 1, "gpus": 2, "gpu_idle_w": 100, "gpu_busy_w": 1000}
+    prices = [{"start": 0, "end": 30, "price": 0.5}, {"start": 30, "end": 60, "price": 2.0}]
+    doc = {"version": 1, "name": "priced", "time_unit": "min", "objective": ["makespan"]}
+    doc |= {"cluster": {"nodes": [node], "power_price": prices}}
+    priced.write_text(json.dumps(doc | {"jobs": [{"id": "a", "gpus": 1, "duration": 60}]}))
+    got = bench(tmp_path / "priced.csv", [str(priced)])
+    assert got.ran == 2 and all(r["verified"] is True for r in got.rows)
+    assert [float(r["energy_cost"]) for r in read_csv(tmp_path / "priced.csv")] == [1.375] * 2
     out = tmp_path / "r.csv"
     bench(out)
     rows = read_csv(out)

@@ -134,6 +134,7 @@ def test_never_worse_than_greedy_on_generated_instances(solve_verified: SolveVer
         d = generate("mixed", jobs=12, nodes=3, seed=seed)
         inst = instance_from_dict(d)
         g = solve_greedy(inst, None, SolveOptions())
+        assert verify(inst, g) == []
         s = solve_verified(inst, "cpsat", time_limit=1.0)
         if g.status not in ("feasible", "optimal"):
             continue

@@ -15,6 +15,7 @@ from planner.read import instance_from_dict
 from planner.schedule import Schedule
 from planner.solvers import SolveOptions, solve
 from planner.solvers.greedy import RULES, solve_greedy
+from planner.verify import verify
 
 OPTS = SolveOptions()
 
@@ -139,6 +140,7 @@ def test_deterministic():
     for rule in RULES:
         a, b = solve_greedy(inst, rule, OPTS), solve_greedy(inst, rule, OPTS)
         assert (a.jobs, a.groups, a.status) == (b.jobs, b.groups, b.status)
+        assert verify(inst, a) == []
 
 
 def complementary(enabled: bool) -> dict[str, Any]:
@@ -218,7 +220,6 @@ def test_gpus_held_from_the_start_are_busy_gpus_not_scanned_reservations(
 
     import planner.solvers.greedy.occupancy as occupancy
     from planner.solvers.greedy.events import plan_in_order
-    from planner.verify import verify
 
     base = instance_from_dict(generate("dl", 40, 3, 4))
     n0, n1, n2 = (nd.name for nd in base.nodes[:3])

@@ -291,6 +291,7 @@ def test_best_start_with_time_for_every_rule_keeps_the_first_best() -> None:
     best: Schedule | None = None
     for rule in start_rules(inst):
         s = solve_greedy(inst, rule, SolveOptions())
+        assert verify(inst, s) == []
         if best is None or better(values(inst, s, names), values(inst, best, names)):
             best = s
     info: SolveInfo = {}

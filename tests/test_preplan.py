@@ -130,6 +130,7 @@ def test_kept_groups_verify_without_preemption(seed):
     plan = solve(inst, "greedy", SolveOptions())
     assert verify(inst, plan) == []
     listed = solve_greedy(inst, "interleave", SolveOptions())  # the list plan alone
+    assert verify(inst, listed) == []
     assert value(inst, plan) <= min(value(inst, kept), value(inst, listed))
     assert plan.info["kept"]["solver"].startswith("muri-kept")
     assert plan.solver == "greedy:interleave"

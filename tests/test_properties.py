@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
+from conftest import EXACT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,10 +27,11 @@ QUICK = settings(
 
 
 @st.composite
-def instances(draw: st.DrawFn, max_jobs: int = 6) -> dict[str, Any]:
+def instances(draw: st.DrawFn, max_jobs: int = 6, min_jobs: int = 0) -> dict[str, Any]:
     """A valid instance: nodes of 8 GPUs, profiled and explicit jobs, releases, weights,
-    priorities, dependencies on earlier jobs, a power pool, optional interleaving."""
-    n_jobs = draw(st.integers(0, max_jobs))
+    priorities, dependencies on earlier jobs, a power pool, optional interleaving,
+    preemption with a restart cost, and a maintenance window on the first node."""
+    n_jobs = draw(st.integers(min_jobs, max_jobs))
     jobs: list[dict[str, Any]] = []
     for i in range(n_jobs):
         job: dict[str, Any] = {"id": f"j{i}", "gpus": draw(st.sampled_from([1, 2, 4, 8]))}
@@ -61,6 +63,12 @@ def instances(draw: st.DrawFn, max_jobs: int = 6) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         doc["interleaving"] = {"enabled": True, "max_group": 2}
+    if draw(st.booleans()):
+        doc["policy"]["preemption"] = {"enabled": True, "restart": draw(st.integers(0, 20))}
+    if draw(st.booleans()):
+        start = draw(st.integers(0, 200))
+        window = {"id": "maintenance", "start": start, "end": start + draw(st.integers(1, 100))}
+        doc["reservations"] = [window | {"nodes": ["n-0"]}]
     return doc
 
 
@@ -76,11 +84,13 @@ def test_every_greedy_rule_passes_verify(doc: dict[str, Any]) -> None:
 
 
 @settings(max_examples=6, deadline=None)
-@given(instances(max_jobs=3))
-def test_cpsat_and_milp_pass_verify_on_tiny_instances(doc: dict[str, Any]) -> None:
+@given(instances(max_jobs=3, min_jobs=1))
+def test_exact_solvers_and_auto_pass_verify_on_tiny_instances(doc: dict[str, Any]) -> None:
     inst = instance_from_dict(doc, file="<generated>")
-    for spec in ("cpsat", "milp"):
-        sched = solve(inst, spec, SolveOptions(time_limit=1.0, workers=1))
+    for spec in (*EXACT, "auto"):
+        name, _, backend = spec.partition(":")
+        opts = SolveOptions(time_limit=1.0, workers=1, milp_backend=backend or "cbc")
+        sched = solve(inst, name, opts)
         assert sched.status in ("optimal", "feasible"), (spec, sched.info)
         assert verify(inst, sched) == [], spec
 

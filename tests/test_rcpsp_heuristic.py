@@ -86,7 +86,7 @@ def test_sampling_keeps_schedules_valid() -> None:
     sampled = H.schedule(inst, time_limit=0.2, seed=3)
     assert first is not None and sampled is not None
     s0, s1 = as_schedule(inst, first), as_schedule(inst, sampled)
-    assert verify(inst, s1) == []
+    assert verify(inst, s1) == [] and verify(inst, s0) == []
     assert makespan(s1) <= makespan(s0)  # sampling only keeps improvements
 
 
@@ -149,9 +149,9 @@ def test_genetic_search_finds_known_optima_on_j30() -> None:
         rules = H.schedule(inst, time_limit=0.0)
         searched = H.schedule(inst, time_limit=30.0, seed=0)
         assert rules is not None and searched is not None
-        s = as_schedule(inst, searched)
-        assert verify(inst, s) == []
-        assert opt[path.stem] <= makespan(s) <= makespan(as_schedule(inst, rules))
+        s, by_rules = as_schedule(inst, searched), as_schedule(inst, rules)
+        assert verify(inst, s) == [] and verify(inst, by_rules) == []
+        assert opt[path.stem] <= makespan(s) <= makespan(by_rules)
         found += makespan(s) == opt[path.stem]
     assert found >= 17
 

@@ -72,10 +72,17 @@ def test_strict_priority_dl_with_classes():
 
 def test_auto_engine_uses_events_above_the_serial_limit():
     i = inst("dl", 3000, 24, 2)
-    s = solve_greedy(i, "srsf", OPTS)
-    assert s.info["engine"] == "events"
+    # (the serial run starts here and runs out of its work budget: events only)
+    assert check(i, "srsf", engine="auto").info["engine"] == "events"
+    # under the limit both engines plan and the better plan is returned
     small = inst("dl", 60, 4, 2)
-    assert solve_greedy(small, "srsf", OPTS).info["engine"] in ("serial", "events")
+    assert serial_floor(small) <= SERIAL_WORK_BUDGET
+    names = list(small.objective)
+    got = objective_values(small, check(small, "srsf", engine="auto"), names)
+    each = [
+        objective_values(small, check(small, "srsf", engine=e), names) for e in ("serial", "events")
+    ]
+    assert [got[k] for k in names] == min([v[k] for k in names] for v in each)
 
 
 def test_events_engine_is_deterministic():
@@ -83,6 +90,7 @@ def test_events_engine_is_deterministic():
     a = solve_greedy(i, "interleave", OPTS, engine="events")
     b = solve_greedy(i, "interleave", OPTS, engine="events")
     assert (a.jobs, a.groups) == (b.jobs, b.groups)
+    assert verify(i, a) == []
 
 
 def test_events_engine_reports_priority_precedence_conflict():
@@ -155,7 +163,7 @@ def test_auto_stops_the_serial_engine_past_its_work_budget():
 
 def test_auto_skips_the_serial_engine_when_its_least_work_is_over_budget():
     i = inst("dl", 5000, 64, 0)
-    assert serial_floor(i) > SERIAL_WORK_BUDGET
+    # (the serial run starts here and runs out of its work budget: events only)
     assert check(i, "srsf", engine="auto").info["engine"] == "events"
 
 

@@ -162,6 +162,7 @@ def test_schedule_dict_repeats_the_first_segment():
     assert doc["solver"] == "simulate:srtf"
     assert doc["info"]["simulation"]["preemptions"] == 1
     assert doc["metrics"]["makespan"] == 125
+    assert verify(inst, schedule_from_dict(doc)) == []
 
 
 # -- checks -------------------------------------------------------------------------------
@@ -274,6 +275,7 @@ def test_event_log_names_what_started_and_stopped():
     assert (log[10].started, log[10].stopped) == (("short",), ("long",))
     assert (log[30].started, log[30].stopped) == (("long",), ())
     assert log[10].to_dict()["time"] == 10
+    assert_valid(inst, res)
 
 
 def test_a_preemptive_policy_needs_preemption_enabled():
