@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from cases import BAD, base
 from click.testing import CliRunner
+from test_signals import catches, wait_until
 
 from planner.cli import main
 from planner.read import read_instance
@@ -429,9 +430,15 @@ def test_ctrl_c_writes_best_schedule_and_exits_130(tmp_path: Path, solver: str) 
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4)  # past reading and the greedy start, inside the search
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=60)
+    # the handlers are set once the solve starts (not at a fixed time after the spawn: a
+    # loaded machine may still be importing), then 2 s: past the greedy start
+    try:
+        wait_until(lambda: catches(proc.pid, signal.SIGTERM))
+        time.sleep(2)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
     assert proc.returncode == 130, stderr
     doc = json.loads(out.read_text())
     assert doc["info"]["interrupted"] is True

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from builders import assign, make_instance, make_schedule, place, profile
+from conftest import EXACT
 
 from planner.bounds import earliest_ends
 from planner.errors import InputError
@@ -161,13 +162,12 @@ def _two_elastic(**kw: Any) -> Instance:
     return make_instance(jobs, [node], [PROF], time_unit="s", **kw)
 
 
-@pytest.mark.parametrize("spec", ["greedy", "cpsat"])
-def test_planners_choose_the_count(solve_verified: Any, spec: str) -> None:
+def test_planners_choose_the_count(solve_verified: Any, solver: str) -> None:
     # Both at 4 GPUs one after the other: JCTs 60 + 120 = 180; both at 2 side by side:
     # 100 + 100 = 200; one at each: at best 60 + 160 or 100 + 100. The optimum is 180.
-    s = solve_verified(_two_elastic(), spec, time_limit=10)
+    s = solve_verified(_two_elastic(), solver, time_limit=10)
     assert metrics(_two_elastic(), s)["total_weighted_jct"] == 180
-    if spec == "cpsat":
+    if solver in (*EXACT, "auto"):
         assert s.status == "optimal"
 
 
@@ -176,19 +176,19 @@ def test_an_elastic_jobs_earliest_end_is_at_its_fastest_count() -> None:
     assert earliest_ends(_instance()) == {"e": 60.0}
 
 
-@pytest.mark.parametrize("spec", ["greedy", "cpsat", "milp:cbc", "auto"])
-def test_a_deadline_only_the_larger_count_meets_is_planned(solve_verified: Any, spec: str) -> None:
+def test_a_deadline_only_the_larger_count_meets_is_planned(
+    solve_verified: Any, solver: str
+) -> None:
     # From now = 5, at 4 GPUs the job ends at 65 <= 80; at 2 it would end at 105. The live
     # state's planners took the earliest end at 2 GPUs for a proof: "no schedule exists:
     # job e: deadline 80 passed (earliest end 105)".
     job = Job("e", 2, model="m", iterations=1000, gpu_counts=(2, 4), deadline=80)
     inst = make_instance([job], [NodeGroup("n", 1, 4)], [PROF], time_unit="s", now=5)
-    s = solve_verified(inst, spec, time_limit=5)
+    s = solve_verified(inst, solver, time_limit=5)
     assert [(a.start, a.end) for a in s.jobs] == [(5, 65)]
 
 
-@pytest.mark.parametrize("spec", ["greedy", "cpsat", "milp:cbc"])
-def test_energy_cost_waits_for_the_cheap_price(solve_verified: Any, spec: str) -> None:
+def test_energy_cost_waits_for_the_cheap_price(solve_verified: Any, solver: str) -> None:
     """Price 1.0 on [0, 100), 0.1 on [100, 1000), 1.0 on [1000, 100000); no idle draw. One
     job, inside the cheap interval: at 2 GPUs 2 x 100 W x 100 s x 0.1 = 2000 W s, at 4 GPUs
     4 x 100 x 60 x 0.1 = 2400; any run outside [100, 1000) pays the high price for a part."""
@@ -200,9 +200,9 @@ def test_energy_cost_waits_for_the_cheap_price(solve_verified: Any, spec: str) -
     inst = _two_elastic(power_price=prices, objective=("energy_cost",))
     # the horizon keeps the job inside the curve: past its end the price is 0 (contract §12)
     inst = make_instance(inst.jobs[:1], inst.node_groups, [PROF], power_price=prices, horizon=2000)
-    s = solve_verified(inst, spec, time_limit=10, objective=("energy_cost",))
+    s = solve_verified(inst, solver, time_limit=10, objective=("energy_cost",))
     cost = metrics(inst, s)["energy_cost"]
-    if spec == "milp:cbc":  # the MILP models energy_cost (planner/solvers/milp/energy.py)
+    if solver.startswith("milp"):  # the MILP models energy_cost (planner/solvers/milp/energy.py)
         assert s.info["returned"] == "milp"
     assert cost == pytest.approx(2000 * 1000 / 3.6e9)
     assert s.jobs[0].start >= 100 and s.jobs[0].end <= 1000
@@ -340,36 +340,39 @@ def _priced(busy_w: float, prices: list[tuple[int, int, float]], **job: Any) -> 
     })  # fmt: skip
 
 
-@pytest.mark.parametrize("spec", ["cpsat", "milp:cbc", "milp:highs"])
-def test_energy_cost_with_a_gpu_drawing_less_busy_than_idle(solve_verified: Any, spec: str) -> None:
+@pytest.mark.parametrize("solver", ["cpsat", "milp:cbc", "milp:highs"])
+def test_energy_cost_with_a_gpu_drawing_less_busy_than_idle(
+    solve_verified: Any, solver: str
+) -> None:
     # 100 W idle, 50 W busy; price 1 on [0, 10), -1 on [10, 100), 0 after: P(t) = 20 - t
     # on [10, 100]. Cost = 100 W x P(makespan) - 50 W x (P(end) - P(start)): ending at 100
     # or later pays 100 x -80 and the job's own term is 0 after 100, so -8000 W s. CP-SAT
     # built a watts variable with domain [0, -50] before: MODEL_INVALID, the greedy plan;
     # the MILP, its makespan only bounded below, ran the job at 0 (250 W s).
     inst = _priced(50, [(0, 10, 1.0), (10, 100, -1.0)])
-    s = solve_verified(inst, spec, time_limit=10, objective=("energy_cost",))
-    assert s.info["returned"] == spec.split(":")[0]
+    s = solve_verified(inst, solver, time_limit=10, objective=("energy_cost",))
+    assert s.info["returned"] == solver.split(":")[0]
     assert metrics(inst, s)["energy_cost"] == pytest.approx(-8000 / 3.6e6)
 
 
-@pytest.mark.parametrize("spec", ["cpsat", "milp:cbc", "milp:highs"])
-def test_energy_cost_charges_idle_power_up_to_the_last_end(solve_verified: Any, spec: str) -> None:
+@pytest.mark.parametrize("solver", ["cpsat", "milp:cbc", "milp:highs"])
+def test_energy_cost_charges_idle_power_up_to_the_last_end(
+    solve_verified: Any, solver: str
+) -> None:
     # 100 W idle, 150 W busy; price 1 on [0, 4), 0.5 on [4, 10), -1 on [10, 100); the job
     # (5 s) must end by 9. Starting at s: 100 x P(s + 5) + 50 x (P(s + 5) - P(s)):
     # 450 + 225 = 675 at 0, 500 + 200 at 1, ..., 650 + 125 = 775 at 4. With a makespan only
     # bounded below, CP-SAT (and the MILP) put it after 100 (-8000 for idle power it does
     # not draw), so they only saw the job's own term and started the job at 4.
     inst = _priced(150, [(0, 4, 1.0), (4, 10, 0.5), (10, 100, -1.0)], deadline=9)
-    s = solve_verified(inst, spec, time_limit=10, objective=("energy_cost",))
-    assert s.info["returned"] == spec.split(":")[0]
+    s = solve_verified(inst, solver, time_limit=10, objective=("energy_cost",))
+    assert s.info["returned"] == solver.split(":")[0]
     assert s.jobs[0].start == 0
     assert metrics(inst, s)["energy_cost"] == pytest.approx(675 / 3.6e6)
 
 
-@pytest.mark.parametrize("spec", ["greedy", "cpsat", "auto"])
 def test_energy_cost_holds_back_to_the_free_price_after_the_curve(
-    solve_verified: Any, spec: str
+    solve_verified: Any, solver: str
 ) -> None:
     # no idle draw, 100 W busy; price 1 on [0, 50), 0.5 on [50, 100), 0 after (contract
     # §12). The 5 s job is free from 100 on; greedy held it back to 50 at most (the
@@ -384,5 +387,5 @@ def test_energy_cost_holds_back_to_the_free_price_after_the_curve(
         "objective": ["energy_cost"],
         "jobs": [{"id": "a", "duration": 5, "gpus": 1}],
     })  # fmt: skip
-    s = solve_verified(inst, spec, time_limit=5, objective=("energy_cost",))
+    s = solve_verified(inst, solver, time_limit=5, objective=("energy_cost",))
     assert metrics(inst, s)["energy_cost"] == 0.0 and s.jobs[0].start >= 100

@@ -93,3 +93,8 @@ def test_case(tmp_path: Path, code: int, args: list[str]) -> None:
     assert not (folder / "-").exists(), "'-' is standard output, never a file"
     if code != 0:
         assert snapshot(folder) == before, "a failed run changed files"
+    out = args[args.index("-o") + 1] if "-o" in args else "-"
+    if code == 0 and out.endswith(".json"):  # what a command wrote is read back
+        again = ["check", args[1], out] if args[0] == "solve" else ["validate", out]
+        got, output = run_in(folder, again)
+        assert got == 0, f"plan {shlex.join(again)}: exit {got}\n{output}"

