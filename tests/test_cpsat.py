@@ -326,7 +326,7 @@ def test_an_energy_cost_optimum_is_proved_as_the_milp_proves_it(
     solve_verified: SolveVerified,
 ) -> None:
     # the horizon with room to the last price change holds some optimal schedule (the
-    # MILP's `_horizon` argument): CP-SAT's optimum is a proof too, and the two agree
+    # MILP's `horizon_and_end_caps` argument): CP-SAT's optimum is a proof too, and the two agree
     inst = instance_from_dict(_priced(50))
     c = solve_verified(inst, "cpsat", time_limit=10)
     m = solve_verified(inst, "milp:cbc", time_limit=10)

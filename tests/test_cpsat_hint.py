@@ -15,9 +15,9 @@ from planner.read import instance_from_dict
 from planner.solvers import SolveOptions
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint, set_hints
+from planner.solvers.cpsat.horizon import horizon_and_end_caps, max_per_job
 from planner.solvers.cpsat.model import build
 from planner.solvers.cpsat.objective import add_objective
-from planner.solvers.cpsat.solve import horizon_and_end_caps, max_per_job
 from planner.solvers.greedy.solve import solve_greedy
 from planner.verify import verify
 

@@ -6,13 +6,7 @@ plan another planner made, its groups added to the candidates) is the hint, boun
 horizon, and is returned whenever CP-SAT finds nothing better (exact.finish compares the
 objective values of both schedules lexicographically).
 
-Horizon (`horizon_and_end_caps`). Some optimal schedule is semi-active, so every job ends
-by exact.semi_active_horizon (plus the time group holds may outlast their members): a
-safe bound for every objective. It is tightened by the instance horizon and deadlines,
-and, for the first objective, by the start's value: makespan <= the start's makespan;
-for the sum objectives exact.end_caps (a job's own term may use at most the start's
-value less the other jobs' lower bounds). None of these cuts off a schedule at least as
-good as the start, so "optimal" and the bound stay proofs.
+The horizon and each job's latest end are `planner.solvers.cpsat.horizon`'s.
 """
 
 from __future__ import annotations
@@ -26,28 +20,23 @@ from ortools.sat.python import cp_model
 
 from planner.bounds import lower_bounds, optional_bounds, tightest
 from planner.groups import (
-    CandidateGroup,
     exact_candidates,
 )
 from planner.instance import Instance
 from planner.schedule import Schedule, SolveInfo
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint, set_hints
+from planner.solvers.cpsat.horizon import horizon_and_end_caps, max_per_job
 from planner.solvers.cpsat.model import build
 from planner.solvers.cpsat.objective import (
     Objective,
     add_objective,
 )
-from planner.solvers.cpsat.variables import CpsatModel, option_durations
+from planner.solvers.cpsat.variables import CpsatModel
 from planner.solvers.exact import (
-    MAX_GROUPS_PER_JOB,
     best_start,
     cpsat_size,
-    end_caps,
     finish,
-    price_wait,
-    semi_active_horizon,
-    values,
 )
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
@@ -95,40 +84,6 @@ ALL_GROUPS_MAX = 400
 # options, built in 5.16 s).
 BUILD_OPTIONS_PER_S = 10_000
 MIN_SOLVE_S = 0.05  # `_run_stages` runs no stage with less left
-
-
-def max_per_job(instance: Instance) -> int:
-    """Candidate groups kept per job (planner.groups keeps each job's most efficient ones,
-    partners of similar length): fewer on big instances to keep the model small."""
-    n = len(instance.jobs)
-    return MAX_GROUPS_PER_JOB if n <= 150 else 3 if n <= 400 else 2
-
-
-def horizon_and_end_caps(
-    instance: Instance,
-    names: tuple[str, ...],
-    start: Schedule | None,
-    groups: list[CandidateGroup],
-) -> tuple[int, dict[str, int]]:
-    """The model's horizon and each job's latest end (planner.solvers.exact's rules, with
-    the instance horizon and deadlines, and the start's makespan for makespan first)."""
-    durations = {j.id: option_durations(instance, j, groups) for j in instance.jobs}
-    longest = {jid: max(d) for jid, d in durations.items()}
-    spans = sum(c.span for c in groups)  # a group's hold may outlast its members
-    # waiting for a cheaper price may pay: room for it, and still a proof (`price_wait`)
-    horizon = semi_active_horizon(instance, longest, spans) + price_wait(instance, names)
-    if instance.horizon is not None:
-        horizon = min(horizon, instance.horizon)
-    first = names[0]
-    if start is not None and first == "makespan":
-        horizon = min(horizon, max((a.end for a in start.jobs), default=0))
-    ub = {j.id: horizon if j.deadline is None else min(horizon, j.deadline) for j in instance.jobs}
-    if start is not None and first != "makespan":
-        pmin = {jid: min(d) for jid, d in durations.items()}
-        value = values(instance, start, (first,))[0]
-        for jid, cap in end_caps(instance, pmin, first, value).items():
-            ub[jid] = min(ub[jid], cap)
-    return horizon, ub
 
 
 class _Callback(cp_model.CpSolverSolutionCallback):

@@ -1,17 +1,21 @@
-"""Per-job durations over the model's units, latest ends left for successors, and the
-correction that turns a grid bound into a bound of the exact problem. (Objective values,
-end caps and the semi-active horizon are planner.solvers.exact's; simple bounds are
-planner.bounds'.)
+"""The MILP model's horizon and each job's latest end (`horizon_and_end_caps`, as
+`planner.solvers.cpsat.horizon` for CP-SAT), from per-job durations over the model's
+units and the latest ends left for successors; and the correction that turns a grid
+bound into a bound of the exact problem. (Objective values, end caps and the semi-active
+horizon are planner.solvers.exact's; simple bounds are planner.bounds'.)
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from planner.energy import extra_watts, idle_watts, kwh_per_watt_unit
 from planner.instance import Instance
 from planner.precedence import heads_tails
+from planner.schedule import Schedule
+from planner.solvers.exact import end_caps, price_wait, semi_active_horizon
 from planner.solvers.milp.variables import StartUnit
 
 
@@ -103,3 +107,55 @@ def kwh_caps(instance: Instance, units: Sequence[StartUnit], value: float) -> di
     budget = value / kwh_per_watt_unit(instance) - sum(share.values())
     cap = math.floor(budget / idle + 1e-6)
     return {j.id: cap for j in instance.jobs}
+
+
+# For sum objectives the valid end caps can reach far beyond the greedy makespan; the grid
+# stops at this multiple of it (and then cannot claim optimality).
+SUM_HORIZON_FACTOR = 2.0
+
+
+@dataclass(frozen=True)
+class Horizon:
+    length: int  # the horizon before gridding
+    exact: bool  # cuts off no optimal schedule
+    caps: dict[str, int]  # valid latest ends
+
+
+def horizon_and_end_caps(
+    instance: Instance,
+    units: Sequence[StartUnit],
+    names: Sequence[str],
+    start: Schedule | None,
+    gvals: dict[str, float] | None,
+) -> Horizon:
+    """The horizon, whether it is exact, and the valid end caps (planner.solvers.exact:
+    the semi-active horizon plus `price_wait` holds some optimal schedule); on an exact
+    horizon the caps also leave each job's successors room (tails)."""
+    first = names[0]
+    semi = semi_active_horizon(instance, max_durations(units))
+    last = price_wait(instance, names)
+    exact = True
+    caps: dict[str, int] = {}
+    horizon = last + semi  # valid for every objective (above, and semi_active_horizon)
+    if start is not None and gvals is not None:
+        caps = end_caps(instance, min_durations(instance, units), first, gvals[first])
+        if first == "energy_kwh":
+            caps = kwh_caps(instance, units, gvals[first])
+        start_end = max((a.end for a in start.jobs), default=0)
+        if first == "makespan":
+            horizon = start_end
+        else:
+            need = last + semi
+            if len(caps) == len(instance.jobs):
+                need = min(need, max(caps.values(), default=0))
+            reach = SUM_HORIZON_FACTOR * max(start_end, last)
+            horizon = int(max(start_end, min(need, reach)))
+            exact = need <= horizon
+    if instance.horizon is not None:
+        if horizon >= instance.horizon:
+            exact = True  # the instance's own horizon is the true limit
+        horizon = min(horizon, instance.horizon)
+    horizon = max(horizon, 1)
+    if exact:
+        caps = tighten(caps, horizon, tails(instance, units))
+    return Horizon(horizon, exact, caps)

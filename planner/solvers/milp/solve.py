@@ -59,10 +59,7 @@ from planner.solvers.exact import (
     MAX_GROUPS_PER_JOB,
     best_start,
     earliest_starts,
-    end_caps,
     finish,
-    price_wait,
-    semi_active_horizon,
 )
 from planner.solvers.milp.backends import RunResult, run_backend
 from planner.solvers.milp.energy import add_energy
@@ -70,18 +67,13 @@ from planner.solvers.milp.extract import extract
 from planner.solvers.milp.grid import Grid, make_grid, slot_length
 from planner.solvers.milp.hint import grid_starts, set_warm
 from planner.solvers.milp.horizon import (
-    kwh_caps,
-    max_durations,
+    Horizon,
+    horizon_and_end_caps,
     min_durations,
     rounding_allowance,
-    tails,
-    tighten,
 )
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
-# For sum objectives the valid end caps can reach far beyond the greedy makespan; the grid
-# stops at this multiple of it (and then cannot claim optimality).
-SUM_HORIZON_FACTOR = 2.0
 # A grid this coarse says nothing useful: give up on the model and return greedy's plan.
 MIN_SLOTS = 8
 # Building the model counts against the time limit. PuLP builds about 200,000 nonzeros a
@@ -132,13 +124,6 @@ class _Run:
         self.report(incumbent, max((b for b in (own, self.floor) if b is not None), default=None))
 
 
-@dataclass(frozen=True)
-class _Horizon:
-    length: int  # the horizon before gridding
-    exact: bool  # cuts off no optimal schedule
-    caps: dict[str, int]  # valid latest ends
-
-
 @dataclass
 class _Stages:
     """The lexicographic solves: per-stage facts, and what they proved."""
@@ -164,7 +149,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     first = r.names[0]
     r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
 
-    hz = _horizon(instance, units, r.names, start, gvals)
+    hz = horizon_and_end_caps(instance, units, r.names, start, gvals)
     earliest = earliest_starts(instance, min_durations(instance, units))
     left = options.limit - (time.monotonic() - r.t0)
     affordable = int((left - MIN_SOLVE_S) * BUILD_NONZEROS_PER_S)
@@ -269,46 +254,6 @@ def _on_the_exact_grid(r: _Run, out: Schedule, slot: int) -> Schedule:
     return out.with_(wall_s=wall, info={**out.info, **stopped, "refined": refined})
 
 
-def _horizon(
-    instance: Instance,
-    units: Sequence[milp_vars.StartUnit],
-    names: Sequence[str],
-    start: Schedule | None,
-    gvals: dict[str, float] | None,
-) -> _Horizon:
-    """The horizon, whether it is exact, and the valid end caps (planner.solvers.exact:
-    the semi-active horizon plus `price_wait` holds some optimal schedule); on an exact
-    horizon the caps also leave each job's successors room (tails)."""
-    first = names[0]
-    semi = semi_active_horizon(instance, max_durations(units))
-    last = price_wait(instance, names)
-    exact = True
-    caps: dict[str, int] = {}
-    horizon = last + semi  # valid for every objective (above, and semi_active_horizon)
-    if start is not None and gvals is not None:
-        caps = end_caps(instance, min_durations(instance, units), first, gvals[first])
-        if first == "energy_kwh":
-            caps = kwh_caps(instance, units, gvals[first])
-        start_end = max((a.end for a in start.jobs), default=0)
-        if first == "makespan":
-            horizon = start_end
-        else:
-            need = last + semi
-            if len(caps) == len(instance.jobs):
-                need = min(need, max(caps.values(), default=0))
-            reach = SUM_HORIZON_FACTOR * max(start_end, last)
-            horizon = int(max(start_end, min(need, reach)))
-            exact = need <= horizon
-    if instance.horizon is not None:
-        if horizon >= instance.horizon:
-            exact = True  # the instance's own horizon is the true limit
-        horizon = min(horizon, instance.horizon)
-    horizon = max(horizon, 1)
-    if exact:
-        caps = tighten(caps, horizon, tails(instance, units))
-    return _Horizon(horizon, exact, caps)
-
-
 _BY_TIME = ", the most that can be built in the time left"
 
 
@@ -316,7 +261,7 @@ def _choose_grid(
     r: _Run,
     start: Schedule | None,
     units: Sequence[milp_vars.StartUnit],
-    hz: _Horizon,
+    hz: Horizon,
     earliest: dict[str, int],
     affordable: int,
 ) -> tuple[Grid, dict[str, int], dict[str, tuple[int, int]] | None] | str:
