@@ -46,7 +46,8 @@ from planner.highs import silence_banner
 # Above this many LP columns the bound is skipped (its cost must stay well under a second
 # or two on the instances `plan solve` runs it on; the 400-job Muri trace needs ~40k).
 MAX_COLUMNS = 60_000
-# Grid points the LP may use (the jobs' distinct heads plus an even grid fill them).
+# Grid points the LP may use (the jobs' distinct heads plus an even grid fill them);
+# chosen, not tuned.
 MAX_POINTS = 400
 
 

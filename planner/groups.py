@@ -51,6 +51,7 @@ def _efficiency(instance: Instance, reps: Sequence[Job], speed: float) -> float:
     return sum(solo_iteration_ms(gp, speed) for gp in gps) / cyc
 
 
+# (Chosen, not tuned: no run comparing other values is recorded.)
 _EXTEND = 6
 
 
@@ -227,7 +228,8 @@ def _job_combinations(
     return out
 
 
-# How many neighbours on each side, in release order, the nearest-job search looks at.
+# How many neighbours on each side, in release order, the nearest-job search looks at
+# (chosen, not tuned: no run comparing other values is recorded).
 _WINDOW = 8
 
 
@@ -254,7 +256,8 @@ def _nearest(
     return None if best is None else best[2]
 
 
-# Job sets tried at most when enumerating every admissible group (pairs to max_group).
+# Job sets tried at most when enumerating every admissible group (pairs to max_group);
+# chosen, not tuned (no run comparing other values is recorded).
 ENUMERATE_MAX = 3000
 
 

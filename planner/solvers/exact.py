@@ -62,7 +62,9 @@ def start_rules(instance: Instance) -> tuple[str, ...]:
 START_SHARE = 0.25
 # Candidate interleaving groups each job keeps at most (planner.groups keeps its most
 # efficient ones, partners of similar length): CP-SAT keeps fewer on big instances
-# (`cpsat.solve.max_per_job`), the MILP this many (its grid keeps its models small).
+# (`cpsat.horizon.max_per_job`), the MILP this many (its grid keeps its models small).
+# Chosen, not tuned; where every admissible group fits (`ALL_GROUPS_MAX` of each back
+# end, measured) the models take them all.
 MAX_GROUPS_PER_JOB = 4
 
 

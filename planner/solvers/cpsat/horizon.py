@@ -26,7 +26,8 @@ from planner.solvers.exact import (
 
 def max_per_job(instance: Instance) -> int:
     """Candidate groups kept per job (planner.groups keeps each job's most efficient ones,
-    partners of similar length): fewer on big instances to keep the model small."""
+    partners of similar length): fewer on big instances to keep the model small (the
+    150 and 400 jobs were chosen, not tuned)."""
     n = len(instance.jobs)
     return MAX_GROUPS_PER_JOB if n <= 150 else 3 if n <= 400 else 2
 

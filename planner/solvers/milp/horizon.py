@@ -110,7 +110,7 @@ def kwh_caps(instance: Instance, units: Sequence[StartUnit], value: float) -> di
 
 
 # For sum objectives the valid end caps can reach far beyond the greedy makespan; the grid
-# stops at this multiple of it (and then cannot claim optimality).
+# stops at this multiple of it (and then cannot claim optimality). Chosen, not tuned.
 SUM_HORIZON_FACTOR = 2.0
 
 

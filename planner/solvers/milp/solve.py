@@ -75,7 +75,7 @@ from planner.solvers.milp.horizon import (
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
 # A grid this coarse says nothing useful: give up on the model and return greedy's plan.
-MIN_SLOTS = 8
+MIN_SLOTS = 8  # (chosen, not tuned)
 # Building the model counts against the time limit. PuLP builds about 200,000 nonzeros a
 # second here (the demo's 449k-nonzero model in 2.1 s, a 121k one in 0.6 s, measured on a
 # loaded 2-core machine), and the solver needs MIN_SOLVE_S (backends gives CBC at least 1 s):

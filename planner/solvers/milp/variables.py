@@ -35,8 +35,7 @@ from planner.solvers.symmetry import gpu_reserved_nodes, job_positions
 # Above these the grid is coarsened (solve.py): a model this size already takes CBC most
 # of a 30 s budget to read and to solve its root LP.
 MAX_BINARIES = 60_000
-
-
+# (Set beside MAX_BINARIES, not measured on its own.)
 MAX_NONZEROS = 1_200_000
 
 
