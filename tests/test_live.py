@@ -2171,3 +2171,29 @@ def test_a_group_on_a_free_gpu_counts_every_members_cpus(
     }  # fmt: skip
     s = solve_verified(instance_from_dict(doc), solver, time_limit=10.0)
     assert s.status in ("optimal", "feasible"), s.info
+
+
+def test_a_residual_whose_bounds_are_dropped_runs_no_bound_lp(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # with preemption the residual proves nothing (a plan may stop a running job), so its
+    # bounds are dropped and the live state's are computed on it; the residual's LPs ran
+    # all the same (a replan of 1,000 generated jobs, `--time-limit 30`: 38.9 s, 32.9 s
+    # without them, the same plan and bound)
+    import dataclasses
+
+    import planner.bounds_lp as bounds_lp
+    from planner.bounds import with_bounds
+
+    inst = instance_from_dict(live_doc(policy={"preemption": {"enabled": True, "restart": 2}}))
+    assert not residual(inst).proves
+    runs: list[int] = []
+    highs = bounds_lp.quiet_highs
+    monkeypatch.setattr(bounds_lp, "quiet_highs", lambda: runs.append(1) or highs())
+    s = solve(inst, "greedy", SolveOptions(time_limit=5))
+    assert verify(inst, s) == [] and s.lower_bound is not None
+    during = len(runs)
+    fresh = dataclasses.replace(inst)  # not the instance whose bounds are kept
+    alone = with_bounds(fresh, s.with_(lower_bound=None), list(inst.objective), 5_000)
+    assert during == len(runs) - during > 0  # the live state's LPs only
+    assert alone.lower_bound == s.lower_bound

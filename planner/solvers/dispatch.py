@@ -147,6 +147,8 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     name, rule = parse_spec(spec)
     engine = instance.preemption.enabled and rule is None and name in ("auto", "greedy")
     first = replace(options, time_limit=options.limit * RESIDUAL_SHARE) if engine else options
+    if not res.proves:  # the residual's bounds are dropped (`Residual.merge`): no LP for them
+        first = replace(first, bound_lp_iterations=0)
     merged = _plan_residual(instance, res, spec, first)
     if engine and res.late() is None:
         left = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
