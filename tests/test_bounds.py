@@ -983,3 +983,26 @@ def test_a_weighted_jct_bound_is_not_lifted_by_the_rounding_of_large_sums(
     assert s.lower_bound["total_weighted_jct"] <= value
     assert lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"] <= value
     assert s.status == "optimal"  # the per-job bound, without the cancellation, is exact
+
+
+def _two_tiny_weights() -> Instance:
+    """Two 10 s jobs on one GPU, weights 1.23e-6 and 1.27e-6: b first is optimal,
+    1.27e-6 x 10 + 1.23e-6 x 20 = 3.73e-5 (a first: 3.77e-5)."""
+    jobs = [Job("a", 1, duration=10, weight=1.23e-6), Job("b", 1, duration=10, weight=1.27e-6)]
+    return make_instance(jobs, [NodeGroup("n", 1, 1)], objective=("total_weighted_jct",))
+
+
+def test_tiny_weights_get_no_bound_above_the_optimum_and_no_false_optimal(
+    solver: str, solve_verified: Any
+) -> None:
+    # HiGHS's absolute tolerances put the interval LP's optimum at 3.7535e-5, above the
+    # optimum; and an absolute 10^-6 in `meets_bound` called a-first (3.77e-5) optimal
+    inst = _two_tiny_weights()
+    optimum = 3.73e-5
+    assert lower_bounds(inst, ("total_weighted_jct",))["total_weighted_jct"] <= optimum
+    s = solve_verified(inst, solver)
+    got = objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
+    assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= optimum
+    assert got >= optimum * (1 - 1e-12)
+    if s.status == "optimal" or solver == "cpsat":  # CP-SAT's weights keep two digits
+        assert got == pytest.approx(optimum, rel=1e-9), s.info

@@ -424,7 +424,8 @@ def test_a_plan_without_preemption_for_lack_of_time_says_so(spec: str) -> None:
     cut = solve(inst, spec, SolveOptions(time_limit=0.0))
     assert verify(inst, cut) == [] and cut.info["preempt"]["cut"] >= 1
     assert "the time limit cut every engine run" in cut.info["reason"], cut.info
-    ran = solve(inst, spec, SolveOptions(time_limit=5.0))
+    # (at 5 s a loaded machine cut every engine run too: their shares of the limit)
+    ran = solve(inst, spec, SolveOptions(time_limit=15.0))
     assert verify(inst, ran) == [] and ran.solver.startswith("preempt:")
     assert "reason" not in ran.info, ran.info
 

@@ -35,17 +35,20 @@ class Objective:
         return below_rounding(model_bound, abs(model_bound) + 2 * self.constant) / self.scale
 
 
-# Weights below a thousandth: the scale grows (up to a millionth) until the smallest
-# positive weight keeps two significant digits; at 1000, weights 0.0001 and 0.0004 both
-# became 0 and CP-SAT ordered the jobs at random (0.0009 where 0.0006 is optimal,
-# tests/test_cpsat.py). A scale that overflows is refused like any (`solve._why_invalid`).
+# Weights below a thousandth: the scale grows (up to a millionth, or further while the
+# largest scaled weight stays within WEIGHT_SCALE_MAX) until the smallest positive weight
+# keeps two significant digits; at 1000, weights 0.0001 and 0.0004 both became 0 and
+# CP-SAT ordered the jobs at random (0.0009 where 0.0006 is optimal), and at a millionth
+# weights 1.23e-6 and 1.27e-6 both became 1 (tests/test_cpsat.py). A scale that
+# overflows is refused like any (`solve._why_invalid`).
 WEIGHT_SCALE_MAX = 10**6
 
 
 def weights(instance: Instance) -> tuple[dict[str, int], int, bool]:
     s = scale_for(j.weight for j in instance.jobs)
     least = min((j.weight for j in instance.jobs if j.weight > 0), default=1.0)
-    while s < WEIGHT_SCALE_MAX and least * s < 10:
+    most = max((j.weight for j in instance.jobs), default=0.0)
+    while least * s < 10 and (s < WEIGHT_SCALE_MAX or most * s * 10 <= WEIGHT_SCALE_MAX):
         s *= 10
     w = {j.id: round(j.weight * s) for j in instance.jobs}
     exact = all(abs(j.weight * s - w[j.id]) < 1e-9 for j in instance.jobs)
