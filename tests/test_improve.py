@@ -78,6 +78,7 @@ def test_time_limit_and_stop():
     # the machine is shared), with progress reported.
     seen: list[Progress] = []
     s = improve(i, SolveOptions(time_limit=0.5, progress=seen.append), start=start)
-    assert s.info["improve"]["stopped"] == "limit"
+    # the limit ends it (a generous guard for a shared machine, not a speed target)
+    assert s.info["improve"]["stopped"] == "limit" and s.wall_s < 30
     assert seen and seen[0].message == "greedy start"
     assert verify(i, s) == []

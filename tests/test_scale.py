@@ -163,7 +163,7 @@ def test_auto_stops_the_serial_engine_past_its_work_budget():
 
 def test_auto_skips_the_serial_engine_when_its_least_work_is_over_budget():
     i = inst("dl", 5000, 64, 0)
-    # (the serial run starts here and runs out of its work budget: events only)
+    assert serial_floor(i) > SERIAL_WORK_BUDGET
     assert check(i, "srsf", engine="auto").info["engine"] == "events"
 
 

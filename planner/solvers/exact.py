@@ -36,12 +36,12 @@ def values(instance: Instance, schedule: Schedule, names: Sequence[str]) -> tupl
 
 
 def better(a: Sequence[float], b: Sequence[float], tol: float = _TOL) -> bool:
-    """Lexicographically strictly smaller, with a small relative tolerance (not absolute:
-    objectives of tiny weights differ by less than 10^-6, `meets_bound`)."""
+    """Lexicographically strictly smaller, with a small relative tolerance (absolute below
+    1, where an energy cost's terms may cancel to float noise around 0)."""
     for x, y in zip(a, b, strict=True):
-        if x < y - tol * abs(y):
+        if x < y - tol * max(1.0, abs(y)):
             return True
-        if x > y + tol * abs(y):
+        if x > y + tol * max(1.0, abs(y)):
             return False
     return False
 

@@ -2,8 +2,8 @@
 
 Weights are floats; CP-SAT needs integers, so every weighted objective is multiplied by
 `scale` (the smallest power of ten up to 1000 making all weights integral, see
-`variables.scale_for`, raised up to 10^6 while the smallest weight would keep fewer than
-two digits: `weights`). When the scaled weights are whole the objective is exact;
+`variables.scale_for`, raised while the smallest weight would keep fewer than two digits:
+`weights`). When the scaled weights are whole the objective is exact;
 otherwise they are rounded and `exact` is False (the schedule's true value is still
 computed from the schedule).
 """
@@ -35,23 +35,29 @@ class Objective:
         return below_rounding(model_bound, abs(model_bound) + 2 * self.constant) / self.scale
 
 
-# Weights below a thousandth: the scale grows (up to a millionth, or further while the
-# largest scaled weight stays within WEIGHT_SCALE_MAX) until the smallest positive weight
-# keeps two significant digits; at 1000, weights 0.0001 and 0.0004 both became 0 and
-# CP-SAT ordered the jobs at random (0.0009 where 0.0006 is optimal), and at a millionth
-# weights 1.23e-6 and 1.27e-6 both became 1 (tests/test_cpsat.py). A scale that
-# overflows is refused like any (`solve._why_invalid`).
+# Weights below a thousandth: the scale grows (up to a millionth, or up to SCALE_MOST while
+# the largest scaled weight stays within WEIGHT_SCALE_MAX) until the smallest positive
+# weight keeps two significant digits; at 1000, weights 0.0001 and 0.0004 both became 0 and
+# CP-SAT ordered the jobs at random (0.0009 where 0.0006 is optimal, tests/test_cpsat.py),
+# and at a millionth weights 1.23e-6 and 1.27e-6 both became 1 (tests/test_bounds.py).
+# A scale that overflows is refused like any (`solve._why_invalid`).
 WEIGHT_SCALE_MAX = 10**6
+SCALE_MOST = 10**15  # weights of 10^-310 are valid input: the float product overflowed
 
 
 def weights(instance: Instance) -> tuple[dict[str, int], int, bool]:
     s = scale_for(j.weight for j in instance.jobs)
     least = min((j.weight for j in instance.jobs if j.weight > 0), default=1.0)
     most = max((j.weight for j in instance.jobs), default=0.0)
-    while least * s < 10 and (s < WEIGHT_SCALE_MAX or most * s * 10 <= WEIGHT_SCALE_MAX):
+    while least * s < 10 and (
+        s < WEIGHT_SCALE_MAX or (s < SCALE_MOST and most * s * 10 <= WEIGHT_SCALE_MAX)
+    ):
         s *= 10
     w = {j.id: round(j.weight * s) for j in instance.jobs}
-    exact = all(abs(j.weight * s - w[j.id]) < 1e-9 for j in instance.jobs)
+    # exact: every scaled weight whole, and no positive weight rounded away to 0
+    exact = all(
+        abs(j.weight * s - w[j.id]) < 1e-9 and (w[j.id] > 0 or j.weight == 0) for j in instance.jobs
+    )
     return w, s, exact
 
 

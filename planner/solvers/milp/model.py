@@ -14,7 +14,7 @@ import pulp
 import planner.solvers.milp.constraints as constraints
 from planner.instance import Instance
 from planner.solvers.milp.grid import Grid
-from planner.solvers.milp.objective import add_objectives, sink_jobs
+from planner.solvers.milp.objective import WEIGHTED, add_objectives, sink_jobs, weight_scale
 from planner.solvers.milp.variables import StartUnit, add_start_variables
 
 
@@ -36,7 +36,8 @@ class Built:
     notes: dict[str, Any] = field(default_factory=dict)
     # per unit: (start var, slot) of every start of that unit
     unit_starts: dict[int, list[tuple[pulp.LpVariable, int]]] = field(default_factory=dict)
-    # objective -> metric value per model unit (the energy objectives are built in watts)
+    # objective -> metric value per model unit (the energy objectives are built in watts,
+    # the weighted ones at `objective.weight_scale` times the metric)
     scales: dict[str, float] = field(default_factory=dict)
     # makespan as price pieces (planner.solvers.milp.energy): (on, offset, from, to)
     pieces: list[tuple[pulp.LpVariable, pulp.LpVariable, int, int]] = field(default_factory=list)
@@ -85,6 +86,8 @@ def build(
     ends = {jid: {v: float(t * L + d) for v, (t, d) in vs.items()} for jid, vs in job_vars.items()}
     sinks = sink_jobs(instance, ends)
     objs, cmax = add_objectives(instance, prob, ends, sinks, objectives, cmax_floor)
+    k = weight_scale(instance)
+    scales = {n: 1.0 / k for n in objs if n in WEIGHTED}
 
     sizes = {
         "binaries": len(starts) + len(picks),
@@ -93,5 +96,5 @@ def build(
     }
     return Built(
         prob, grid, units, starts, picks, ends, objs, cmax, cumulative, sizes, notes,
-        dict(unit_starts), sinks=sinks,
+        dict(unit_starts), sinks=sinks, scales=scales,
     )  # fmt: skip

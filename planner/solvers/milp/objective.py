@@ -3,6 +3,7 @@ objectives are `energy.py`'s, which needs the whole model)."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
@@ -18,6 +19,30 @@ def sink_jobs(instance: Instance, ends: Mapping[str, Mapping[pulp.LpVariable, fl
     return [j.id for j in instance.jobs if j.id not in has_succ and ends.get(j.id)]
 
 
+WEIGHTED = ("total_weighted_jct", "total_weighted_tardiness")
+# Weights are valid down to 10^-310: past this scale the model's coefficients stay tiny
+# (`too_light`) and its answers prove nothing.
+WEIGHT_SCALE_MOST = 1e15
+
+
+def weight_scale(instance: Instance) -> float:
+    """The power of ten the weighted objectives are multiplied by in the model, so that the
+    largest weight is at least 1: CBC's and HiGHS's tolerances are absolute, and with
+    weights of 10^-6 HiGHS called a plan 1% above the optimum optimal, its bound above
+    the optimum (tests/test_bounds.py)."""
+    most = max((j.weight for j in instance.jobs), default=0.0)
+    if not 0.0 < most < 1.0:
+        return 1.0
+    return min(WEIGHT_SCALE_MOST, 10.0 ** min(300, math.ceil(-math.log10(most))))
+
+
+def too_light(instance: Instance, names: Sequence[str]) -> bool:
+    """Whether a weighted objective among `names` keeps weights below 1 in the model."""
+    most = max((j.weight for j in instance.jobs), default=0.0)
+    weighted = any(n in WEIGHTED for n in names)
+    return weighted and 0.0 < most * weight_scale(instance) < 1.0
+
+
 def add_objectives(
     instance: Instance,
     prob: pulp.LpProblem,
@@ -28,7 +53,9 @@ def add_objectives(
 ) -> tuple[dict[str, pulp.LpAffineExpression], pulp.LpVariable | None]:
     """Each objective as a linear expression over the start variables (`ends`: job ->
     start var -> end time); makespan through a Cmax variable bounded below by `cmax_floor`
-    and by the end of each of `sinks` (`sink_jobs`)."""
+    and by the end of each of `sinks` (`sink_jobs`). The weighted ones are in units of
+    1 / `weight_scale` of the metric."""
+    k = weight_scale(instance)
     objs: dict[str, pulp.LpAffineExpression] = {}
     cmax = None
     if any(n in ("makespan", *ENERGY_OBJECTIVES) for n in objectives):
@@ -48,7 +75,7 @@ def add_objectives(
             acc: dict[pulp.LpVariable, float] = defaultdict(float)
             for j in instance.jobs:
                 for v, e in ends.get(j.id, {}).items():
-                    acc[v] += j.weight * (e - j.release)
+                    acc[v] += k * j.weight * (e - j.release)
             objs[name] = pulp.LpAffineExpression({v: c for v, c in acc.items() if c})
         elif name == "total_weighted_tardiness":
             acc = defaultdict(float)
@@ -57,7 +84,7 @@ def add_objectives(
                     continue
                 for v, e in ends.get(j.id, {}).items():
                     if e > j.due:
-                        acc[v] += j.weight * (e - j.due)
+                        acc[v] += k * j.weight * (e - j.due)
             objs[name] = pulp.LpAffineExpression({v: c for v, c in acc.items() if c})
         else:
             raise ValueError(f"unknown objective {name!r}")

@@ -72,6 +72,7 @@ from planner.solvers.milp.horizon import (
     min_durations,
     rounding_allowance,
 )
+from planner.solvers.milp.objective import too_light
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
 # A grid this coarse says nothing useful: give up on the model and return greedy's plan.
@@ -113,6 +114,7 @@ class _Run:
     # bound, raised by the solver's only on an exact grid.
     floor: float | None = None
     own_bound_valid: bool = False
+    first_scale: float = 1.0  # the first objective's metric value per model unit
 
     def report(self, incumbent: float | None, bound: float | None, message: str = "") -> None:
         if self.options.progress is not None:
@@ -120,8 +122,9 @@ class _Run:
 
     def report_solver(self, incumbent: float | None, bound: float | None) -> None:
         """The backend's report on the first objective, its bound taken as the final one's."""
-        own = bound if self.own_bound_valid else None
-        self.report(incumbent, max((b for b in (own, self.floor) if b is not None), default=None))
+        scaled = [None if v is None else v * self.first_scale for v in (incumbent, bound)]
+        own = scaled[1] if self.own_bound_valid else None
+        self.report(scaled[0], max((b for b in (own, self.floor) if b is not None), default=None))
 
 
 @dataclass
@@ -183,11 +186,13 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     # optimum, bound and infeasibility speak of that model only, and prove nothing
     split = split_by_reservation(instance, groups)
     r.info["groups_complete"], r.info["groups_split"] = complete, split
-    exact = exact_grid and complete and not split
+    # (and weights too light for the solvers' absolute tolerances prove nothing either)
+    exact = exact_grid and complete and not split and not too_light(instance, r.names)
     warm = "no greedy" if start is None else set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
 
     r.floor, r.own_bound_valid = simple.get(first), exact
+    r.first_scale = built.scales.get(first, 1.0)
     st = _solve_stages(r, built, warm == "used")
     r.info["stages"] = st.stages
     if st.interrupted or options.stop.is_set():
