@@ -1032,3 +1032,52 @@ def test_weights_too_small_for_any_scale_prove_nothing_and_do_not_crash(
     assert s.jobs
     if s.status == "optimal":
         assert [a.id for a in sorted(s.jobs, key=lambda a: a.start)] == ["b", "a"]
+
+
+def _one_gpu_optimum(inst: Instance, name: str) -> float:
+    """The optimum of one GPU, jobs at 0, by every order (each job right after the last)."""
+    best = math.inf
+    for order in itertools.permutations(inst.jobs):
+        end, total = 0, 0.0
+        for j in order:
+            assert j.duration is not None
+            end += j.duration
+            late = end if name == "total_weighted_jct" else max(0, end - (j.due or end))
+            total += j.weight * late
+        best = min(best, total)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("name", "jobs"),
+    [
+        # a weight-1 job without a due date adds nothing: the weighted total stayed below
+        # the MILP's absolute tolerances, which called 1.25e-5 optimal (8.1e-6 is)
+        (
+            "total_weighted_tardiness",
+            [Job("j0", 1, duration=2, weight=1.0)]
+            + [
+                Job(f"j{i}", 1, duration=d, weight=w, due=i + 1)
+                for i, (d, w) in enumerate(
+                    [(5, 1e-7), (2, 3e-7), (7, 2e-7), (4, 5e-7), (6, 4e-7)], 1
+                )
+            ],
+        ),
+        # 1e-310 beside 1e6: the end caps divided by the small weight (infinite: exit 3)
+        (
+            "total_weighted_jct",
+            [Job("a", 1, duration=3, weight=1e-310), Job("b", 1, duration=5, weight=1e6)],
+        ),
+    ],
+    ids=["heavy-job-adds-nothing", "weights-1e-310-and-1e6"],
+)
+def test_weights_far_apart_keep_claims_and_bounds_true(
+    name: str, jobs: list[Job], solver: str, solve_verified: Any
+) -> None:
+    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], objective=(name,))
+    optimum = _one_gpu_optimum(inst, name)
+    s = solve_verified(inst, solver)
+    got = objective_values(inst, s, [name])[name]
+    assert s.lower_bound is not None and s.lower_bound[name] <= optimum * (1 + 1e-10) + 1e-300
+    if s.status == "optimal":  # optimal up to a relative 10^-6 (README)
+        assert got <= optimum * (1 + 1e-6), s.info

@@ -233,11 +233,17 @@ def end_caps(
         if j.id in origin
     }
     total = sum(lbs.values())
-    return {
-        j.id: origin[j.id] + math.floor((value - (total - lbs[j.id])) / j.weight + 1e-9)
-        for j in instance.jobs
-        if j.id in origin and j.weight > 0
-    }
+    caps = {}
+    for j in instance.jobs:
+        if j.id not in origin or j.weight <= 0:
+            continue
+        # the sums' float error, divided by a small weight, may be units of time: a weight
+        # of 1e-310 beside one of 1e6 made it infinite (exit 3)
+        slack = 1e-9 + 1e-12 * (abs(value) + total) / j.weight
+        room = (value - (total - lbs[j.id])) / j.weight + slack
+        if math.isfinite(room):
+            caps[j.id] = origin[j.id] + math.floor(room)
+    return caps
 
 
 def meets_bound(
