@@ -985,9 +985,22 @@ def test_a_weighted_jct_bound_is_not_lifted_by_the_rounding_of_large_sums(
     assert s.status == "optimal"  # the per-job bound, without the cancellation, is exact
 
 
-def _tiny_weights(n: int) -> tuple[Instance, float]:
-    """n jobs on one GPU with weights of 10^-7 to 2 x 10^-6, and their optimum by Smith's
-    rule (one machine, no releases: by duration / weight). n = 2: 10 s each at 1.23e-6
+def _one_gpu_optimum(inst: Instance, name: str) -> float:
+    """The optimum of one GPU, jobs at 0, by every order (each job right after the last)."""
+    best = math.inf
+    for order in itertools.permutations(inst.jobs):
+        end, total = 0, 0.0
+        for j in order:
+            assert j.duration is not None
+            end += j.duration
+            late = end if name == "total_weighted_jct" else max(0, end - (j.due or end))
+            total += j.weight * late
+        best = min(best, total)
+    return best
+
+
+def _tiny_weights(n: int) -> Instance:
+    """n jobs on one GPU with weights of 10^-7 to 2 x 10^-6. n = 2: 10 s each at 1.23e-6
     and 1.27e-6, b first, 1.27e-6 x 10 + 1.23e-6 x 20 = 3.73e-5 (a first: 3.77e-5)."""
     if n == 2:
         pairs = [(10, 1.23e-6), (10, 1.27e-6)]
@@ -995,12 +1008,7 @@ def _tiny_weights(n: int) -> tuple[Instance, float]:
         rng = random.Random(6)
         pairs = [(rng.randint(1, 20), rng.uniform(1e-7, 2e-6)) for _ in range(n)]
     jobs = [Job(f"j{i}", 1, duration=d, weight=w) for i, (d, w) in enumerate(pairs)]
-    inst = make_instance(jobs, [NodeGroup("n", 1, 1)], objective=("total_weighted_jct",))
-    end, optimum = 0, 0.0
-    for d, w in sorted(pairs, key=lambda p: p[0] / p[1]):
-        end += d
-        optimum += w * end
-    return inst, optimum
+    return make_instance(jobs, [NodeGroup("n", 1, 1)], objective=("total_weighted_jct",))
 
 
 @pytest.mark.parametrize("n", [2, 7])
@@ -1010,7 +1018,9 @@ def test_tiny_weights_get_no_bound_above_the_optimum_and_no_false_optimal(
     # Absolute tolerances: HiGHS's put the interval LP's optimum at 3.7535e-5 for n = 2,
     # above the optimum, and its MILP called a plan 1% above the optimum optimal (n = 7);
     # `meets_bound`'s 10^-6 below 1 called a-first (3.77e-5) optimal
-    inst, optimum = _tiny_weights(n)
+    inst = _tiny_weights(n)
+    optimum = _one_gpu_optimum(inst, "total_weighted_jct")
+    assert n != 2 or optimum == pytest.approx(3.73e-5, rel=1e-12)
     above = optimum * (1 + 1e-10)  # float noise, and CBC's bound read back in 11 digits
     assert lower_bounds(inst, ("total_weighted_jct",))["total_weighted_jct"] <= above
     s = solve_verified(inst, solver)
@@ -1032,20 +1042,6 @@ def test_weights_too_small_for_any_scale_prove_nothing_and_do_not_crash(
     assert s.jobs
     if s.status == "optimal":
         assert [a.id for a in sorted(s.jobs, key=lambda a: a.start)] == ["b", "a"]
-
-
-def _one_gpu_optimum(inst: Instance, name: str) -> float:
-    """The optimum of one GPU, jobs at 0, by every order (each job right after the last)."""
-    best = math.inf
-    for order in itertools.permutations(inst.jobs):
-        end, total = 0, 0.0
-        for j in order:
-            assert j.duration is not None
-            end += j.duration
-            late = end if name == "total_weighted_jct" else max(0, end - (j.due or end))
-            total += j.weight * late
-        best = min(best, total)
-    return best
 
 
 @pytest.mark.parametrize(

@@ -85,8 +85,8 @@ def build(
 
     ends = {jid: {v: float(t * L + d) for v, (t, d) in vs.items()} for jid, vs in job_vars.items()}
     sinks = sink_jobs(instance, ends)
-    objs, cmax = add_objectives(instance, prob, ends, sinks, objectives, cmax_floor)
     k = weight_scale(instance)
+    objs, cmax = add_objectives(instance, prob, ends, sinks, objectives, cmax_floor, k)
     scales = {n: 1.0 / k for n in objs if n in WEIGHTED}
 
     sizes = {

@@ -20,8 +20,8 @@ def sink_jobs(instance: Instance, ends: Mapping[str, Mapping[pulp.LpVariable, fl
 
 
 WEIGHTED = ("total_weighted_jct", "total_weighted_tardiness")
-# Weights are valid down to 10^-310: past this scale the model's coefficients stay tiny
-# (`too_light`) and its answers prove nothing.
+# Weights are valid down to 10^-310: past this scale the coefficients stay small, and the
+# shaved bound (`solve.SOLVER_ABS_TOL`) keeps the model's claims true.
 WEIGHT_SCALE_MOST = 1e15
 
 
@@ -36,13 +36,6 @@ def weight_scale(instance: Instance) -> float:
     return min(WEIGHT_SCALE_MOST, 10.0 ** min(300, math.ceil(-math.log10(most))))
 
 
-def too_light(instance: Instance, names: Sequence[str]) -> bool:
-    """Whether a weighted objective among `names` keeps weights below 1 in the model."""
-    most = max((j.weight for j in instance.jobs), default=0.0)
-    weighted = any(n in WEIGHTED for n in names)
-    return weighted and 0.0 < most * weight_scale(instance) < 1.0
-
-
 def add_objectives(
     instance: Instance,
     prob: pulp.LpProblem,
@@ -50,12 +43,12 @@ def add_objectives(
     sinks: Sequence[str],
     objectives: Sequence[str],
     cmax_floor: float,
+    k: float = 1.0,
 ) -> tuple[dict[str, pulp.LpAffineExpression], pulp.LpVariable | None]:
     """Each objective as a linear expression over the start variables (`ends`: job ->
     start var -> end time); makespan through a Cmax variable bounded below by `cmax_floor`
-    and by the end of each of `sinks` (`sink_jobs`). The weighted ones are in units of
-    1 / `weight_scale` of the metric."""
-    k = weight_scale(instance)
+    and by the end of each of `sinks` (`sink_jobs`). The weighted ones are multiplied by
+    `k` (`weight_scale`)."""
     objs: dict[str, pulp.LpAffineExpression] = {}
     cmax = None
     if any(n in ("makespan", *ENERGY_OBJECTIVES) for n in objectives):

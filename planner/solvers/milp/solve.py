@@ -72,7 +72,7 @@ from planner.solvers.milp.horizon import (
     min_durations,
     rounding_allowance,
 )
-from planner.solvers.milp.objective import WEIGHTED, too_light
+from planner.solvers.milp.objective import WEIGHTED
 from planner.solvers.options import Progress, SolveOptions, objectives_of
 
 # A grid this coarse says nothing useful: give up on the model and return greedy's plan.
@@ -186,8 +186,7 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     # optimum, bound and infeasibility speak of that model only, and prove nothing
     split = split_by_reservation(instance, groups)
     r.info["groups_complete"], r.info["groups_split"] = complete, split
-    # (and weights too light for the solvers' absolute tolerances prove nothing either)
-    exact = exact_grid and complete and not split and not too_light(instance, r.names)
+    exact = exact_grid and complete and not split
     warm = "no greedy" if start is None else set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
 
@@ -356,9 +355,13 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
             break
         st.chosen = _snapshot(built)
         proved = res.status == "optimal" or _integral_proof(r.instance, name, res)
-        bound = _solver_bound(r.instance, name, res)
-        if bound is not None and res.objective is not None and name in WEIGHTED:
-            proved = proved and res.objective - bound <= 1e-6 * abs(res.objective)
+        bound = res.bound
+        if bound is not None and name in WEIGHTED and not _integral_weights(r.instance):
+            # the backends' tolerances are absolute (SOLVER_ABS_TOL): a proof within a
+            # relative 10^-6 of the shaved bound only (whole weights round, `_integral_proof`)
+            bound -= SOLVER_ABS_TOL
+            value = res.objective
+            proved = proved and value is not None and value - bound <= 1e-6 * abs(value)
         stage["proved"] = proved
         if bound is not None and st.proved_all:
             st.bounds[name] = bound * scale
@@ -401,14 +404,6 @@ def _fix(built: milp_model.Built, name: str, value: float | None) -> None:
 # 2.7e-6 above a verified plan of 4.000000004): a weighted objective of fractional weights
 # takes the solver's bound less this, in model units (tests/test_bounds.py)
 SOLVER_ABS_TOL = 1e-5
-
-
-def _solver_bound(instance: Instance, name: str, res: RunResult) -> float | None:
-    """The backend's bound as a valid one: shaved by SOLVER_ABS_TOL for a weighted
-    objective unless its values are whole (`_integral_proof` rounds those)."""
-    if res.bound is None or name not in WEIGHTED or _integral_weights(instance):
-        return res.bound
-    return res.bound - SOLVER_ABS_TOL
 
 
 def _integral_weights(instance: Instance) -> bool:
