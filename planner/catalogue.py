@@ -1,6 +1,10 @@
 """The model catalogue: measured profiles in models/<model>.json (contract §3).
 
-The default folder is `$PLANNER_MODELS` when set, else the repository's `models/`.
+The default folder is `$PLANNER_MODELS` when set, else the package's `planner/models`: in a
+clone a link to the repository's `models/`, in an installed wheel a copy of it
+(pyproject.toml's package data, `tests/test_packaging.py`). A clone made without links
+(Git on Windows by default) has a small file there instead, so the repository's
+`models/` is the fallback.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from planner.errors import InputError
 from planner.instance import Profile
 from planner.profiles import parse_profile
 
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "models"
+_PACKAGED = Path(__file__).resolve().parent / "models"
+DEFAULT_DIR = _PACKAGED if _PACKAGED.is_dir() else _PACKAGED.parent.parent / "models"
 
 
 def models_dir(directory: Path | str | None = None) -> Path:
