@@ -1,10 +1,7 @@
 """The model catalogue: measured profiles in models/<model>.json (contract §3).
 
-The default folder is `$PLANNER_MODELS` when set, else the package's `planner/models`: in a
-clone a link to the repository's `models/`, in an installed wheel a copy of it
-(pyproject.toml's package data, `tests/test_packaging.py`). A clone made without links
-(Git on Windows by default) has a small file there instead, so the repository's
-`models/` is the fallback.
+The default folder is `$PLANNER_MODELS` when set, else the repository's `models/` in a clone,
+or its copy `planner/models` in an installed wheel (pyproject.toml, `tests/test_packaging.py`).
 """
 
 from __future__ import annotations
@@ -18,8 +15,9 @@ from planner.errors import InputError
 from planner.instance import Profile
 from planner.profiles import parse_profile
 
-_PACKAGED = Path(__file__).resolve().parent / "models"
-DEFAULT_DIR = _PACKAGED if _PACKAGED.is_dir() else _PACKAGED.parent.parent / "models"
+_PACKAGE = Path(__file__).resolve().parent
+_WHEEL_COPY = _PACKAGE / "models"
+DEFAULT_DIR = _WHEEL_COPY if _WHEEL_COPY.is_dir() else _PACKAGE.parent / "models"
 
 
 def models_dir(directory: Path | str | None = None) -> Path:

@@ -1,5 +1,6 @@
-"""The package as a user installs it without a clone (`pip install .`, a wheel): it must
-carry the model catalogue, or every instance naming a catalogue model is refused."""
+"""The package as a user installs it without a clone (`pip install .`, a wheel, an sdist):
+it must carry every module and the model catalogue, or every instance naming a catalogue
+model is refused."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -16,50 +18,62 @@ from planner.read import read_instance, read_schedule
 from planner.verify import verify
 
 ROOT = Path(__file__).resolve().parent.parent
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project's wheel, built with the environment's own setuptools (no download) from
-    a copy of the sources, so that the build leaves nothing in the repository."""
+def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of what a build reads, so that building leaves nothing in the repository."""
     src = tmp_path_factory.mktemp("src")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
     skip = shutil.ignore_patterns("__pycache__", "*.so")
     for folder in ("planner", "models"):
-        shutil.copytree(ROOT / folder, src / folder, symlinks=True, ignore=skip)
+        shutil.copytree(ROOT / folder, src / folder, ignore=skip)
+    return src
+
+
+@pytest.fixture(scope="module")
+def wheel(sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project's wheel, built as `pip install .` builds it, with the environment's own
+    setuptools (no download)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-        ]
-        + [str(src), "-w", str(out)],
-        check=True,
-        capture_output=True,
-    )
+    build = ["wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
+    subprocess.run([*PIP, *build, str(sources), "-w", str(out)], check=True, capture_output=True)
     (built,) = out.glob("planner-*.whl")
     return built
 
 
-def test_the_wheel_carries_every_catalogue_model(wheel: Path) -> None:
-    names = zipfile.ZipFile(wheel).namelist()
+def catalogue_files() -> set[str]:
+    return {p.name for p in (ROOT / "models").iterdir() if p.suffix in (".json", ".md")}
+
+
+def test_the_wheel_carries_every_module_and_the_catalogue(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "planner").rglob("*.py")}
+    assert modules - names == set()  # a package missing from pyproject.toml's list
     shipped = {Path(n).name for n in names if n.startswith("planner/models/")}
-    assert {p.name for p in (ROOT / "models").glob("*.json")} <= shipped
-    assert "README.md" in shipped  # the catalogue's credits travel with it
+    assert catalogue_files() <= shipped  # models/README.md: the catalogue's credits
+
+
+def test_the_sdist_carries_the_catalogue(sources: Path, tmp_path: Path) -> None:
+    code = "import sys, setuptools.build_meta as b; b.build_sdist(sys.argv[1])"
+    subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], cwd=sources, check=True, capture_output=True
+    )
+    (sdist,) = tmp_path.glob("planner-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+    assert catalogue_files() <= {Path(n).name for n in names if Path(n).parent.name == "models"}
 
 
 def test_the_installed_package_plans_the_demo_from_its_own_catalogue(
     wheel: Path, tmp_path: Path
 ) -> None:
     site = tmp_path / "site"
-    zipfile.ZipFile(wheel).extractall(site)
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(site)
     env = {**os.environ, "PYTHONPATH": str(site)}
     env.pop("PLANNER_MODELS", None)
     where = subprocess.run(
@@ -70,7 +84,7 @@ def test_the_installed_package_plans_the_demo_from_its_own_catalogue(
         text=True,
         check=True,
     )
-    assert Path(where.stdout.strip()).is_relative_to(site)
+    assert Path(where.stdout.strip()) == site / "planner" / "models"
     out = tmp_path / "s.json"
     demo = ROOT / "instances" / "demo.json"
     done = subprocess.run(
