@@ -19,16 +19,17 @@ from planner.verify import verify
 
 ROOT = Path(__file__).resolve().parent.parent
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+SDIST_FOLDERS = ("tests", "instances", "docs")  # MANIFEST.in: what the tests read
 
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of what a build reads, so that building leaves nothing in the repository."""
     src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "Makefile"):
         shutil.copy2(ROOT / name, src / name)
     skip = shutil.ignore_patterns("__pycache__", "*.so")
-    for folder in ("planner", "models"):
+    for folder in ("planner", "models", *SDIST_FOLDERS):
         shutil.copytree(ROOT / folder, src / folder, ignore=skip)
     return src
 
@@ -57,15 +58,25 @@ def test_the_wheel_carries_every_module_and_the_catalogue(wheel: Path) -> None:
     assert catalogue_files() <= shipped  # models/README.md: the catalogue's credits
 
 
-def test_the_sdist_carries_the_catalogue(sources: Path, tmp_path: Path) -> None:
+def test_the_sdist_carries_the_catalogue_the_licence_and_what_its_tests_read(
+    sources: Path, tmp_path: Path
+) -> None:
     code = "import sys, setuptools.build_meta as b; b.build_sdist(sys.argv[1])"
     subprocess.run(
         [sys.executable, "-c", code, str(tmp_path)], cwd=sources, check=True, capture_output=True
     )
     (sdist,) = tmp_path.glob("planner-*.tar.gz")
     with tarfile.open(sdist) as tar:
-        names = tar.getnames()
-    assert catalogue_files() <= {Path(n).name for n in names if Path(n).parent.name == "models"}
+        names = {Path(n).relative_to(sdist.name.removesuffix(".tar.gz")) for n in tar.getnames()}
+    assert {Path("models", n) for n in catalogue_files()} <= names
+    assert Path("LICENSE") in names
+    wanted = {
+        p.relative_to(sources)
+        for folder in SDIST_FOLDERS
+        for p in (sources / folder).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert wanted - names == set()
 
 
 def test_the_installed_package_plans_the_demo_from_its_own_catalogue(

@@ -9,7 +9,7 @@ numba finds no writable place for its cache (a read-only install and no usable h
 directory, as in many containers) it refuses to define a cached function at all, and the
 solvers would go on without the heuristic; `compiled` then gives numba a private directory
 in the system's temporary directory, or else compiles without a disk cache (every process
-then pays the compilation, about 6 s, out of its time limit).
+then pays the compilation, about 6 s, on top of its time limit: README).
 
 Arrays (see rcpsp_heuristic.Project): `dur[i]` (int64), `dem[i, r]` and `cap[r]`
 (float64), predecessors and successors as CSR (`pptr`, `pidx`; `sptr`, `sidx`), and
