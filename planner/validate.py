@@ -160,7 +160,7 @@ def _check_job_refs(
                     Problem(
                         f"{path}.model",
                         f"unknown model '{job.model}': not in "
-                        f"profiles nor in the models/ catalogue"
+                        f"profiles nor in the model catalogue (`plan models` lists it)"
                         f"{suggest(job.model, available)}",
                     )
                 )

@@ -310,6 +310,15 @@ def test_export_from_schedule(tmp_path: Path) -> None:
     assert prep[0]["node"] == "" and prep[0]["tenant"] == "nlp"
 
 
+def test_models_names_the_folder_it_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    code, stdout, _ = run("models")
+    assert code == 0 and f"model catalogue ({ROOT / 'models'})" in " ".join(stdout.split())
+    monkeypatch.setenv("PLANNER_MODELS", str(tmp_path / "[nowhere]"))
+    code, stdout, stderr = run("models")
+    assert code == 0 and stdout == ""
+    assert f"no models in {tmp_path / '[nowhere]'} (missing or empty" in " ".join(stderr.split())
+
+
 def test_models_lists_catalogue() -> None:
     code, stdout, _ = run("models", "--json")
     assert code == 0

@@ -133,10 +133,10 @@ def export(schedule: str, gantt: str, instance: str | None, as_json: bool) -> No
 @stops_on_signals
 def models(as_json: bool) -> None:
     """List the model catalogue."""
-    from planner.catalogue import catalogue_rows
+    from planner.catalogue import catalogue_rows, models_dir
 
     rows = catalogue_rows()
     if as_json:
         terminal.print_json(rows)
     else:
-        terminal.print_models(rows)
+        terminal.print_models(rows, str(models_dir()))

@@ -9,7 +9,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -212,8 +212,13 @@ def print_violations(violations: Sequence[Any]) -> None:
         err.print(f"  {v}")
 
 
-def print_models(rows: Iterable[Mapping[str, Any]]) -> None:
-    t = Table(title="model catalogue")
+def print_models(rows: Sequence[Mapping[str, Any]], folder: str) -> None:
+    """The catalogue's table, titled with the folder it was read from: an installed `plan`
+    has no `models/` beside the user's files, and an empty catalogue says where it looked."""
+    if not rows:
+        print_warning(f"no models in {folder} (missing or empty; PLANNER_MODELS names a folder)")
+        return
+    t = Table(title=Text(f"model catalogue ({folder})"))
     # Model names are what users type into instances: never cut them; the lists wrap.
     t.add_column("model", no_wrap=True, overflow="fold", min_width=18)
     for col in ("batch size", "GPU memory (GB)", "GPU counts", "iteration ms"):
