@@ -13,7 +13,9 @@ Structures (why it is not quadratic):
   (priority under strict, GPU count, eligible node groups, pool need; `waiting.py`); each
   bucket is a min segment tree over its jobs sorted by release, holding list positions. A
   bucket is looked at only when some node of its groups has enough free GPUs (per node
-  group, the number of nodes with each free-GPU count);
+  group, the number of nodes with each free-GPU count); each bucket's best rank is kept
+  from one start to the next and recomputed only where a start changed it
+  (`bucket_mins.py`);
 - strict priority (R9): job b may start only if no released, unstarted job of higher
   priority was released no later than b. With m = the least release among those, b's
   candidates are the bucket's jobs released before m: a prefix of the tree;
@@ -30,7 +32,6 @@ the current time; the fit rules are `fit.py`'s, shared with the serial engine.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 import threading
@@ -45,6 +46,7 @@ from planner.instance import Instance, Job
 from planner.pools import PoolTimeline, pools_fit
 from planner.precedence import successors
 from planner.schedule import Assignment, Group, Placement
+from planner.solvers.greedy.bucket_mins import BucketMins
 from planner.solvers.greedy.fit import (
     GroupCost,
     Span,
@@ -56,7 +58,7 @@ from planner.solvers.greedy.form import too_uneven
 from planner.solvers.greedy.occupancy import Occupancy
 from planner.solvers.greedy.order import best_solo_duration
 from planner.solvers.greedy.trees import INF
-from planner.solvers.greedy.waiting import Bucket, PoolNeed, ReleasedByPriority, WaitingJobs
+from planner.solvers.greedy.waiting import PoolNeed, ReleasedByPriority, WaitingJobs
 
 _END, _FREE, _WAKE = 0, 1, 2
 _Pl = list[tuple[int, list[int]]]  # placement: (node index, GPU indices) per node
@@ -158,6 +160,8 @@ class _Engine:
         self.released = [False] * n
         self.started = [False] * n
         self.released_by_prio = ReleasedByPriority(self.jobs, self.started, self.arrive)
+        released = self.released_by_prio if self.strict else None
+        self.best = BucketMins(self.queue, self.occ, released)  # after every take above
         self.assign: list[Assignment | None] = [None] * n
         self.groups: list[Group] = []
         self.events: list[tuple[int, int, int, object]] = []
@@ -226,7 +230,7 @@ class _Engine:
         """`pools_fit` for job `i` alone from `t` for `d`. A demand that does not fit at `t`
         itself fails for every duration, and so does any larger one of the same class
         until the next start (`_pool_floor`, cleared then and at every round; buckets
-        hold jobs of one demand, so `_bucket_min` passes the rest of the bucket over):
+        hold jobs of one demand, so `_round` parks the rest of the bucket):
         with a binding pool most waiting jobs fail there at every event. On `plan
         generate --family mixed --jobs 10000 --nodes 64 --seed 1` (power pool of 20 kW)
         greedy:srsf made 4.25 million pool checks, all but 11,231 of them failing, in
@@ -359,29 +363,22 @@ class _Engine:
 
     def _round(self, t: int) -> Result | None:
         aside: list[int] = []
-        limits: dict[int, int] = {}
-        # Each bucket's best rank until the next start, in a heap: only a start changes the
-        # free GPUs and the priority limits, and a job set aside changes only its own
-        # bucket. On 3,000 generated mixed jobs with strict priorities (`plan generate
-        # --family mixed --jobs 3000 --nodes 32 --seed 1 --preemption`), which set about
-        # 30 jobs aside per round, greedy:srsf took 7.5 s recomputing every bucket after
-        # each of them; on 10,000 (`--nodes 64`, no preemption), with buckets split by pool
-        # demand, scanning the cached minima of every bucket still took about half of 25 s.
-        mins: list[int] = []
-        heap: list[tuple[int, int]] = []
+        # Each bucket's best rank is kept across starts (`bucket_mins.py`): only what a
+        # start or a set-aside changed is recomputed. On 3,000 generated mixed jobs with
+        # strict priorities (`plan generate --family mixed --jobs 3000 --nodes 32 --seed 1
+        # --preemption`), which set about 30 jobs aside per round, greedy:srsf took 7.5 s
+        # recomputing every bucket after each of them; on 10,000 (`--nodes 64`, no
+        # preemption), with buckets split by pool demand, scanning the cached minima of
+        # every bucket still took about half of 25 s.
+        best = self.best
+        best.new_epoch()
         self._pool_floor.clear()  # a new instant
         try:
             while True:
-                if not mins:  # the round's first pass, or after a start
-                    mins = [self._bucket_min(b, limits) for b in self.queue.buckets]
-                    heap = [(r, k) for k, r in enumerate(mins) if r < INF]
-                    heapq.heapify(heap)
-                while heap and heap[0][0] != mins[heap[0][1]]:
-                    heapq.heappop(heap)  # a minimum since replaced
-                if not heap:
+                top = best.top()
+                if top is None:
                     return None
-                best_r, best_k = heap[0]
-                best_b = self.queue.buckets[best_k]
+                best_r, best_k = top
                 i = self.by_rank[best_r]
                 opt, late = self._solo_now(i, t)
                 if opt is None:
@@ -390,12 +387,12 @@ class _Engine:
                         return Result(None, [], f"job {job.id}: {late}", job.id)
                     self.queue.set_aside(i)
                     aside.append(i)
-                    mins[best_k] = r = self._bucket_min(best_b, limits)
-                    if r < INF:
-                        heapq.heappush(heap, (r, best_k))
+                    if self._floored(self.queue.buckets[best_k].need):
+                        best.park(best_k)  # its pool demand failed now
                     continue
                 self.queue.leave(i)
                 d, pl = opt.duration, opt.placement
+                limits = best.limit
                 pick = self._choose_group(i, t, d, limits) if self.cands_of.get(i) else None
                 if pick is not None:
                     gid = f"g{len(self.groups) + 1}"
@@ -403,27 +400,11 @@ class _Engine:
                     self._start(pick.members, pick.durations, t, pick.placement, gid)
                 else:
                     self._start([i], (d,), t, pl, None)
-                limits.clear()  # started jobs may lift strict-priority limits
-                mins = []
+                best.new_epoch()  # started jobs may lift strict-priority limits
                 self._pool_floor.clear()
         finally:
             for i in aside:
                 self.queue.restore(i)
-
-    def _bucket_min(self, b: Bucket, limits: dict[int, int]) -> int:
-        """The best rank in bucket `b` that may start now (INF: none). A bucket whose pool
-        demand failed now (`_pool_floor`) is passed over whole, not job by job."""
-        if not b.count:
-            return INF
-        if self._floored(b.need):
-            return INF
-        if b.gpus and not any(self.occ.can_fit(gi, b.gpus) for gi in b.groups):
-            return INF
-        if not self.strict:
-            return b.tree.min_all()
-        if b.prio not in limits:
-            limits[b.prio] = self.released_by_prio.limit(b.prio)
-        return b.tree.prefix_min(bisect.bisect_left(b.rels, limits[b.prio]))
 
     def _stuck(self) -> Result:
         left = sorted((i for i in range(self.n) if not self.started[i]), key=lambda i: self.rank[i])

@@ -59,6 +59,7 @@ class Occupancy:
         self.free_cnt = [nd.gpus for nd in instance.nodes]
         self.cpu_used = [0.0] * len(instance.nodes)
         self.mem_used = [0.0] * len(instance.nodes)
+        self.touched: set[int] = set()  # node groups whose free GPUs changed (bucket_mins.py)
         self.held: list[tuple[int, int, int, int]] = []  # (end, node, bits, count)
         held = self._hold_from_the_start(gpu_reservations(instance))
         self.node_res: list[list[list[Reservation]] | None] = [
@@ -171,7 +172,9 @@ class Occupancy:
         old = self.free_cnt[node]
         self.free_mask[node] = mask
         self.free_cnt[node] = old + change
-        self.ngs[self.node_ng[node]].move(self.local[node], old, old + change)
+        gi = self.node_ng[node]
+        self.ngs[gi].move(self.local[node], old, old + change)
+        self.touched.add(gi)
 
     def use(self, node: int, per_node: int, members: Sequence[Job], sign: int) -> None:
         """Book (`sign` 1) or free (-1) the CPUs and memory `members` take on `node`."""

@@ -30,10 +30,10 @@ class Bucket:
     """The waiting jobs of one shape. `key` is the engine's (priority, GPUs, node group
     indices, pool need); `count` how many are waiting now."""
 
-    __slots__ = ("key", "prio", "gpus", "groups", "need", "jobs", "rels", "tree", "count")
+    __slots__ = ("key", "index", "prio", "gpus", "groups", "need", "jobs", "rels", "tree", "count")
 
-    def __init__(self, key: BucketKey):
-        self.key = key
+    def __init__(self, key: BucketKey, index: int):
+        self.key, self.index = key, index
         self.prio, self.gpus, self.groups, self.need = key
         self.jobs: list[int] = []  # job indices, sorted by (release, rank)
         self.rels: list[int] = []
@@ -42,7 +42,8 @@ class Bucket:
 
 
 class WaitingJobs:
-    """Which jobs wait, by bucket; `member[i]`: job `i` is in its bucket's tree."""
+    """Which jobs wait, by bucket; `member[i]`: job `i` is in its bucket's tree;
+    `changed`: the indices of the buckets whose tree changed (`bucket_mins.py` clears it)."""
 
     def __init__(
         self,
@@ -67,7 +68,7 @@ class WaitingJobs:
         for i, key in enumerate(keys):
             b = by_key.get(key)
             if b is None:
-                b = by_key[key] = Bucket(key)
+                b = by_key[key] = Bucket(key, len(by_key))
             b.jobs.append(i)
             self.bucket.append(b)
         self.buckets = list(by_key.values())
@@ -79,11 +80,13 @@ class WaitingJobs:
                 self.pos[i] = p
         self.fw_work = Fenwick(n)
         self.fw_weight = Fenwick(n)
+        self.changed: set[int] = set()
 
     def enter(self, i: int) -> None:
         b = self.bucket[i]
         b.tree.set(self.pos[i], self.rank[i])
         b.count += 1
+        self.changed.add(b.index)
         self.member[i] = True
         if self.sums:
             self.fw_work.add(self.rank[i], self.work[i])
@@ -93,6 +96,7 @@ class WaitingJobs:
         b = self.bucket[i]
         b.tree.set(self.pos[i], INF)
         b.count -= 1
+        self.changed.add(b.index)
         self.member[i] = False
         if self.sums:
             self.fw_work.add(self.rank[i], -self.work[i])
@@ -100,11 +104,15 @@ class WaitingJobs:
 
     def set_aside(self, i: int) -> None:
         """Hide waiting job `i` from its bucket's minimum until `restore`."""
-        self.bucket[i].tree.set(self.pos[i], INF)
+        b = self.bucket[i]
+        b.tree.set(self.pos[i], INF)
+        self.changed.add(b.index)
 
     def restore(self, i: int) -> None:
         if self.member[i]:
-            self.bucket[i].tree.set(self.pos[i], self.rank[i])
+            b = self.bucket[i]
+            b.tree.set(self.pos[i], self.rank[i])
+            self.changed.add(b.index)
 
     def ahead(self, i: int) -> float:
         """GPU-time of the waiting jobs before job `i` in the list, per cluster GPU."""
@@ -152,3 +160,16 @@ class ReleasedByPriority:
             if h and h[0][0] < m:
                 m = h[0][0]
         return m
+
+    def limits(self) -> dict[int, int]:
+        """`limit` of every priority level, in one pass from the highest."""
+        out: dict[int, int] = {}
+        m = INF
+        for p in self.levels:
+            out[p] = m
+            h = self.heap[p]
+            while h and self.started[h[0][1]]:
+                heapq.heappop(h)
+            if h and h[0][0] < m:
+                m = h[0][0]
+        return out
