@@ -42,6 +42,7 @@ class BucketMins:
         self.heap: list[tuple[int, int]] = []
         self.parked: set[int] = set()
         self.held: list[tuple[int, int]] = []  # valid entries of parked buckets
+        self.deferred: list[int] = []  # parked buckets that changed: recomputed once unparked
         # (node group, GPUs) -> the buckets of that shape, and whether it fits now
         self.of_shape: dict[tuple[int, int], list[int]] = defaultdict(list)
         self.of_level: dict[int, list[int]] = defaultdict(list)
@@ -65,6 +66,8 @@ class BucketMins:
         for entry in self.held:
             heapq.heappush(self.heap, entry)
         self.held.clear()
+        self.queue.changed.update(self.deferred)
+        self.deferred.clear()
         self.limits_due = self.released is not None
 
     def park(self, k: int) -> None:
@@ -73,7 +76,8 @@ class BucketMins:
 
     def top(self) -> tuple[int, int] | None:
         """(rank, bucket index) of the best job that may start now, None if none."""
-        self._refresh()
+        if self.queue.changed or self.occ.touched or self.limits_due:
+            self._refresh()
         heap, value, parked = self.heap, self.value, self.parked
         while heap:
             r, k = heap[0]
@@ -92,10 +96,11 @@ class BucketMins:
             self._refit(changed)
         if self.limits_due:
             self._relimit(changed)
-        if not changed:
-            return
-        value, heap = self.value, self.heap
+        value, heap, parked = self.value, self.heap, self.parked
         for k in changed:
+            if k in parked:  # its value is not looked at before the next epoch
+                self.deferred.append(k)
+                continue
             r = self._compute(k)
             if r != value[k]:
                 value[k] = r

@@ -195,6 +195,8 @@ class _Engine:
                     ]
                 )
             self.best_solo.append(best_solo_duration(instance, j))
+        # the order `_solo_now` tries them in, sorted once (stable: instance order on ties)
+        self.opts_by_end = [sorted(o, key=lambda o: o.duration) for o in self.opts]
         keys = [
             (
                 j.priority if self.strict else 0,
@@ -262,7 +264,7 @@ class _Engine:
         best = None
         late = ""
         n_late = 0
-        for gi, d in sorted(self.opts[i], key=lambda o: o.duration):  # stable: instance order
+        for gi, d in self.opts_by_end[i]:
             why = late_reason(self.inst, members, (d,), t)
             if why is not None:
                 late = late or why
