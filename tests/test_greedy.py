@@ -260,3 +260,18 @@ def test_gpus_held_from_the_start_are_busy_gpus_not_scanned_reservations(
                 inst.name, "greedy", "feasible", tuple(res.assignments), tuple(res.groups)
             )
             assert verify(where, plan) == []
+
+
+def test_grouping_in_limit_cuts_the_run_with_groups_not_the_plan_without() -> None:
+    # `auto` asks for it: past the time limit (0 s: at once) the event-driven run with
+    # groups ends at its first event and the plan without groups of the same order answers
+    inst = instance_from_dict(complementary(True))
+    kept = solve_greedy(inst, "interleave", OPTS, engine="events")
+    assert kept.groups and kept.info["grouping"] == "kept"
+    opts = SolveOptions(time_limit=0.0)
+    cut = solve_greedy(inst, "interleave", opts, engine="events", grouping_in_limit=True)
+    assert cut.status == "feasible" and not cut.groups
+    assert cut.info["grouping"].startswith("cut")
+    assert verify(inst, cut) == []
+    solo = solve_greedy(inst, "srsf", OPTS, engine="events")
+    assert [(a.id, a.start, a.end) for a in cut.jobs] == [(a.id, a.start, a.end) for a in solo.jobs]

@@ -35,6 +35,7 @@ from __future__ import annotations
 import heapq
 import math
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ from planner.solvers.greedy.trees import INF
 from planner.solvers.greedy.waiting import PoolNeed, ReleasedByPriority, WaitingJobs
 
 _END, _FREE, _WAKE = 0, 1, 2
+TIMED_OUT = "time limit"  # the reason of a run ended by its deadline
 _Pl = list[tuple[int, list[int]]]  # placement: (node index, GPU indices) per node
 
 
@@ -109,13 +111,15 @@ def plan_in_order(
     eff_prio: Mapping[str, int] | None = None,
     eager: bool = False,
     stop: threading.Event | None = None,
+    deadline: float | None = None,
 ) -> Result:
     """Plan with list positions `ranks` (aligned with `instance.jobs`, distinct).
     `eager`: take the best admissible group whenever one fits, without the cost comparison
     (more throughput under overload; the improvement search tries both). `stop` set (Ctrl-C
-    or SIGTERM): the run ends at its next event with no plan (reason "interrupted")."""
+    or SIGTERM): the run ends at its next event with no plan (reason "interrupted"); so
+    it does past `deadline` (`time.perf_counter()`; reason TIMED_OUT)."""
     engine = _Engine(instance, ranks, interleave, objective, cands, baseline, eff_prio, eager)
-    return engine.run(stop)
+    return engine.run(stop, deadline)
 
 
 class _Engine:
@@ -324,7 +328,7 @@ class _Engine:
                 self.queue.enter(s)
 
     # ---- main loop ------------------------------------------------------------------
-    def run(self, stop: threading.Event | None = None) -> Result:
+    def run(self, stop: threading.Event | None = None, deadline: float | None = None) -> Result:
         order = sorted(range(self.n), key=lambda i: (self.jobs[i].release, self.rank[i]))
         ptr = 0
         for w in sorted(set(self.wake)):
@@ -336,6 +340,8 @@ class _Engine:
             # a run of 20,000 mixed jobs on 8 nodes takes minutes: SIGTERM must not wait
             if stop is not None and stop.is_set():
                 return Result(None, [], "interrupted")
+            if deadline is not None and time.perf_counter() > deadline:
+                return Result(None, [], TIMED_OUT)
             t = events[0][0] if events else INF
             if ptr < self.n:
                 t = min(t, self.jobs[order[ptr]].release)

@@ -35,7 +35,7 @@ from planner.instance import Instance
 from planner.metrics import objective_values, objective_vector
 from planner.precedence import effective_priorities
 from planner.schedule import Schedule
-from planner.solvers.greedy.events import Result, plan_in_order
+from planner.solvers.greedy.events import TIMED_OUT, Result, plan_in_order
 from planner.solvers.greedy.order import (
     RULES,
     best_solo_duration,
@@ -65,6 +65,7 @@ def solve_greedy(
     options: SolveOptions,
     engine: str = "auto",
     bounds: bool = True,
+    grouping_in_limit: bool = False,
 ) -> Schedule:
     """Plan `instance` by list scheduling with the given rule (None: the default rule,
     "interleave" when interleaving is enabled, else "srsf").
@@ -74,6 +75,10 @@ def solve_greedy(
     SERIAL_WORK_BUDGET, keeping the better plan on the objectives (ties: serial). The
     schedule's lower_bound holds `planner.bounds.lower_bounds`; `bounds=False` leaves
     them out, for a start whose solver computes them itself (`exact.best_start`).
+    `grouping_in_limit`: under `interleave`, the event-driven run with groups (a second
+    run, after the one without) ends at the time limit, counted from this call, and the
+    plan without groups answers (`info["grouping"]` says so); `auto` keeps to its limit
+    this way, while the plan of last resort, the run without groups, is never cut.
     """
     t_begin = time.perf_counter()
     rule = rule or default_rule(instance)
@@ -84,10 +89,12 @@ def solve_greedy(
     names = list(objectives_of(instance, options))
     holds = hold_backs(instance, names)
     stop = options.stop
+    deadline = t_begin + options.limit
+    cut = deadline if grouping_in_limit else None
     if instance.elastic or holds:
-        best = _variants(instance, rule, names, engine, holds, stop, t_begin + options.limit)
+        best = _variants(instance, rule, names, engine, holds, stop, deadline, cut)
     else:
-        best = _solve_fixed(instance, rule, names, engine, stop)
+        best = _solve_fixed(instance, rule, names, engine, stop, cut)
     if bounds and (best.status == "feasible" or not stop.is_set()):
         best = with_bounds(instance, best, names, options.bound_iterations)
     return best.with_(wall_s=time.perf_counter() - t_begin)
@@ -101,13 +108,14 @@ def _variants(
     holds: list[tuple[str, dict[str, int]]],
     stop: threading.Event,
     deadline: float,
+    cut: float | None,
 ) -> Schedule:
     """The best plan over the count choices (`planner.elastic.count_choices`) and, under
     `energy_cost`, over holding jobs back to cheaper prices (`planner.elastic.hold_backs`).
     Every plan is valid for `instance`: a held-back plan that breaks a rule of it (strict
     priority can, as releases move) is dropped. Past `deadline` (the time limit) or once
     `stop` is set, the plans not yet made are skipped, as soon as one is found
-    (`info.variants`: how many of how many were tried)."""
+    (`info.variants`: how many of how many were tried). `cut`: see `_solve_fixed`."""
     choices = count_choices(instance) if instance.elastic else [("listed", {})]
     plans = [
         (name, counts, hold, starts)
@@ -121,7 +129,7 @@ def _variants(
             assert best is not None
             return best.with_(info={**best.info, "variants": f"{k} of {len(plans)}"})
         fixed = held_back(fixed_counts(instance, counts), starts)
-        s = _solve_fixed(fixed, rule, names, engine, stop)
+        s = _solve_fixed(fixed, rule, names, engine, stop, cut)
         if s.status != "feasible" or (hold and verify(instance, s)):
             best = best or s
             continue
@@ -136,9 +144,15 @@ def _variants(
 
 
 def _solve_fixed(
-    instance: Instance, rule: str, names: list[str], engine: str, stop: threading.Event
+    instance: Instance,
+    rule: str,
+    names: list[str],
+    engine: str,
+    stop: threading.Event,
+    cut: float | None = None,
 ) -> Schedule:
-    """One greedy plan of an instance whose jobs run at their `gpus` (no bounds)."""
+    """One greedy plan of an instance whose jobs run at their `gpus` (no bounds). `cut`
+    (`time.perf_counter()`, None: none): when the event-driven run with groups ends."""
     t_begin = time.perf_counter()
     engines: tuple[str, ...] = (engine,)
     if engine == "auto":
@@ -154,7 +168,7 @@ def _solve_fixed(
         if best is not None and stop.is_set():
             break
         try:
-            s = _plan(instance, rule, names, e, t_begin, cands, WorkMeter(budget), stop)
+            s = _plan(instance, rule, names, e, t_begin, cands, WorkMeter(budget), stop, cut)
         except OutOfWork:
             continue  # the serial engine would cost more than the budget: events only
         s = s.with_(info={**s.info, "engine": e})
@@ -189,10 +203,11 @@ def plan_order(
     cands: Sequence[CandidateGroup] | None = None,
     eager: bool = False,
     stop: threading.Event | None = None,
+    deadline: float | None = None,
 ) -> Schedule:
     """One event-driven run with an explicit list order (`ranks` aligned with the jobs):
     the building block of the improvement search. No bounds, no solo/grouped comparison.
-    `eager`, `stop`: see events.plan_in_order."""
+    `eager`, `stop`, `deadline`: see events.plan_in_order."""
     t_begin = time.perf_counter()
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if interleave and strict else None
@@ -208,6 +223,7 @@ def plan_order(
         eff,
         eager,
         stop,
+        deadline,
     )
     return _result_schedule(instance, f"greedy:{rule}", rule, res, t_begin)
 
@@ -255,15 +271,28 @@ def _plan(
     cands: Sequence[CandidateGroup] | None,
     meter: WorkMeter,
     stop: threading.Event,
+    cut: float | None,
 ) -> Schedule:
-    """One engine's plan; under `interleave` (cands given) with and without groups."""
+    """One engine's plan; under `interleave` (cands given) with and without groups, the
+    event-driven run with groups ending at `cut` (None: at its end)."""
     interleave = cands is not None
     run: Callable[[bool, dict[str, int] | None], Schedule]
     if engine == "events":
         ranks = rule_ranks(instance, rule)
 
         def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
-            return plan_order(instance, rule, names, ranks, grouping, baseline, cands, stop=stop)
+            deadline = cut if grouping else None
+            return plan_order(
+                instance,
+                rule,
+                names,
+                ranks,
+                grouping,
+                baseline,
+                cands,
+                stop=stop,
+                deadline=deadline,
+            )
     else:
 
         def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
@@ -278,6 +307,9 @@ def _plan(
     base = run(False, None)
     baseline = {a.id: a.end for a in base.jobs} if base.status == "feasible" else None
     grouped = run(True, baseline)
+    if grouped.info.get("reason") == TIMED_OUT and base.status == "feasible":
+        info = {**base.info, "grouping": "cut: the time limit ended the run with groups"}
+        return base.with_(info=info, wall_s=time.perf_counter() - t_begin)
     if base.status != "feasible" or grouped.status != "feasible" or not grouped.groups:
         return grouped if grouped.status == "feasible" else base
     og = objective_values(instance, grouped, names)
