@@ -394,7 +394,7 @@ class _Engine:
         # preemption), with buckets split by pool demand, scanning the cached minima of
         # every bucket still took about half of 25 s. Kept across starts, on `plan generate
         # --family mixed --jobs 10000 --nodes 128 --seed 1` greedy:srsf recomputes 0.86
-        # million bucket values instead of 13.2 million, and its run took 4.6 s of CPU
+        # million bucket values instead of 6.7 million, and its run took 4.6 s of CPU
         # instead of 7.4 s (same plan; load 3 on 2 cores, 2026-12-06).
         best = self.best
         best.new_epoch()
