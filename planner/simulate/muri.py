@@ -31,7 +31,7 @@ from planner.durations import (
 from planner.instance import Instance, Job
 from planner.simulate.matching import TypeMatcher
 from planner.simulate.model import Decision, Policy, SimJob, View
-from planner.simulate.packer import Packer
+from planner.simulate.packer import Packer, fewest_gpus
 from planner.simulate.policies import first_fit, placed_as, settle, try_place
 
 Pack = list[SimJob]
@@ -89,7 +89,10 @@ class Muri(Policy):
             by_k.setdefault(s.gpus, []).append(s)
         taken = dict.fromkeys(by_k, 0)
         p = self._free_packer(view)
+        low = min((fewest_gpus(s.job) for s in order), default=0)
         for s in order:
+            if p.free_gpus < low:
+                break  # every later job is passed over (`try_place`), as in `first_fit`
             k = s.gpus
             lst = by_k[k]
             first = taken[k] < len(lst) and lst[taken[k]].id == s.id

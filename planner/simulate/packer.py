@@ -205,6 +205,12 @@ def count_of(placement: PlacementT) -> int:
     return sum(len(p.gpus) for p in placement)
 
 
+def fewest_gpus(job: Job) -> int:
+    """The fewest GPUs `place([job], ...)` tries (the least of `counts_to_try([job])`): with
+    fewer free, `cannot_fit([job])` holds."""
+    return min(job.gpus, *job.gpu_counts)
+
+
 def counts_to_try(jobs: Sequence[Job]) -> list[int]:
     """The counts a run may start at, in order of preference. A job alone: its default
     count, then its other allowed counts ascending. A group: its members' default count,

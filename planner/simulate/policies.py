@@ -10,14 +10,16 @@ longer fits; `settle` then keeps every chosen run on the GPUs it already has.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import Any
 
 from planner.durations import restart_units
 from planner.instance import Job
 from planner.simulate.model import Decision, Policy, SimJob, View, Want
-from planner.simulate.packer import FOREVER, Packer, PlacementT, count_of
+from planner.simulate.packer import FOREVER, Packer, PlacementT, count_of, fewest_gpus
 
 Key = Callable[[SimJob], tuple[float | int | str, ...]]
 
@@ -134,16 +136,31 @@ def _settle_again(view: View, chosen: Sequence[Sequence[SimJob]]) -> tuple[Want,
     return tuple(out)
 
 
-def first_fit(view: View, order: Sequence[SimJob]) -> list[list[SimJob]]:
+def first_fit(view: View, order: Iterable[SimJob]) -> list[list[SimJob]]:
     """The jobs that fit, taken in `order` on the whole cluster (a job that does not fit is
     passed over), each as a group of one."""
     p = Packer(view.instance, view.now)
+    # once fewer GPUs are free than any job can run at, every later job is passed over
+    # (`try_place`): `order` need not be taken further (`in_order` sorts no more of it)
+    low = min((fewest_gpus(s.job) for s in view.jobs), default=0)
     out = []
     for sj in order:
+        if p.free_gpus < low:
+            break
         pl = try_place(p, view, [sj])
         if pl is not None:
             out.append(placed_as([sj], pl))
     return out
+
+
+def in_order(jobs: Sequence[SimJob], keys: Sequence[Any]) -> Iterator[SimJob]:
+    """`jobs` in the order of their `keys` (all different: each ends with the job's id),
+    taken one at a time from a heap: `first_fit` stops once the cluster is full, and most of
+    a long queue is then never sorted."""
+    heap = [(k, i) for i, k in enumerate(keys)]
+    heapq.heapify(heap)
+    while heap:
+        yield jobs[heapq.heappop(heap)[1]]
 
 
 def _rest(sj: SimJob) -> float:
@@ -175,7 +192,12 @@ class ListPolicy(Policy):
     def decide(self, view: View) -> Decision:
         p = kept_packer(view)
         wants = [Want(info.members, info.placement) for info in view.runs.values()]
-        waiting = sorted((s for s in view.jobs if s.run is None), key=self.key)
+        # a job needing more GPUs than are free now is passed over (`try_place`: the free
+        # GPUs only shrink as jobs start), so it is left out before the sort
+        free = p.free_gpus
+        waiting = sorted(
+            (s for s in view.jobs if s.run is None and fewest_gpus(s.job) <= free), key=self.key
+        )
         for sj in waiting:
             pl = try_place(p, view, [sj], preemptive=False)
             if pl is not None:
@@ -193,7 +215,7 @@ class PreemptivePolicy(Policy):
         self.key = KEYS[name]
 
     def decide(self, view: View) -> Decision:
-        order = sorted(view.jobs, key=self.key)
+        order = in_order(view.jobs, [self.key(s) for s in view.jobs])
         return Decision(settle(view, first_fit(view, order)))
 
 
@@ -234,8 +256,7 @@ class Tiresias(Policy):
             (q, s.run is None, entered, s.released, s.id)
             for s, (q, entered) in zip(view.jobs, qs, strict=True)
         ]
-        order = [view.jobs[i] for i in sorted(range(len(keys)), key=keys.__getitem__)]
-        wants = settle(view, first_fit(view, order))
+        wants = settle(view, first_fit(view, in_order(view.jobs, keys)))
         wake = None
         running = {a for w in wants for a in w.jobs}
         for s, (q, _) in zip(view.jobs, qs, strict=True):
