@@ -9,10 +9,14 @@ import pytest
 from builders import make_instance, profile
 
 import planner.simulate.policies as policies
+from planner.generate import generate
 from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
 from planner.online import make_policy
+from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
 from planner.simulate import result_to_schedule_dict, simulate
+from planner.simulate.engine import Engine
+from planner.simulate.engine_state import JobViews
 from planner.simulate.model import SimJob
 from planner.verify import verify
 
@@ -97,3 +101,34 @@ def test_tiresias_demotes_a_job_past_its_threshold():
     assert_verified(inst, res)
     spans = {a: [(s.start, s.end) for s in res.segments[a]] for a in ("long", "short")}
     assert spans == {"long": [(0, 3250), (8250, 15000)], "short": [(3250, 8250)]}
+
+
+@pytest.mark.parametrize("policy", ["fifo", "srsf-p", "tiresias", "muri-s"])
+def test_the_kept_views_are_the_views_made_anew(policy, monkeypatch):
+    """`Engine._view` keeps each waiting job's view from one decision to the next; at every
+    decision (and after resuming from a snapshot) it shows what making every active job's
+    view from scratch shows, in the same order."""
+    checked = []
+    kept_view = Engine._view
+
+    def compared(self, t):
+        view = kept_view(self, t)
+        live = {a: r for run in self.runs.values() for a, r in self._state(run, t)[0].items()}
+        fresh, self.views = self.views, JobViews(self.inst, self.policy.blind)
+        try:
+            anew = tuple(self._sim(a, t, live) for a in self.active)
+        finally:
+            self.views = fresh
+        assert view.jobs == anew
+        checked.append(t)
+        return view
+
+    monkeypatch.setattr(Engine, "_view", compared)
+    inst = instance_from_dict(generate("dl", 40, 1, 3, preemption=True))
+    snaps: list = []
+    whole = simulate(inst, make_policy(policy), record=snaps, every=3)
+    assert_verified(inst, whole)
+    assert len(checked) == whole.info["decisions"] and len(snaps) > 2
+    resumed = simulate(inst, make_policy(policy), start=snaps[len(snaps) // 2])
+    if policy != "tiresias":  # its queues remember what it saw before the snapshot
+        assert resumed.segments == whole.segments
