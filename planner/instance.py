@@ -292,6 +292,13 @@ class Instance:
         return {j.id: j for j in self.jobs}
 
     @cached_property
+    def runs_on_memo(self) -> dict[tuple[str, tuple[tuple[str, int], ...]], bool]:
+        """`planner.simulate.packer.Packer.runs_on`'s answers, by node group and (job,
+        GPU count) pairs: they follow from the instance alone, so every decision of a
+        simulation shares them."""
+        return {}
+
+    @cached_property
     def node_by_name(self) -> Mapping[str, Node]:
         return {n.name: n for n in self.nodes}
 

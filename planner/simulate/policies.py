@@ -40,19 +40,22 @@ def until(view: View, members: Sequence[SimJob], preemptive: bool = True) -> int
         if any(r is None for r in rest):
             return FOREVER
         return view.now + max(1, math.ceil(sum(r or 0.0 for r in rest)))
-    restarts = max(_paid(view, m) + restart_units(view.instance, m.job) for m in members)
-    need = restarts + 1
+    # each member's restart cost worked out once (it was three times: `until` runs twice
+    # for every run a preemptive decision places)
+    costs = [restart_units(view.instance, m.job) for m in members]
+    paid = [_paid(m, c) for m, c in zip(members, costs, strict=True)]
+    need = max(p + c for p, c in zip(paid, costs, strict=True)) + 1
     if all(r is not None for r in rest):
         # or room to finish: the restart it pays now, then the work it has left
-        paid = max(_paid(view, m) for m in members)
-        need = min(need, paid + math.ceil(sum(r or 0.0 for r in rest)))
+        need = min(need, max(paid) + math.ceil(sum(r or 0.0 for r in rest)))
     return view.now + max(1, need)
 
 
-def _paid(view: View, m: SimJob) -> int:
-    """The restart a member pays if its run starts now: none for a first start or a run
-    that goes on (`m.run`), its restart cost for a resume (contract §8)."""
-    return restart_units(view.instance, m.job) if m.attained and m.run is None else 0
+def _paid(m: SimJob, cost: int) -> int:
+    """The restart a member whose restart costs `cost` pays if its run starts now: none for
+    a first start or a run that goes on (`m.run`), its restart cost for a resume (contract
+    §8)."""
+    return cost if m.attained and m.run is None else 0
 
 
 def kept_packer(view: View) -> Packer:
