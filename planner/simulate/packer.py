@@ -29,7 +29,7 @@ class Packer:
         self.now = now
         self.free: list[set[int]] = [set(range(n.gpus)) for n in instance.nodes]
         self._nfree = sum(n.gpus for n in instance.nodes)  # kept equal to the free GPUs
-        # node group -> the most free GPUs one of its nodes has; dropped when one is booked
+        # node group -> at least the most free GPUs one of its nodes has (`_find`)
         self._most: dict[str, int] = {}
         self.cpus: list[float] = [0.0] * len(instance.nodes)
         self.mem: list[float] = [0.0] * len(instance.nodes)
@@ -128,7 +128,6 @@ class Packer:
         self._book_pools(jobs, FOREVER)
 
     def _book(self, node: Node, jobs: Sequence[Job], gpus: Sequence[int]) -> None:
-        self._most.pop(node.group.name, None)
         before = len(self.free[node.index])
         self.free[node.index] -= set(gpus)
         self._nfree -= before - len(self.free[node.index])
@@ -173,10 +172,25 @@ class Packer:
     def _find(
         self, ng: NodeGroup, jobs: Sequence[Job], g: int, until: int
     ) -> list[tuple[Node, list[int]]] | None:
+        """`_scan`, unless no node of `ng` can have the GPUs. A packer's free GPUs only
+        shrink, so the most free on one node, counted when a scan fails, bounds every
+        later scan: on a nearly full cluster most placements fail, and each scanned every
+        node (fifo on 10,000 generated jobs: `_find` was 20 of 127 profiled seconds).
+        Counted when a scan fails, not at every booking: srsf-p fills an empty cluster at
+        each decision, and a count after each of its placements would cost it a scan."""
+        if self._most.get(ng.name, ng.gpus) < min(g, ng.gpus):
+            return None  # no node has g free GPUs (or is wholly free): the scan finds none
+        found = self._scan(ng, jobs, g, until)
+        if found is None:
+            nodes = self.instance.nodes_of(ng)
+            self._most[ng.name] = max((len(self.free[n.index]) for n in nodes), default=0)
+        return found
+
+    def _scan(
+        self, ng: NodeGroup, jobs: Sequence[Job], g: int, until: int
+    ) -> list[tuple[Node, list[int]]] | None:
         nodes = self.instance.nodes_of(ng)
         free = self.free
-        if self._most_free(ng, nodes) < min(g, ng.gpus):
-            return None  # no node has the GPUs (or is wholly free): as the scans below find
         if g <= ng.gpus:
             for node in nodes:
                 if len(free[node.index]) < g:
@@ -196,15 +210,6 @@ class Packer:
         if len(whole) < need:
             return None
         return [(n, list(range(n.gpus))) for n in whole[:need]]
-
-    def _most_free(self, ng: NodeGroup, nodes: Sequence[Node]) -> int:
-        """The most free GPUs a node of `ng` has. Kept until a booking: on a nearly full
-        cluster most placements fail, and each scanned every node (fifo on 10,000 generated
-        jobs: `_find` was 20 of 127 profiled seconds)."""
-        most = self._most.get(ng.name)
-        if most is None:
-            most = self._most[ng.name] = max((len(self.free[n.index]) for n in nodes), default=0)
-        return most
 
     @property
     def free_gpus(self) -> int:
