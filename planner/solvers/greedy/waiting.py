@@ -150,16 +150,7 @@ class ReleasedByPriority:
 
     def limit(self, prio: int) -> int:
         """Least release among released, unstarted jobs of priority above `prio`."""
-        m = INF
-        for p in self.levels:
-            if p <= prio:
-                break
-            h = self.heap[p]
-            while h and self.started[h[0][1]]:
-                heapq.heappop(h)
-            if h and h[0][0] < m:
-                m = h[0][0]
-        return m
+        return min((self._least(p) for p in self.levels if p > prio), default=INF)
 
     def limits(self) -> dict[int, int]:
         """`limit` of every priority level, in one pass from the highest."""
@@ -167,9 +158,12 @@ class ReleasedByPriority:
         m = INF
         for p in self.levels:
             out[p] = m
-            h = self.heap[p]
-            while h and self.started[h[0][1]]:
-                heapq.heappop(h)
-            if h and h[0][0] < m:
-                m = h[0][0]
+            m = min(m, self._least(p))
         return out
+
+    def _least(self, p: int) -> int:
+        """Least release among released, unstarted jobs of priority `p` (INF: none)."""
+        h = self.heap[p]
+        while h and self.started[h[0][1]]:
+            heapq.heappop(h)
+        return h[0][0] if h else INF
