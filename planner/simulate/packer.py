@@ -219,7 +219,8 @@ class Packer:
         """True when `place(jobs, ...)` must fail: each count it would try needs more GPUs
         than are free. Policies ask first, to pass over a long queue on a full cluster
         without working out how long each run must be clear (`policies.until`)."""
-        return min(counts_to_try(jobs)) > self._nfree
+        least = fewest_gpus(jobs[0]) if len(jobs) == 1 else jobs[0].gpus  # `counts_to_try`
+        return least > self._nfree
 
 
 def count_of(placement: PlacementT) -> int:
@@ -228,8 +229,8 @@ def count_of(placement: PlacementT) -> int:
 
 
 def fewest_gpus(job: Job) -> int:
-    """The fewest GPUs `place([job], ...)` tries (the least of `counts_to_try([job])`): with
-    fewer free, `cannot_fit([job])` holds."""
+    """The fewest GPUs `place([job], ...)` tries, the least of `counts_to_try([job])`
+    (`cannot_fit` asks it too)."""
     return min(job.gpus, *job.gpu_counts)
 
 

@@ -281,7 +281,8 @@ def _plan(
         ranks = rule_ranks(instance, rule)
 
         def run(grouping: bool, baseline: dict[str, int] | None) -> Schedule:
-            deadline = cut if grouping else None
+            # cut only where the plan without groups (`baseline`) can answer instead
+            deadline = cut if grouping and baseline is not None else None
             return plan_order(
                 instance,
                 rule,
