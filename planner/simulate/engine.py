@@ -317,9 +317,7 @@ class Engine:
             rel, a = heapq.heappop(self.arrivals)
             self.active[a] = rel
             if self.sims is not None:
-                self.sims[a] = self.views.of(
-                    self.jobs[a], rel, self.rem[a], self.attained[a], None, None
-                )
+                self.sims[a] = self._sim(a, t, {})  # waiting: no run, no live work
 
     def _close(self, run: Run, a: str, end: int) -> None:
         start = run.seg_start.pop(a)

@@ -265,9 +265,6 @@ class _Engine:
         fit later)."""
         job = self.jobs[i]
         members = (job,)
-        need = self.queue.bucket[i].need
-        if need and self._floored(need):  # every option fails its pools now: only lateness
-            return None, self._late_everywhere(i, t)
         best = None
         late = ""
         n_late = 0
@@ -287,18 +284,6 @@ class _Engine:
                 break
         # Time only moves forward: once every option ends too late, none ever fits.
         return best, (late if n_late == len(self.opts[i]) else "")
-
-    def _late_everywhere(self, i: int, t: int) -> str:
-        """Why job `i` fits nowhere from `t` on ("": some option may fit later): the loop
-        of `_solo_now` when every option's pools fail."""
-        job = (self.jobs[i],)
-        late = ""
-        for _, d in self.opts_by_end[i]:
-            why = late_reason(self.inst, job, (d,), t)
-            if why is None:
-                return ""
-            late = late or why
-        return late
 
     # ---- booking --------------------------------------------------------------------
     def _start(
