@@ -16,13 +16,14 @@ from planner.cli.simulate import simulate
 from planner.cli.solve import solve
 
 EXAMPLES = """\b
-Examples:
-  plan validate instances/demo.json
-  plan solve instances/demo.json -o plan.json --gantt gantt.csv
-  plan solve instances/demo.json --solver greedy:srsf --time-limit 10
-  plan check instances/demo.json plan.json
+Examples (a clone also has the README's demo, instances/demo.json):
+  plan generate --family dl --jobs 8 --nodes 1 -o demo.json
+  plan validate demo.json
+  plan solve demo.json -o plan.json --gantt gantt.csv
+  plan solve demo.json --solver greedy:srsf --time-limit 10
+  plan check demo.json plan.json
   plan export plan.json -o -
-  plan generate --family dl --jobs 50 --nodes 4 -o dl50.json
+  plan show plan.json -o gantt.html
   plan import muri trace.csv --preemption -o trace.json
   plan simulate trace.json --policy muri-s -o realized.json --events events.jsonl
   plan bench instances/bench --solvers greedy,cpsat --time-limit 10 -o results.csv
