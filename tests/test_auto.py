@@ -22,9 +22,31 @@ def test_small_instance_goes_to_cpsat():
     assert name == "cpsat" and size <= cpsat_limit(5.0) and "fits" in why
     s = solve(i, "auto", SolveOptions(time_limit=5.0))
     assert s.info["auto"]["chose"] == "cpsat"
-    assert s.info["auto"]["why"] == why
+    assert s.info["auto"]["why"].startswith(why)
     assert s.solver.startswith("cpsat")
     assert verify(i, s) == []
+    assert s.lower_bound is not None
+
+
+def test_a_proof_in_cpsats_probe_ends_the_solve(monkeypatch):
+    """A model of at most PROBE_MAX_OPTIONS goes to CP-SAT alone first: when it proves
+    the plan optimal there, the batch and kept plans never run and CP-SAT's plan is
+    returned (before, 8 jobs on one node spent 30% of the limit annealing first)."""
+    import planner.solvers.auto as auto
+
+    def not_after_a_proof(*args, **kwargs):
+        raise AssertionError("a plan made after CP-SAT's proof")
+
+    monkeypatch.setattr(auto, "batch_plan", not_after_a_proof)
+    monkeypatch.setattr(auto, "kept_plan", not_after_a_proof)
+    i = instance_from_dict(generate("dl", 8, 1, 0))
+    assert choose(i, 30.0)[2] <= auto.PROBE_MAX_OPTIONS
+    s = solve(i, "auto", SolveOptions(time_limit=30.0))
+    assert s.status == "optimal" and "proved in its first 10%" in s.info["auto"]["why"]
+    assert verify(i, s) == []
+    alone = solve(i, "cpsat", SolveOptions(time_limit=30.0))
+    names = list(i.objective)
+    assert objective_values(i, s, names) == objective_values(i, alone, names)
     assert s.lower_bound is not None
 
 

@@ -295,15 +295,20 @@ def release_plan(
 Kept = tuple[list[float], Schedule]
 
 
+def batch_planned(instance: Instance) -> bool:
+    """Whether `batch_plan` makes plans for `instance` (else it returns None at once)."""
+    return is_batch(instance) or is_release_batch(instance)
+
+
 def batch_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
     """The best verified `Batch` plan (no preemption): on a batch over seeds 0, 1, ...
     while BATCH_SHARE of the time limit lasts (at least one each lane), on a release batch
     (`is_release_batch`) one `release_plan` per lane annealing for RELEASE_SHARE of it
     (RELEASE_SHARE_TWO_LANES with two); None on other instances or when no plan verified.
     With two lanes (`planner.solvers.lanes`) a forked child takes the odd seeds."""
-    batch = is_batch(instance)
-    if not batch and not is_release_batch(instance):
+    if not batch_planned(instance):
         return None
+    batch = is_batch(instance)
     two = lanes(options.workers) == 2
     release_share = RELEASE_SHARE_TWO_LANES if two else RELEASE_SHARE
     share = (BATCH_SHARE if batch else release_share) * options.limit
