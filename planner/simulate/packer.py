@@ -42,6 +42,9 @@ class Packer:
             name: PoolTimeline(cap, [r for r in instance.reservations if r.pool == name])
             for name, cap in instance.pools.items()
         }
+        # whether a run's end (`until` of `place` and `take`) matters here: only
+        # reservations of GPUs and pools look at it
+        self.reads_until = bool(self._res or self._pools)
 
     # -- pools (R8) ---------------------------------------------------------------------
     def _pools_fit(self, jobs: Sequence[Job], until: int) -> bool:
@@ -92,6 +95,8 @@ class Packer:
 
     def _node_ok(self, node: Node, jobs: Sequence[Job], k: int) -> bool:
         g = node.group
+        if g.cpus is None and g.mem_gb is None:
+            return True
         cpus = sum(j.cpus_per_gpu for j in jobs) * k
         mem = sum(j.mem_gb_per_gpu for j in jobs) * k
         if g.cpus is not None and self.cpus[node.index] + cpus > g.cpus + 1e-9:
@@ -131,8 +136,11 @@ class Packer:
         before = len(self.free[node.index])
         self.free[node.index] -= set(gpus)
         self._nfree -= before - len(self.free[node.index])
-        self.cpus[node.index] += sum(j.cpus_per_gpu for j in jobs) * len(gpus)
-        self.mem[node.index] += sum(j.mem_gb_per_gpu for j in jobs) * len(gpus)
+        g = node.group  # a node's CPUs and memory are counted where `_node_ok` reads them
+        if g.cpus is not None:
+            self.cpus[node.index] += sum(j.cpus_per_gpu for j in jobs) * len(gpus)
+        if g.mem_gb is not None:
+            self.mem[node.index] += sum(j.mem_gb_per_gpu for j in jobs) * len(gpus)
 
     def place(
         self, jobs: Sequence[Job], until: int, groups: Sequence[NodeGroup] | None = None
@@ -200,16 +208,17 @@ class Packer:
                     return [(node, sorted(usable)[:g])]
             return None
         need = g // ng.gpus
-        whole = [
-            n
-            for n in nodes
-            if len(free[n.index]) == n.gpus
-            and len(self._usable(n, jobs, until)) == n.gpus
-            and self._node_ok(n, jobs, n.gpus)
-        ]
-        if len(whole) < need:
-            return None
-        return [(n, list(range(n.gpus))) for n in whole[:need]]
+        whole: list[Node] = []
+        for n in nodes:
+            if (
+                len(free[n.index]) == n.gpus
+                and len(self._usable(n, jobs, until)) == n.gpus
+                and self._node_ok(n, jobs, n.gpus)
+            ):
+                whole.append(n)
+                if len(whole) == need:  # the first `need` wholly free nodes: no more looked at
+                    return [(n, list(range(n.gpus))) for n in whole]
+        return None
 
     @property
     def free_gpus(self) -> int:

@@ -51,6 +51,14 @@ def until(view: View, members: Sequence[SimJob], preemptive: bool = True) -> int
     return view.now + max(1, need)
 
 
+def end_on(p: Packer, view: View, members: Sequence[SimJob], preemptive: bool = True) -> int:
+    """`until` for a run placed on `p`, worked out only where `p` reads it (`reads_until`:
+    reservations or pools); elsewhere any end places the same. srsf-p on 3,000 generated
+    jobs (`plan generate --family dl --jobs 3000 --nodes 128 --preemption`, no
+    reservation, no pool) worked `until` out about 1.5 million times."""
+    return until(view, members, preemptive) if p.reads_until else FOREVER
+
+
 def _paid(m: SimJob, cost: int) -> int:
     """The restart a member whose restart costs `cost` pays if its run starts now: none for
     a first start or a run that goes on (`m.run`), its restart cost for a resume (contract
@@ -81,7 +89,7 @@ def try_place(
     jobs = jobs_of(members)
     if p.cannot_fit(jobs):
         return None
-    return p.place(jobs, until(view, members, preemptive))
+    return p.place(jobs, end_on(p, view, members, preemptive))
 
 
 def placed_as(members: Sequence[SimJob], placement: PlacementT) -> list[SimJob]:
@@ -110,13 +118,13 @@ def settle(view: View, chosen: Sequence[Sequence[SimJob]]) -> tuple[Want, ...]:
     rest: list[int] = []
     for i, grp in enumerate(chosen):
         pl = _current(view, grp)
-        if pl is not None and p.take(pl, jobs_of(grp), until(view, grp)):
+        if pl is not None and p.take(pl, jobs_of(grp), end_on(p, view, grp)):
             done[i] = Want(tuple(m.id for m in grp), pl)
             continue
         rest.append(i)
     rest.sort(key=lambda i: -chosen[i][0].gpus)
     for i in rest:
-        pl2 = p.place(jobs_of(chosen[i]), until(view, chosen[i]))
+        pl2 = p.place(jobs_of(chosen[i]), end_on(p, view, chosen[i]))
         if pl2 is None:
             return _settle_again(view, chosen)
         done[i] = Want(tuple(m.id for m in chosen[i]), pl2)
@@ -127,7 +135,7 @@ def _settle_again(view: View, chosen: Sequence[Sequence[SimJob]]) -> tuple[Want,
     p = Packer(view.instance, view.now)
     out: list[Want] = []
     for grp in sorted(chosen, key=lambda g: -g[0].gpus):
-        jobs, end = jobs_of(grp), until(view, grp)
+        jobs, end = jobs_of(grp), end_on(p, view, grp)
         rid = grp[0].run
         pl = view.runs[rid].placement if rid is not None else None
         if pl is not None and count_of(pl) != grp[0].gpus:
