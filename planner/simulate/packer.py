@@ -31,6 +31,8 @@ class Packer:
         self._nfree = sum(n.gpus for n in instance.nodes)  # kept equal to the free GPUs
         # node group -> at least the most free GPUs one of its nodes has (`_find`)
         self._most: dict[str, int] = {}
+        # (node group, g) -> how many of its first nodes have fewer than g free GPUs (`_scan`)
+        self._short: dict[tuple[str, int], int] = {}
         self.cpus: list[float] = [0.0] * len(instance.nodes)
         self.mem: list[float] = [0.0] * len(instance.nodes)
         self._res = [r for r in instance.reservations if r.pool is None and r.end > now]
@@ -200,8 +202,17 @@ class Packer:
         nodes = self.instance.nodes_of(ng)
         free = self.free
         if g <= ng.gpus:
-            for node in nodes:
+            # the free GPUs only shrink, so a node with fewer than g free is never looked at
+            # again for g: srsf-p fills an empty cluster at each decision, first fit from the
+            # first node (3,000 generated jobs on 128 nodes: `_scan` was the packer's most)
+            key = (ng.name, g)
+            lead = self._short.get(key, 0)
+            for i in range(lead, len(nodes)):
+                node = nodes[i]
                 if len(free[node.index]) < g:
+                    if i == lead:
+                        lead += 1
+                        self._short[key] = lead
                     continue  # speed: `_usable` is a subset of the free GPUs
                 usable = self._usable(node, jobs, until)
                 if len(usable) >= g and self._node_ok(node, jobs, g):
