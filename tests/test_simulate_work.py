@@ -5,8 +5,10 @@ run must be clear of reservations; the view reuses what it made of a job that wa
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
-from builders import make_instance, profile
+from builders import make_instance, profile, reservation
 
 import planner.simulate.policies as policies
 from planner.generate import generate
@@ -18,6 +20,7 @@ from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.engine import Engine
 from planner.simulate.engine_state import JobViews
 from planner.simulate.model import SimJob
+from planner.simulate.packer import Packer
 from planner.verify import verify
 
 A = profile("A", {1: (1000, 800, 100, 50)})
@@ -42,7 +45,8 @@ def assert_verified(inst: Instance, res) -> None:
 
 
 @pytest.mark.parametrize("policy", ["srtf", "srsf-p", "tiresias"])
-def test_a_full_cluster_passes_the_queue_over(policy, monkeypatch):
+@pytest.mark.parametrize("held", [False, True])
+def test_a_full_cluster_passes_the_queue_over(policy, held, monkeypatch):
     calls = []
 
     def counted(view, members, preemptive=True):
@@ -52,13 +56,37 @@ def test_a_full_cluster_passes_the_queue_over(policy, monkeypatch):
     until = policies.until
     monkeypatch.setattr(policies, "until", counted)
     inst = queue_on_one_gpu()
+    if held:  # a hold of the GPU long after the queue is done: the packer reads `until`
+        inst = replace(inst, reservations=(reservation("m", 10**6, 10**6 + 1, nodes=["n-0"]),))
     res = simulate(inst, make_policy(policy))
     assert_verified(inst, res)
     decisions = res.info["decisions"]
     # one job fits the GPU: first fit asks for it, settle once more; before, first fit
-    # asked for every waiting job at every decision (QUEUE * (QUEUE + 1) / 2 and more)
-    assert len(calls) <= 2 * decisions
+    # asked for every waiting job at every decision (QUEUE * (QUEUE + 1) / 2 and more).
+    # Without a reservation or a pool no placement reads it, and it is not worked out
+    assert 0 < len(calls) <= 2 * decisions if held else calls == []
     assert decisions < QUEUE * 2
+
+
+def test_a_scan_passes_over_only_nodes_short_for_its_count():
+    # Packer._scan skips, for each count, the leading nodes seen with fewer GPUs free than
+    # that count: a node short for 2 GPUs is still looked at for 1, and a node taken later
+    # is skipped for whole-node runs only from then
+    inst = make_instance([], [NodeGroup("n", 4, 4)])
+    p = Packer(inst, 0)
+
+    def at(g: int) -> list[tuple[str, tuple[int, ...]]] | None:
+        pl = p.place([Job(f"j{g}", g, duration=1)], 1)
+        return None if pl is None else [(x.node, x.gpus) for x in pl]
+
+    assert at(3) == [("n-0", (0, 1, 2))]
+    assert at(4) == [("n-1", (0, 1, 2, 3))]
+    assert at(2) == [("n-2", (0, 1))]  # n-0 and n-1 are short for 2
+    assert at(1) == [("n-0", (3,))]  # n-0 is not short for 1
+    assert at(8) is None  # n-3 is the only whole node left
+    assert at(2) == [("n-2", (2, 3))]
+    assert at(4) == [("n-3", (0, 1, 2, 3))]
+    assert at(1) is None and p.free_gpus == 0
 
 
 def test_the_view_remakes_only_what_changed(monkeypatch):

@@ -86,7 +86,11 @@ class Packer:
         it (R5: `node_types`, size, CPUs, memory) and a group is admissible there
         (contract §4 at the group's speed and GPU memory, R7). Policies choose groups and
         keep runs where they are; this is what no placement gets past."""
-        key = (ng.name, tuple((j.id, j.gpus) for j in jobs))
+        key: tuple[str, tuple[tuple[str, int], ...]]
+        if len(jobs) == 1:  # speed: most runs are one job (the same key)
+            key = (ng.name, ((jobs[0].id, jobs[0].gpus),))
+        else:
+            key = (ng.name, tuple((j.id, j.gpus) for j in jobs))
         ok = self._runs_on.get(key)
         if ok is None:
             ok = all(ng in self.instance.eligible_groups(j) for j in jobs)
@@ -199,36 +203,34 @@ class Packer:
     def _scan(
         self, ng: NodeGroup, jobs: Sequence[Job], g: int, until: int
     ) -> list[tuple[Node, list[int]]] | None:
+        """The first node of `ng` with `g` usable GPUs (`g` at most a node's), or the first
+        `g / gpus-per-node` wholly usable nodes."""
         nodes = self.instance.nodes_of(ng)
         free = self.free
-        if g <= ng.gpus:
-            # the free GPUs only shrink, so a node with fewer than g free is never looked at
-            # again for g: srsf-p fills an empty cluster at each decision, first fit from the
-            # first node (3,000 generated jobs on 128 nodes: `_scan` was the packer's most)
-            key = (ng.name, g)
-            lead = self._short.get(key, 0)
-            for i in range(lead, len(nodes)):
-                node = nodes[i]
-                if len(free[node.index]) < g:
-                    if i == lead:
-                        lead += 1
-                        self._short[key] = lead
-                    continue  # speed: `_usable` is a subset of the free GPUs
-                usable = self._usable(node, jobs, until)
-                if len(usable) >= g and self._node_ok(node, jobs, g):
-                    return [(node, sorted(usable)[:g])]
-            return None
-        need = g // ng.gpus
-        whole: list[Node] = []
-        for n in nodes:
-            if (
-                len(free[n.index]) == n.gpus
-                and len(self._usable(n, jobs, until)) == n.gpus
-                and self._node_ok(n, jobs, n.gpus)
-            ):
-                whole.append(n)
-                if len(whole) == need:  # the first `need` wholly free nodes: no more looked at
-                    return [(n, list(range(n.gpus))) for n in whole]
+        each = min(g, ng.gpus)  # the GPUs each node must have free
+        need = g // ng.gpus  # nodes wholly taken (when g > ng.gpus)
+        whole: list[tuple[Node, list[int]]] = []
+        # the free GPUs only shrink, so a node with fewer than `each` free is never looked
+        # at again for `each`: srsf-p fills an empty cluster at each decision, first fit
+        # from the first node (3,000 generated jobs on 128 nodes: `_scan` was the packer's
+        # most)
+        key = (ng.name, each)
+        lead = self._short.get(key, 0)
+        for i in range(lead, len(nodes)):
+            node = nodes[i]
+            if len(free[node.index]) < each:
+                if i == lead:
+                    lead += 1
+                    self._short[key] = lead
+                continue  # speed: `_usable` is a subset of the free GPUs
+            usable = self._usable(node, jobs, until)
+            if len(usable) < each or not self._node_ok(node, jobs, each):
+                continue
+            if g <= ng.gpus:
+                return [(node, sorted(usable)[:g])]
+            whole.append((node, list(range(node.gpus))))
+            if len(whole) == need:
+                return whole
         return None
 
     @property
