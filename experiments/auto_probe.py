@@ -5,7 +5,7 @@ release plans.
     .venv/bin/python experiments/auto_probe.py [--time-limit 10] [--seeds 2]
 
 Generates `plan generate --family dl|mixed --jobs J --nodes N --seed S` for J, N from 6 on
-one node to 24 on four, solves each with `auto` twice (probe off, then on), verifies both
+one node to 20 on two, solves each with `auto` twice (probe off, then on), verifies both
 schedules and prints the model's options, each run's status, wall time and first
 objective; then, for the instances the probe applies to (at most PROBE_MAX_OPTIONS
 options, and the batch or release plans would run: `batch.batch_planned`), how many plans

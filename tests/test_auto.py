@@ -41,7 +41,8 @@ def test_a_proof_in_cpsats_probe_ends_the_solve(monkeypatch):
     monkeypatch.setattr(auto, "kept_plan", not_after_a_proof)
     i = instance_from_dict(generate("dl", 8, 1, 0))
     assert choose(i, 30.0)[2] <= auto.PROBE_MAX_OPTIONS
-    s = solve(i, "auto", SolveOptions(time_limit=30.0))
+    # 60 s: a probe of 6 s, for a proof that takes 0.35 s on an idle machine
+    s = solve(i, "auto", SolveOptions(time_limit=60.0))
     assert s.status == "optimal" and "proved in its first 10%" in s.info["auto"]["why"]
     assert verify(i, s) == []
     alone = solve(i, "cpsat", SolveOptions(time_limit=30.0))

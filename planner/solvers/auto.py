@@ -80,10 +80,13 @@ ENERGY_ENGINE_SHARE = 0.25
 # --jobs 8 --nodes 1`, 14 options, took 10 s of the default 30 s for a plan CP-SAT proves
 # optimal in 0.5 s).
 # PROBE_MAX_OPTIONS: on 36 generated instances of 10-24 jobs (3 s each), CP-SAT alone
-# proved 20 of the 24 up to 50 options, 1 of the 12 above; with 100, three of 63-71
-# options it did not prove lost 0.04-0.55% (the probe's time). experiments/auto_probe.py
-# (10 s, one run): on the 16 instances probed the same plans, median wall 3.35 -> 0.32 s.
-PROBE_MAX_OPTIONS = 50
+# proved 18 of the 19 up to 40 options (the other ended in 0.5 s: optimal on its time
+# grid, not proved); of the 5 of 41-50 options, two ran their whole 3 s unproved, and
+# with 100, three of 63-71 options lost 0.04-0.55% (the probe's time). An unproved probe's
+# plan is dropped: CP-SAT starts again from the best start after the batch plans.
+# experiments/auto_probe.py (10 s, one run): on the 13 instances probed the same plans,
+# median wall 3.31 -> 0.22 s.
+PROBE_MAX_OPTIONS = 40
 PROBE_SHARE = 0.1
 
 
@@ -148,7 +151,6 @@ def solve_auto(instance: Instance, options: SolveOptions) -> Schedule:
             if probe is not None and probe.status in ("optimal", "infeasible"):
                 why += f"; proved in its first {PROBE_SHARE:.0%} of the limit"
                 return _finished(instance, probe, (name, why, size), options, t0)
-            kept = the_better(instance, options, kept, probe)
         if name != "cpsat":
             # the greedy plan first, so that the kept plans keep to what is left of the
             # limit: on trace1.csv whole (1,494 jobs) the greedy plan takes about 1.7 s,
