@@ -28,7 +28,7 @@ from planner.simulate.engine import simulate
 from planner.simulate.model import Decision, PlacementT, Policy, SimJob, View, Want
 from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
-from planner.simulate.policies import jobs_of, kept_packer, placed_as, settle, until
+from planner.simulate.policies import end_on, jobs_of, kept_packer, placed_as, settle
 from planner.solvers.lanes import lanes, side_by_side
 from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.preempt.partition import Batcher, Ids, Timed
@@ -184,7 +184,7 @@ def on_nodes(
 ) -> PlacementT | None:
     """The group booked on `nodes` (c GPUs of one node, or all of each node) if they are
     free now; first fit anywhere when no nodes are given."""
-    jobs, end = jobs_of(members), until(view, members, preemptive=False)
+    jobs, end = jobs_of(members), end_on(p, view, members, preemptive=False)
     if not nodes:
         return p.place(jobs, end)
     inst = view.instance
@@ -240,7 +240,7 @@ class Replan(Policy):
             if t.start > EPS:
                 continue
             members = [by_id[i] for i in t.ids]
-            pl = p.place(jobs_of(members), until(view, members, preemptive=False))
+            pl = p.place(jobs_of(members), end_on(p, view, members, preemptive=False))
             if pl is not None:
                 chosen.append(placed_as(members, pl))
         return Decision(settle(view, chosen))

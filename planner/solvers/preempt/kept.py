@@ -26,7 +26,7 @@ from planner.simulate.model import Decision, SimJob, View, Want
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.packer import Packer
-from planner.simulate.policies import jobs_of, kept_packer, until
+from planner.simulate.policies import end_on, jobs_of, kept_packer
 from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.preempt.policy import Deadline, Keys
 from planner.verify import verify
@@ -62,7 +62,7 @@ class KeptMuri(Muri):
         packs.sort(key=lambda pk: min(rank[m.id] for m in pk))
         p = self._free_packer(view)
         for pk in packs:
-            pl = p.place(jobs_of(pk), until(view, pk, preemptive=False))
+            pl = p.place(jobs_of(pk), end_on(p, view, pk, preemptive=False))
             if pl is not None:
                 wants.append(Want(tuple(m.id for m in pk), pl))
         return Decision(tuple(wants))
