@@ -132,6 +132,24 @@ def test_user_text_in_brackets_is_shown_as_given(tmp_path: Path) -> None:
     )
 
 
+def test_user_text_with_emoji_codes_is_shown_as_given(tmp_path: Path) -> None:
+    # rich replaced ":fire:" in a name or an id by its emoji: the summary said "plan for
+    # de🔥mo", the job table "x👍", the error "unknown job 'no🔥such'"
+    doc = json.loads(Path(DEMO).read_text())
+    doc["name"], doc["jobs"][0]["id"] = "de:fire:mo", "x:+1:"
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(doc))
+    code, stdout, _ = run("solve", good, "--solver", "greedy", "--jobs", "-o", tmp_path / "s.json")
+    assert code == 0 and "plan for de:fire:mo" in stdout and " x:+1: " in stdout
+    sched = schedule_from_dict(json.loads((tmp_path / "s.json").read_text()))
+    assert verify(read_instance(good), sched) == []
+    doc["jobs"][1]["after"] = ["no:fire:such"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    code, _, stderr = run("validate", bad)
+    assert code == 2 and "unknownjob'no:fire:such'" in "".join(stderr.split())
+
+
 def test_control_characters_in_user_text_reach_no_terminal(tmp_path: Path) -> None:
     # an id with ESC [31m turned the user's terminal red (the job table printed it raw,
     # and the error message too): shown as \x1b instead

@@ -55,9 +55,10 @@ def silence_output() -> None:
 
 # No markup by default: ids, names, paths and messages are the user's text, and rich would
 # read "[red]" in them as a style (tables too); a line that styles says markup=True and
-# escapes what it echoes (`tests/test_cli.py`).
-out = _Console(highlight=False, soft_wrap=True, markup=False)
-err = _Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+# escapes what it echoes. No emoji codes either: rich printed a job "j:fire:" as "j🔥"
+# (`tests/test_cli.py`).
+out = _Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+err = _Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 # A pipe takes 64 KiB at a time (Linux): one larger write whose reader leaves after its
