@@ -311,3 +311,25 @@ def test_job_table_gives_a_preempted_jobs_nodes_and_counts_in_turn(tmp_path: Pat
     assert _in_turn(["n-0", "n-0", "n-1", "n-0"]) == "n-0 → n-1 → n-0"
     assert (rows["g1"].nodes, rows["g1"].gpus, rows["g1"].group) == ("n-1", "2", "G")
     assert rows["b"].nodes == "n-0,n-1" and rows["d"].group == ""
+
+
+def test_the_readme_python_block_runs_as_written(tmp_path: Path, monkeypatch) -> None:
+    """README, "From Python": the block runs from a clone's top folder and writes the plan
+    and its Gantt CSV, which `planner.verify` accepts as read back."""
+    import os
+    import re
+
+    from planner.read import read_instance
+    from planner.schedule import schedule_from_dict
+    from planner.verify import verify
+
+    top = DEMO.parent.parent
+    text = (top / "README.md").read_text()
+    section = text.split("## From Python", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    block = block.replace('"instances/demo.json"', repr(os.fspath(DEMO)))
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    doc = json.loads((tmp_path / "plan.json").read_text())
+    assert verify(read_instance(DEMO), schedule_from_dict(doc)) == []
+    assert (tmp_path / "plan.csv").read_text().startswith("job,")
