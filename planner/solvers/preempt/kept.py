@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from planner.instance import Instance
+from planner.instance import Instance, Job
 from planner.metrics import objective_values, objective_vector
 from planner.schedule import Schedule, schedule_from_dict
 from planner.simulate.engine import simulate
@@ -25,10 +25,10 @@ from planner.simulate.engine_state import Stopped
 from planner.simulate.model import Decision, SimJob, View, Want
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict
-from planner.simulate.packer import Packer
-from planner.simulate.policies import end_on, jobs_of, kept_packer
+from planner.simulate.packer import Packer, PlacementT
+from planner.simulate.policies import end_on, jobs_of
 from planner.solvers.options import SolveOptions, objectives_of
-from planner.solvers.preempt.policy import Deadline, Keys
+from planner.solvers.preempt.policy import Deadline, Keys, Memo
 from planner.verify import verify
 
 # GPU exponents of the order tried (on cluster_trace.csv without preemption, 8 x 8: a = 0,
@@ -41,15 +41,36 @@ KEPT_MAX_JOBS = 2_000
 class KeptMuri(Muri):
     preemptive = False
 
-    def __init__(self) -> None:
+    def __init__(self, memo: Memo | None = None) -> None:
         super().__init__("muri-s")
         self.name = "muri-kept"
+        if memo is not None:  # matching weights and type-level matchings of the instance
+            self._weights, self._matchers = memo.weights, memo.matchers
+        # the running runs of the view last seen, its `runs` first: their placements and
+        # jobs, booked on each packer of the decision, and the GPUs they leave free
+        self._running: tuple[object, list[tuple[PlacementT, list[Job]]], int] | None = None
+
+    def _booked(self, view: View) -> tuple[list[tuple[PlacementT, list[Job]]], int]:
+        """What `kept_packer` books for `view`, worked out once per engine decision (the
+        policy made three packers a decision, each finding the running jobs among all)."""
+        if self._running is None or self._running[0] is not view.runs:
+            by_id = {s.id: s for s in view.jobs if s.run is not None}
+            runs = [(i.placement, [by_id[a].job for a in i.members]) for i in view.runs.values()]
+            self._running = (view.runs, runs, self._packer(view, runs).free_gpus)
+        return self._running[1], self._running[2]
+
+    @staticmethod
+    def _packer(view: View, runs: list[tuple[PlacementT, list[Job]]]) -> Packer:
+        p = Packer(view.instance, view.now)
+        for placement, jobs in runs:
+            p.book_running(placement, jobs)
+        return p
 
     def _free_packer(self, view: View) -> Packer:
-        return kept_packer(view)
+        return self._packer(view, self._booked(view)[0])
 
     def _capacity(self, view: View) -> int:
-        return self._free_packer(view).free_gpus
+        return self._booked(view)[1]
 
     def decide(self, view: View) -> Decision:
         wants = [Want(info.members, info.placement) for info in view.runs.values()]
@@ -62,7 +83,10 @@ class KeptMuri(Muri):
         packs.sort(key=lambda pk: min(rank[m.id] for m in pk))
         p = self._free_packer(view)
         for pk in packs:
-            pl = p.place(jobs_of(pk), end_on(p, view, pk, preemptive=False))
+            jobs = jobs_of(pk)
+            if p.cannot_fit(jobs):  # `place` fails: no need to work out the run's end
+                continue
+            pl = p.place(jobs, end_on(p, view, pk, preemptive=False))
             if pl is not None:
                 wants.append(Want(tuple(m.id for m in pk), pl))
         return Decision(tuple(wants))
@@ -71,12 +95,18 @@ class KeptMuri(Muri):
 class _Keyed(KeptMuri):
     """KeptMuri with the order `remaining solo time x GPUs^gpu_exp` (muri-s: 1)."""
 
-    def __init__(self, gpu_exp: float):
-        super().__init__()
+    def __init__(self, gpu_exp: float, memo: Memo | None = None):
+        super().__init__(memo)
         self.keys = Keys(gpu_exp=gpu_exp)
+        # each job's key with the view it was worked out from: a waiting job's view stays
+        # the same object from one decision to the next (`Engine._view`)
+        self._keys: dict[str, tuple[SimJob, tuple[float, int, str]]] = {}
 
     def _key(self, s: SimJob) -> tuple[float, int, str]:
-        return self.keys.key(s)
+        got = self._keys.get(s.id)
+        if got is None or got[0] is not s:
+            got = self._keys[s.id] = (s, self.keys.key(s))
+        return got[1]
 
 
 def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
@@ -92,9 +122,10 @@ def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
     names = list(objectives_of(instance, options))
     best: tuple[list[float], Schedule] | None = None
     halt = Deadline(time.perf_counter() + options.limit, options.stop)
+    memo = Memo(instance)  # the runs share what no order changes, as the search's do
     for a in GPU_EXPONENTS:
         try:
-            res = simulate(instance, _Keyed(a), stop=halt)
+            res = simulate(instance, _Keyed(a, memo), stop=halt)
         except Stopped:
             break
         except (RuntimeError, ValueError, KeyError):
