@@ -1,7 +1,8 @@
-"""How much work Muri's grouping kept to the end (`planner.solvers.preempt.kept`) does:
-counted, not timed. What depends only on the instance is worked out once for the three
-engine runs of `kept_plan`; a waiting job's order key once per view of it; a pack that
-cannot fit does not work out how long its run must be clear."""
+"""How much work Muri's grouping kept to the end (`planner.solvers.preempt.kept`) and the
+matching it shares with `muri-s`/`muri-l` do: counted, not timed. What depends only on the
+instance is worked out once for the three engine runs of `kept_plan`; a waiting job's order
+key once per view of it; a pack that cannot fit does not work out how long its run must
+be clear; the matching asks each pair of types once per solve."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from planner.instance import Interleaving, Job, NodeGroup
 from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
 from planner.simulate import result_to_schedule_dict, simulate
+from planner.simulate.matching import TypeMatcher
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt.kept import _Keyed, kept_plan
 from planner.solvers.preempt.policy import Keys
@@ -90,3 +92,17 @@ def test_a_pack_that_cannot_fit_does_not_work_out_its_end(monkeypatch):
     assert_verified(inst, res)
     # each start asks at most twice: when it becomes a candidate and when it is placed
     assert 0 < len(calls) <= 2 * len(jobs)
+
+
+def test_the_matching_asks_each_pair_of_types_once_per_solve():
+    asked = []
+
+    def weight(a, b):
+        asked.append((a, b))
+        return 0.0 if a == b == "c" else 1.0 + 0.01 * ("abc".index(a) + "abc".index(b))
+
+    types = ["a", "b", "c"] * 8
+    pairs = TypeMatcher(weight).pairs(types)
+    assert sorted(i for p in pairs for i in p) == list(range(len(types)))
+    assert len(asked) == len(set(asked)) <= 9
+    assert sum(len(p) == 2 for p in pairs) == 12  # everything pairs: no c-c edge is needed
