@@ -2,9 +2,13 @@
 matching it shares with `muri-s`/`muri-l` do: counted, not timed. What depends only on the
 instance is worked out once for the three engine runs of `kept_plan`; a waiting job's order
 key once per view of it; a pack that cannot fit does not work out how long its run must
-be clear; the matching asks each pair of types once per solve."""
+be clear; the matching asks each pair of types once per solve. The R9 gate's shortcut
+holds back what the plain rule does."""
 
 from __future__ import annotations
+
+import random
+from dataclasses import replace
 
 from builders import make_instance, profile, reservation
 
@@ -16,6 +20,7 @@ from planner.read import instance_from_dict
 from planner.schedule import schedule_from_dict
 from planner.simulate import result_to_schedule_dict, simulate
 from planner.simulate.matching import TypeMatcher
+from planner.simulate.priority import PriorityGate
 from planner.solvers.options import SolveOptions
 from planner.solvers.preempt.kept import _Keyed, kept_plan
 from planner.solvers.preempt.policy import Keys
@@ -106,3 +111,36 @@ def test_the_matching_asks_each_pair_of_types_once_per_solve():
     assert sorted(i for p in pairs for i in p) == list(range(len(types)))
     assert len(asked) == len(set(asked)) <= 9
     assert sum(len(p) == 2 for p in pairs) == 12  # everything pairs: no c-c edge is needed
+
+
+def test_the_priority_gate_holds_back_what_the_plain_rule_does():
+    # R9 as written: b is held back if a job of higher priority released no later waits
+    rnd = random.Random(3)
+    for _ in range(200):
+        jobs = [
+            replace(
+                Job(f"j{i:02d}", 1, duration=1),
+                priority=rnd.randint(0, 3),
+                release=rnd.randint(0, 20),
+            )
+            for i in range(30)
+        ]
+        inst = make_instance(jobs, [NodeGroup("n", 1, 1)], priority_policy="strict")
+        gate = PriorityGate(inst)
+        started = {j.id for j in jobs if rnd.random() < 0.3}
+        now = rnd.randint(0, 25)
+        waiting = [j for j in jobs if j.release <= now and j.id not in started]
+        starting = {j.id for j in waiting if rnd.random() < 0.4}
+        got = gate.blocked(now, started.__contains__, starting)
+        going = set(starting)
+        while True:  # the plain rule, to a fixed point
+            out = [a for a in waiting if a.id not in going]
+            held = {
+                b.id
+                for b in waiting
+                if any(a.priority > b.priority and a.release <= b.release for a in out)
+            }
+            if not held & going:
+                break
+            going -= held
+        assert got == held - going if starting else got == set()

@@ -25,8 +25,8 @@ class PriorityGate:
     priorities."""
 
     def __init__(self, instance: Instance):
-        levels = {j.priority for j in instance.jobs}
-        self.active = instance.priority_policy == "strict" and len(levels) > 1
+        self.levels = {j.priority for j in instance.jobs}
+        self.active = instance.priority_policy == "strict" and len(self.levels) > 1
         order = sorted(instance.jobs, key=lambda j: (j.release, j.id))
         self.ids = [j.id for j in order]
         self.releases = [j.release for j in order]
@@ -62,9 +62,9 @@ class PriorityGate:
         def behind(b: str) -> bool:
             return any(p > self.prio[b] and r <= self.release[b] for p, r in lowest.items())
 
-        for a in waiting:
-            if a not in going:
-                wait(a)
+        for a in waiting:  # `waiting` is in release order: a level's first is its lowest
+            if a not in going and self.prio[a] not in lowest:
+                lowest[self.prio[a]] = self.release[a]
         while True:  # a job held back holds back the ones behind it
             new = {b for b in going if behind(b)}
             if not new:
@@ -72,4 +72,11 @@ class PriorityGate:
             going -= new
             for b in new:
                 wait(b)
-        return {b for b in waiting if b not in going and behind(b)}
+        # behind(b) for every waiting job at once: the lowest release of a higher level
+        # (asking `behind` of each was most of R9's time on 1,000 generated mixed jobs)
+        least = {q: min((r for p, r in lowest.items() if p > q), default=None) for q in self.levels}
+        return {
+            b
+            for b in waiting
+            if b not in going and (m := least[self.prio[b]]) is not None and self.release[b] >= m
+        }
