@@ -2,8 +2,8 @@
 matching it shares with `muri-s`/`muri-l` do: counted, not timed. What depends only on the
 instance is worked out once for the three engine runs of `kept_plan`; a waiting job's order
 key once per view of it; a pack that cannot fit does not work out how long its run must
-be clear; the matching asks each pair of types once per solve. The R9 gate's shortcut
-holds back what the plain rule does."""
+be clear; the matching asks each pair of types once per solve. The shortcuts give the
+same answers as the plain formulas they replace (`slot_cycle`, the R9 gate)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from builders import make_instance, profile, reservation
 
 import planner.simulate.muri as muri
 import planner.simulate.policies as policies
+from planner.durations import slot_cycle
 from planner.generate import generate
 from planner.instance import Interleaving, Job, NodeGroup
 from planner.read import instance_from_dict
@@ -111,6 +112,34 @@ def test_the_matching_asks_each_pair_of_types_once_per_solve():
     assert sorted(i for p in pairs for i in p) == list(range(len(types)))
     assert len(asked) == len(set(asked)) <= 9
     assert sum(len(p) == 2 for p in pairs) == 12  # everything pairs: no c-c edge is needed
+
+
+def _slot_cycle_plain(order):
+    """contract §4's recurrence as written first: the whole list, `max` at each step."""
+    k = len(order)
+    d, g, n = [s[0] for s in order], [s[1] for s in order], [s[2] for s in order]
+    f = [0.0] * 161
+    for i in range(160):
+        best = f[i]
+        if (i + 1) % 4 < k:
+            best = max(best, f[i] + n[(i + 1) % 4])
+        if (i + 2) % 4 < k:
+            best = max(best, f[i] + g[(i + 2) % 4])
+        if i >= 1 and (i + 3) % 4 < k:
+            best = max(best, f[i - 1] + d[(i + 3) % 4])
+        f[i + 1] = best
+    return (f[160] - f[80]) / 20
+
+
+def test_slot_cycle_is_the_plain_recurrence_to_the_bit():
+    rnd = random.Random(7)
+    for trial in range(3000):
+        values = [0.0, 0.1, 0.2, 0.3, 1e-9, 7.0, 1e6] if trial % 2 else None
+        order = [
+            tuple(rnd.choice(values) if values else rnd.uniform(0, 100) for _ in range(3))
+            for _ in range(rnd.randint(1, 4))
+        ]
+        assert repr(slot_cycle(order)) == repr(_slot_cycle_plain(order))
 
 
 def test_the_priority_gate_holds_back_what_the_plain_rule_does():
