@@ -18,6 +18,7 @@ from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp
 from planner.bounds_floors import JobFloors, JobKind
 from planner.bounds_groups import SAFE, SCHEMES, below_rounding, config_types, solo_work
 from planner.bounds_lp import LP_ITERATIONS, grid, lp_out_of_time, weighted_completion_lp
+from planner.bounds_starts import earliest_starts
 from planner.bounds_volume import mean_busy_bound, slot_room, volume_bound
 from planner.instance import Instance, Job
 from planner.precedence import heads_tails
@@ -52,8 +53,9 @@ class JobBounds:
     configuration LP (7) prices group types per count and is skipped for elastic
     instances."""
 
-    def __init__(self, inst: Instance, iterations: int = LP_ITERATIONS):
+    def __init__(self, inst: Instance, iterations: int = LP_ITERATIONS, starts: bool = True):
         self.inst = inst
+        self.starts = starts  # heads with ingredients 2a and 2b (`bounds_starts`)
         self.iterations = iterations
         jobs = inst.jobs
         self.n = len(jobs)
@@ -94,10 +96,12 @@ class JobBounds:
                 fixed,
             )
             self.p = np.where(np.isfinite(p), p, fixed)
+            self._p_group = np.where(self.eligible, p_grp, np.inf)
             least = np.min(np.where(self.eligible, dur * SAFE, np.inf), axis=1, initial=np.inf)
             self.least = np.where(np.isfinite(least), least, fixed)
         else:
             self.p = np.zeros(self.n)
+            self._p_group = np.full((self.n, ng), np.inf)
             self.least = np.zeros(self.n)
         self.gpus = np.array([max(j.gpu_counts) for j in jobs], dtype=float)
         # the least share of its largest count an elastic job holds (1: a fixed count)
@@ -146,10 +150,11 @@ class JobBounds:
     def _critical_path(self) -> tuple[np.ndarray, np.ndarray]:
         ids = [j.id for j in self.inst.jobs]
         head, tail = heads_tails(self.inst, dict(zip(ids, self.p.tolist(), strict=True)))
-        return (
-            np.array([head[i] for i in ids], dtype=float),
-            np.array([tail[i] for i in ids], dtype=float),
-        )
+        if self.starts:  # R8 and R10 against reservations (2a), R9 (2b)
+            raised = earliest_starts(self.inst, self.p, self._p_group, self.eligible)
+        else:
+            raised = np.array([head[i] for i in ids], dtype=float)
+        return raised, np.array([tail[i] for i in ids], dtype=float)
 
     # ---- resources: (capacity rate over time, jobs, amounts, volumes) ------------------
     def _families(self) -> list[np.ndarray]:

@@ -146,8 +146,9 @@ def test_volume_with_release_threshold_and_blocking_reservation() -> None:
     jobs = [Job(f"j{i}", 2, duration=10, release=50) for i in range(3)]
     res = (reservation("m", 50, 60, nodes=["n-0"], gpus=[0]),)
     lb = lower_bounds(_one_node(jobs, gpus=2, reservations=res), ["makespan"])
-    # Capacity in [50, 60) is 1 GPU: 10 GPU-time, then 2/time unit for the rest 50 -> 85.
-    assert lb["makespan"] == 85
+    # Capacity in [50, 60) is 1 GPU: 10 GPU-time, then 2/time unit for the rest 50 -> 85;
+    # but no job fits before 60 (ingredient 2a), so the volume counts from 60: 90, optimal.
+    assert lb["makespan"] == 90
 
 
 def test_reservation_admitting_the_jobs_does_not_count() -> None:

@@ -211,7 +211,9 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     # bounds of the residual hold for the live state only when it `proves`
     tight = res.tightened and res.proves
     failed: SolveInfo = {}
-    named = optional_bounds(res.instance, names, options.bound_iterations, failed) if tight else {}
+    # `merge` wants these bounds valid without R9, which the residual makes stricter
+    loose = replace(res.instance, priority_policy="none")  # (planner.bounds, ingredient 2b)
+    named = optional_bounds(loose, names, options.bound_iterations, failed) if tight else {}
     bounds = {k: v for k, (v, _) in named.items()} or None
     merged = res.merge(sched, bounds)
     if failed:
