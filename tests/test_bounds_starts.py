@@ -212,3 +212,36 @@ def test_bounds_never_exceed_any_verified_schedule_of_mixed_instances(
         vals = objective_values(inst, s, OBJECTIVES)
         for name in OBJECTIVES:
             assert lb[name] <= vals[name] + 1e-6, (spec, name, lb[name], vals[name])
+
+
+# ---- live states: R9 only where the residual's is the state's own --------------------
+
+
+def _live(preemption: bool) -> Instance:
+    """At now 10, `r` (priority 0, released 0) has run since 0 and ends at 100 if it goes
+    on; `w` then `a` (priority 1, released 0 and 5) wait. The live state's R9 does not bind
+    `r` (it started before `a`, contract §9), so keeping it running is a plan: r 0-100,
+    w 10-60, a 60-65: 100 + 60 + 60 = 220. A relaxation that made `r` wait from now
+    behind `a` (R9 on moved releases) would say at least 60 + 90 + 60 + 60 = 270."""
+    doc: dict[str, Any] = {
+        "name": "live",
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 4}]},
+        "policy": {"priority": "strict", "preemption": {"enabled": preemption, "restart": 0}},
+        "jobs": [
+            {"id": "r", "duration": 100, "gpus": 1, "release": 0, "priority": 0,
+             "state": "running", "started": 0, "placement": [{"node": "n-0", "gpus": [0]}]},
+            {"id": "w", "duration": 50, "gpus": 1, "release": 0, "priority": 1},
+            {"id": "a", "duration": 5, "gpus": 1, "release": 5, "priority": 1, "after": ["w"]},
+        ],
+    }  # fmt: skip
+    return instance_from_dict(doc)
+
+
+@pytest.mark.parametrize("preemption", [False, True])
+def test_a_live_state_is_bounded_without_binding_a_running_job_by_r9(preemption: bool) -> None:
+    inst = _live(preemption)
+    lb = lower_bounds(inst)["total_weighted_jct"]
+    s = solve(inst, "greedy", SolveOptions(time_limit=2, workers=1))
+    assert s.status in ("optimal", "feasible")
+    assert lb <= _value(inst, s) <= 220
