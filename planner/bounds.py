@@ -65,7 +65,9 @@ Ingredients
    keeps for each waiting job; contract §9: R9 does not bind a running or done job).
    Measured on `plan generate --family mixed` (12-24 jobs, 2-4 nodes, seeds 1-10, CP-SAT
    optima without interleaving): the mean gap falls from 25.5% to 2.0%; 2a alone gives
-   17.2%, 2b alone 13.4% (tests/test_bounds_starts.py).
+   17.2%, 2b alone 13.4%; with strict priority off the optima fall by 18% and the gap
+   without 2a and 2b is 12.0%, with reservations removed 15.1% (experiments/bounds_starts.py,
+   rule by rule; tests/test_bounds_starts.py).
 3. Resource volume. A job's minimum GPU-time `share(j)` (in GPU x time units): solo it
    holds gpus_j GPUs for its duration. A group holds gpus GPUs for its span, the sum of
    its phases; each phase's time is split among its active members by one of three fixed
