@@ -112,42 +112,35 @@ def test_check_names_the_schedule_as_given(tmp_path: Path) -> None:
     assert code == 0 and "".join(f"ok {out}:".split()) in squeezed
 
 
-def test_user_text_in_brackets_is_shown_as_given(tmp_path: Path) -> None:
-    # rich read "[bold]" in a name, an id or a message as a style: the summary said "plan
-    # for demo", the job table "xy", the error "unknown job 'nosuch'"
+# rich read "[bold]" in a name, an id or a message as a style (the summary said "plan for
+# demo", the job table "xy", the error "unknown job 'nosuch'") and replaced ":fire:" by its
+# emoji ("plan for de🔥mo", "x👍", "unknown job 'no🔥such'")
+@pytest.mark.parametrize(
+    ("name", "job", "unknown", "bad_file"),
+    [
+        ("de[bold]mo", "x[red]y", "no[bold]such", "b[red]ad.json"),
+        ("de:fire:mo", "x:+1:", "no:fire:such", "bad:fire:.json"),
+    ],
+)
+def test_user_text_is_shown_as_given(
+    tmp_path: Path, name: str, job: str, unknown: str, bad_file: str
+) -> None:
     doc = json.loads(Path(DEMO).read_text())
-    doc["name"], doc["jobs"][0]["id"] = "de[bold]mo", "x[red]y"
+    doc["name"], doc["jobs"][0]["id"] = name, job
     good = tmp_path / "good.json"
     good.write_text(json.dumps(doc))
     code, stdout, _ = run("solve", good, "--solver", "greedy", "--jobs", "-o", tmp_path / "s.json")
-    assert code == 0 and "plan for de[bold]mo" in stdout and "x[red]y" in stdout
-    doc["jobs"][1]["after"] = ["no[bold]such"]
-    bad = tmp_path / "b[red]ad.json"
+    assert code == 0 and f"plan for {name}" in stdout and f" {job} " in stdout
+    sched = schedule_from_dict(json.loads((tmp_path / "s.json").read_text()))
+    assert verify(read_instance(good), sched) == []
+    doc["jobs"][1]["after"] = [unknown]
+    bad = tmp_path / bad_file
     bad.write_text(json.dumps(doc))
     code, _, stderr = run("validate", bad)
     squeezed = "".join(stderr.split())
-    assert (
-        code == 2
-        and "".join(f"{bad}: jobs[1].after[0]: unknown job 'no[bold]such'".split()) in squeezed
+    assert code == 2 and "".join(f"{bad}: jobs[1].after[0]: unknown job '{unknown}'".split()) in (
+        squeezed
     )
-
-
-def test_user_text_with_emoji_codes_is_shown_as_given(tmp_path: Path) -> None:
-    # rich replaced ":fire:" in a name or an id by its emoji: the summary said "plan for
-    # de🔥mo", the job table "x👍", the error "unknown job 'no🔥such'"
-    doc = json.loads(Path(DEMO).read_text())
-    doc["name"], doc["jobs"][0]["id"] = "de:fire:mo", "x:+1:"
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps(doc))
-    code, stdout, _ = run("solve", good, "--solver", "greedy", "--jobs", "-o", tmp_path / "s.json")
-    assert code == 0 and "plan for de:fire:mo" in stdout and " x:+1: " in stdout
-    sched = schedule_from_dict(json.loads((tmp_path / "s.json").read_text()))
-    assert verify(read_instance(good), sched) == []
-    doc["jobs"][1]["after"] = ["no:fire:such"]
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(doc))
-    code, _, stderr = run("validate", bad)
-    assert code == 2 and "unknownjob'no:fire:such'" in "".join(stderr.split())
 
 
 def test_control_characters_in_user_text_reach_no_terminal(tmp_path: Path) -> None:
