@@ -64,13 +64,13 @@ class Residual:
         """The residual's schedule as a schedule of the live instance. `bounds` (residual
         bounds valid without R9) replace the schedule's own when `tightened`."""
         info = {**s.info, "live": self.summary()}
-        lb = bounds if self.tightened and self.live.priority_policy == "strict" else s.lower_bound
+        lb = bounds if self.stricter_r9 else s.lower_bound
         if not s.jobs and self.instance.jobs:
             # no plan, but its bound stands only as below: the residual's bound of 709 once
             # stood beside a verified plan of 651 that stopped a running job (tests/test_live.py)
             kept = (self.shift(lb) or None) if lb is not None and self.proves else None
             if s.status == "infeasible" and (
-                self.conservative or self.tightened or not self.bounded
+                self.conservative or self.tightened or self.stricter_r9 or not self.bounded
             ):
                 # the residual is stricter
                 return s.with_(status="unknown", info=info, lower_bound=kept)
@@ -83,7 +83,7 @@ class Residual:
             planned[jid] = _resumed(self.fixed[jid], planned[jid])
         jobs = tuple({**planned, **fixed}[j.id] for j in self.live.jobs)
         status = s.status
-        if self.tightened and self.live.priority_policy == "strict":
+        if self.stricter_r9:
             status = "feasible" if status == "optimal" else status
         if not self.proves:
             status = "feasible" if status == "optimal" else status
@@ -110,6 +110,16 @@ class Residual:
         running = [j for j in self.live.jobs if j.state == "running"]
         regroups = self.live.interleaving.enabled and any(j.profiled for j in running)
         return all(j.id in self.stopped for j in running) and not (self.stopped and regroups)
+
+    @property
+    def stricter_r9(self) -> bool:
+        """Whether strict priority (R9) binds more in the residual than in the live state:
+        a resumed job's priority was raised (`tightened`), or a stopped job resumes as a
+        waiting job, whose resumption R9 binds there (in the live state its start is
+        history, contract §9): the residual's optimum and bounds with R9 may then pass the
+        live state's (a stopped job of priority 1 held back behind a waiting job of
+        priority 2 released no later: 15105 proved where a verified plan has 10105)."""
+        return self.live.priority_policy == "strict" and (self.tightened or bool(self.stopped))
 
     @property
     def proves(self) -> bool:

@@ -245,3 +245,53 @@ def test_a_live_state_is_bounded_without_binding_a_running_job_by_r9(preemption:
     s = solve(inst, "greedy", SolveOptions(time_limit=2, workers=1))
     assert s.status in ("optimal", "feasible")
     assert lb <= _value(inst, s) <= 220
+
+
+def test_a_stopped_job_is_not_held_back_by_r9_in_the_bound_a_plan_reports() -> None:
+    """At now 2, `h` (priority 1, weight 100) has run on GPU 0 since 0, which `r` takes
+    from 3: with preemption it stops at now and resumes. `w` (priority 3, 50 units) then
+    `x` (priority 2, after w) wait, released at 0. The residual runs h's rest as a waiting
+    job, which its R9 holds behind `x` (start >= 52, total 15105); in the live state h's
+    start is history (contract §9) and it resumes at 2 on GPU 1: 100 x 100 + 52 + 53 =
+    10105, a verified plan. No solver may report a bound above it, nor call 15105 optimal."""
+    doc: dict[str, Any] = {
+        "name": "stopped",
+        "now": 2,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 4}]},
+        "interleaving": {"enabled": False},
+        "policy": {"priority": "strict", "preemption": {"enabled": True, "restart": 0}},
+        "jobs": [
+            {"id": "h", "duration": 100, "gpus": 1, "release": 0, "priority": 1, "weight": 100,
+             "state": "running", "started": 0, "placement": [{"node": "n-0", "gpus": [0]}]},
+            {"id": "w", "duration": 50, "gpus": 1, "release": 0, "priority": 3},
+            {"id": "x", "duration": 1, "gpus": 1, "release": 0, "priority": 2, "after": ["w"]},
+        ],
+        "reservations": [{"id": "r", "start": 3, "end": 1000, "nodes": ["n-0"], "gpus": [0]}],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    plans = {
+        spec: solve(inst, spec, SolveOptions(time_limit=5, workers=1))
+        for spec in ("greedy", "greedy:srsf", "cpsat")
+    }
+    best = min(_value(inst, s) for s in plans.values())
+    assert best <= 10105
+    for spec, s in plans.items():
+        assert s.lower_bound is None or s.lower_bound["total_weighted_jct"] <= best + 1e-6, spec
+        assert s.status != "optimal" or _value(inst, s) <= best + 1e-6, spec
+
+
+def test_a_pool_hold_leaves_the_slack_the_verifier_allows() -> None:
+    """5,000,000 of a pool of 10,000,000 beside 5,000,000.005 held for nobody passes R8
+    (`verify.capacity._over`: a relative 1e-9 of the capacity) and every planner starts it
+    at 0: 2a must not say it waits for the hold to end (a bound of 1010 beside a plan of 10)."""
+    doc: dict[str, Any] = {
+        "name": "slack",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}], "pools": {"lic": 1e7}},
+        "jobs": [{"id": "a", "duration": 10, "gpus": 0, "demand": {"lic": 5e6}}],
+        "reservations": [
+            {"id": "r", "start": 0, "end": 1000, "pool": "lic", "amount": 5e6 + 0.005}
+        ],
+    }
+    inst = instance_from_dict(doc)
+    s = solve(inst, "greedy", SolveOptions(time_limit=2, workers=1))
+    assert lower_bounds(inst)["total_weighted_jct"] <= _value(inst, s) == 10

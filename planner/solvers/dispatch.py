@@ -209,7 +209,7 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     sched = _solve_static(res.instance, *parse_spec(spec), options)
     names = objectives_of(res.instance, options)
     # bounds of the residual hold for the live state only when it `proves`
-    tight = res.tightened and res.proves
+    tight = res.stricter_r9 and res.proves
     failed: SolveInfo = {}
     # `merge` wants these bounds valid without R9, which the residual makes stricter
     loose = replace(res.instance, priority_policy="none")  # (planner.bounds, ingredient 2b)
