@@ -15,7 +15,7 @@ heads after any number of passes are valid; they stop at the least solution or a
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -128,9 +128,13 @@ class _Blocked:
     clean: int = 0
     ends: list[int] = field(default_factory=list)
 
+    def _whole(self, count: int) -> int:
+        """Whole nodes `count` GPUs take (0: fewer than a node has, on one node)."""
+        return -(-count // self.gpus) if count > self.gpus else 0
+
     def always(self, count: int) -> bool:
         """Do nodes free of these reservations hold `count` GPUs (`free_from` is its input)?"""
-        whole = -(-count // self.gpus) if count > self.gpus else 0
+        whole = self._whole(count)
         return self.clean >= whole if whole else self.clean > 0
 
     def free_from(self, t: float, length: float, count: int) -> float:
@@ -139,7 +143,7 @@ class _Blocked:
         rounded up)."""
         if self.always(count) or length <= 0:
             return t
-        whole = -(-count // self.gpus) if count > self.gpus else 0
+        whole = self._whole(count)
         for s in [t, *(e for e in self.ends if e > t)]:
             if self._fits(s, length, count, whole):
                 return s
@@ -222,13 +226,8 @@ class Alone:
         duration there (alternating the two searches reaches the least common instant)."""
         j = self.inst.jobs[i]
         if not groups:  # a job without GPUs: its duration is its own
-            t, length = h, float(j.duration or 0)
-            for _ in range(1000):  # one pool's window may move past another's
-                t2 = self._pool_free(j, key, t, length)
-                if t2 == t:
-                    return t
-                t = t2
-            return h
+            length = float(j.duration or 0)
+            return _settled(h, lambda t: self._pool_free(j, key, t, length))
         best = np.inf
         count = min(j.gpu_counts)
         for g in groups:
@@ -236,15 +235,11 @@ class Alone:
             if not np.isfinite(length):
                 continue
             blocked = self._group(key, g)
-            t = h
-            for _ in range(1000):  # each step only moves forward to a reservation's end
-                t2 = self._pool_free(j, key, blocked.free_from(t, length, count), length)
-                if t2 == t:
-                    break
-                t = t2
-            else:
-                t = h  # not settled: no raise from this group (still valid)
-            best = min(best, t)
+
+            def step(t: float, b: _Blocked = blocked, n: float = length) -> float:
+                return self._pool_free(j, key, b.free_from(t, n, count), n)
+
+            best = min(best, _settled(h, step))
         return float(best) if np.isfinite(best) else h
 
     def _group(self, key: tuple[bool, ...], g: int) -> _Blocked:
@@ -305,3 +300,16 @@ class Alone:
             else:
                 t = max(t, max(r.end for r in held))
         return t
+
+
+def _settled(h: float, step: Callable[[float], float]) -> float:
+    """The first fixed point of `step` from `h` (each step only moves forward, to a
+    reservation's end; one pool's window may move past another's), or `h` when none comes
+    within 1,000 steps: no raise, still valid."""
+    t = h
+    for _ in range(1000):
+        t2 = step(t)
+        if t2 == t:
+            return t
+        t = t2
+    return h

@@ -66,14 +66,27 @@ def _paid(m: SimJob, cost: int) -> int:
     return cost if m.attained and m.run is None else 0
 
 
-def kept_packer(view: View) -> Packer:
-    """A packer with the GPUs, CPUs, memory and pools of every running run taken (what a
-    policy that stops nothing places around)."""
+Runs = list[tuple[PlacementT, list[Job]]]
+
+
+def running_runs(view: View) -> Runs:
+    """Every running run's placement and jobs."""
+    by_id = {s.id: s for s in view.jobs if s.run is not None}
+    return [(info.placement, [by_id[a].job for a in info.members]) for info in view.runs.values()]
+
+
+def packer_with(view: View, runs: Runs) -> Packer:
+    """A packer with the GPUs, CPUs, memory and pools of `runs` taken."""
     p = Packer(view.instance, view.now)
-    by_id = {s.id: s for s in view.jobs}
-    for info in view.runs.values():
-        p.book_running(info.placement, [by_id[a].job for a in info.members])
+    for placement, jobs in runs:
+        p.book_running(placement, jobs)
     return p
+
+
+def kept_packer(view: View) -> Packer:
+    """A packer with every running run taken (what a policy that stops nothing places
+    around)."""
+    return packer_with(view, running_runs(view))
 
 
 def jobs_of(members: Sequence[SimJob]) -> list[Job]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from planner.instance import Instance, Job
+from planner.instance import Instance
 from planner.metrics import objective_values, objective_vector
 from planner.schedule import Schedule, schedule_from_dict
 from planner.simulate.engine import simulate
@@ -25,8 +25,8 @@ from planner.simulate.engine_state import Stopped
 from planner.simulate.model import Decision, SimJob, View, Want
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict
-from planner.simulate.packer import Packer, PlacementT
-from planner.simulate.policies import end_on, jobs_of
+from planner.simulate.packer import Packer
+from planner.simulate.policies import Runs, end_on, jobs_of, packer_with, running_runs
 from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.preempt.policy import Deadline, Keys, Memo
 from planner.verify import verify
@@ -48,26 +48,18 @@ class KeptMuri(Muri):
             self._weights, self._matchers = memo.weights, memo.matchers
         # the running runs of the view last seen, its `runs` first: their placements and
         # jobs, booked on each packer of the decision, and the GPUs they leave free
-        self._running: tuple[object, list[tuple[PlacementT, list[Job]]], int] | None = None
+        self._running: tuple[object, Runs, int] | None = None
 
-    def _booked(self, view: View) -> tuple[list[tuple[PlacementT, list[Job]]], int]:
+    def _booked(self, view: View) -> tuple[Runs, int]:
         """What `kept_packer` books for `view`, worked out once per engine decision (the
         policy made three packers a decision, each finding the running jobs among all)."""
         if self._running is None or self._running[0] is not view.runs:
-            by_id = {s.id: s for s in view.jobs if s.run is not None}
-            runs = [(i.placement, [by_id[a].job for a in i.members]) for i in view.runs.values()]
-            self._running = (view.runs, runs, self._packer(view, runs).free_gpus)
+            runs = running_runs(view)
+            self._running = (view.runs, runs, packer_with(view, runs).free_gpus)
         return self._running[1], self._running[2]
 
-    @staticmethod
-    def _packer(view: View, runs: list[tuple[PlacementT, list[Job]]]) -> Packer:
-        p = Packer(view.instance, view.now)
-        for placement, jobs in runs:
-            p.book_running(placement, jobs)
-        return p
-
     def _free_packer(self, view: View) -> Packer:
-        return self._packer(view, self._booked(view)[0])
+        return packer_with(view, self._booked(view)[0])
 
     def _capacity(self, view: View) -> int:
         return self._booked(view)[1]
