@@ -302,10 +302,9 @@ def _r9_kept(static: Instance, res: Residual) -> Instance:
     "none") unless it is the live state's R9 (ingredient 2b): the loosened residual, which
     compares the waiting jobs' own releases (`Instance.arrived`); not `restartable`'s
     relaxation (when not `res.bounded`), whose releases are moved to `now` and whose running
-    jobs wait, nor a residual where a stopped job resumes (R9 binds its resumption there,
-    not its start in the live state, contract §9) or whose priorities were raised
-    (`Residual.tightened`)."""
-    if res.bounded and not res.tightened and not res.stopped:
+    jobs wait. A stopped job that resumes is in no R9 pair of the residual, as in the live
+    state (`planner.live._exempt_from_r9`)."""
+    if res.bounded:
         return static
     return replace(static, priority_policy="none")
 
@@ -383,8 +382,9 @@ def with_bounds(
 def earliest_ends(instance: Instance) -> dict[str, float]:
     """A lower bound on each job's end: its release and predecessors' chain plus its
     shortest duration on any node it may use (the per-job floor of the bounds above,
-    without 2a and 2b: the solvers test a live state's residual with it, whose R9 may be
-    stricter than the state's, `planner.live.Residual.tightened`)."""
+    without 2a and 2b: the solvers test a live state's residual with it, whose holds of
+    free GPUs for running jobs may be stricter than the state's reservations,
+    `planner.live.Residual.conservative`)."""
     if not instance.jobs:
         return {}
     b = JobBounds(instance, starts=False)

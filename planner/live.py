@@ -22,8 +22,9 @@ Strict priority (R9) in the residual compares each waiting job's own release, ke
 `Instance.arrived` (every planner and the verifier read it through `Instance.arrival`), as
 R9 on the live state does: comparing `max(release, now)` made a job of higher priority
 that arrived later start first, and with `after` between them no planner found a schedule
-(tests/test_live.py). The residual is stricter than the live state (`tightened`: no
-proofs) only when a resumed job's priority is raised (`_resumed_priorities`).
+(tests/test_live.py). A stopped job resumes in the residual as a waiting job, which R9
+would bind, while in the live state its start is history (contract §9): the residual
+places it where R9 binds it to nothing (`_exempt_from_r9`), so its R9 is the state's.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from planner.history import retimed
 from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation, over
 from planner.live_progress import fixed_assignments, progress_at
-from planner.precedence import effective_priorities
 from planner.resume import must_stop, resume_job
 from planner.schedule import Assignment, Group, Schedule
 
@@ -56,22 +56,18 @@ class Residual:
     live: Instance
     fixed: Mapping[str, Assignment]  # running and done jobs as the schedule keeps them
     stand_ins: frozenset[str]
-    tightened: bool  # a resumed job's priority was raised: R9 is stricter than the state's
     conservative: bool = False  # free GPUs are held for running jobs' CPUs (module docstring)
     stopped: frozenset[str] = frozenset()  # running jobs stopped at now, resumed later
 
-    def merge(self, s: Schedule, bounds: Mapping[str, float] | None = None) -> Schedule:
-        """The residual's schedule as a schedule of the live instance. `bounds` (residual
-        bounds valid without R9) replace the schedule's own when `tightened`."""
+    def merge(self, s: Schedule) -> Schedule:
+        """The residual's schedule as a schedule of the live instance."""
         info = {**s.info, "live": self.summary()}
-        lb = bounds if self.stricter_r9 else s.lower_bound
+        lb = s.lower_bound
         if not s.jobs and self.instance.jobs:
             # no plan, but its bound stands only as below: the residual's bound of 709 once
             # stood beside a verified plan of 651 that stopped a running job (tests/test_live.py)
             kept = (self.shift(lb) or None) if lb is not None and self.proves else None
-            if s.status == "infeasible" and (
-                self.conservative or self.tightened or self.stricter_r9 or not self.bounded
-            ):
+            if s.status == "infeasible" and (self.conservative or not self.bounded):
                 # the residual is stricter
                 return s.with_(status="unknown", info=info, lower_bound=kept)
             return s.with_(info=info, lower_bound=kept)
@@ -83,8 +79,6 @@ class Residual:
             planned[jid] = _resumed(self.fixed[jid], planned[jid])
         jobs = tuple({**planned, **fixed}[j.id] for j in self.live.jobs)
         status = s.status
-        if self.stricter_r9:
-            status = "feasible" if status == "optimal" else status
         if not self.proves:
             status = "feasible" if status == "optimal" else status
         return s.with_(
@@ -110,16 +104,6 @@ class Residual:
         running = [j for j in self.live.jobs if j.state == "running"]
         regroups = self.live.interleaving.enabled and any(j.profiled for j in running)
         return all(j.id in self.stopped for j in running) and not (self.stopped and regroups)
-
-    @property
-    def stricter_r9(self) -> bool:
-        """Whether strict priority (R9) binds more in the residual than in the live state:
-        a resumed job's priority was raised (`tightened`), or a stopped job resumes as a
-        waiting job, whose resumption R9 binds there (in the live state its start is
-        history, contract §9): the residual's optimum and bounds with R9 may then pass the
-        live state's (a stopped job of priority 1 held back behind a waiting job of
-        priority 2 released no later: 15105 proved where a verified plan has 10105)."""
-        return self.live.priority_policy == "strict" and (self.tightened or bool(self.stopped))
 
     @property
     def proves(self) -> bool:
@@ -267,34 +251,37 @@ def residual(inst: Instance) -> Residual:
         # queued before `now`: the greedy rules keep their arrival order (greedy/order.py)
         arrived={j.id: r for j in waiting if (r := inst.job_by_id[j.id].release) < inst.now},
     )
-    static, raised = _resumed_priorities(static, stopped)
+    static = _exempt_from_r9(static, stopped)
     conservative = any(r.id.startswith(WHOLE_NODE) for r in extra)
     return Residual(
         static,
         inst,
         fixed,
         frozenset(stand_ins),
-        raised,
         conservative,
         frozenset(stopped),
     )
 
 
-def _resumed_priorities(static: Instance, stopped: set[str]) -> tuple[Instance, bool]:
-    """Strict priority (R9) does not bind a running job, whose start is history (contract
-    §9), but a stopped one resumes in the residual as a waiting job, which R9 binds: a
-    waiting successor of higher priority would have to start before it, and its `after`
-    says after it (every planner proved "no schedule exists"). Such a job gets the highest
-    priority among its successors (`effective_priorities`), which leaves no R9 pair along
-    `after`; the residual is then stricter than the live state (True: no proofs)."""
+def _exempt_from_r9(static: Instance, stopped: set[str]) -> Instance:
+    """`static` with each stopped job out of every R9 pair, as in the live state, where its
+    start is history (contract §9; the verifier skips it as the later job, and as the
+    earlier one its start precedes every waiting job's). The residual runs its rest as a
+    waiting job, which R9 would bind: behind a waiting job of higher priority released no
+    earlier (a stopped job of priority 1 behind one of priority 2: 15105 where the live
+    state has 10105), or before a successor of lower priority that `after` puts after
+    it (no schedule). R9 binds a pair only when the earlier job in priority arrived no
+    later, so a job of a priority above every other that arrived after every other is in
+    no pair: the residual's R9 is then the live state's, and its optimum and bounds hold
+    (tests/test_bounds_starts.py). The greedy rules also take it first, the job that was
+    running."""
     if static.priority_policy != "strict" or not stopped:
-        return static, False
-    eff = effective_priorities(static)
-    raised = {jid for jid in stopped if eff[jid] > static.job_by_id[jid].priority}
-    if not raised:
-        return static, False
-    jobs = tuple(replace(j, priority=eff[j.id]) if j.id in raised else j for j in static.jobs)
-    return replace(static, jobs=jobs), True
+        return static
+    top = max(j.priority for j in static.jobs) + 1
+    last = max(static.arrival(j) for j in static.jobs) + 1
+    jobs = tuple(replace(j, priority=top) if j.id in stopped else j for j in static.jobs)
+    arrived = {**static.arrived, **dict.fromkeys(stopped, last)}
+    return replace(static, jobs=jobs, arrived=arrived)
 
 
 def _after(

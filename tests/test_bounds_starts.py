@@ -251,9 +251,10 @@ def test_a_stopped_job_is_not_held_back_by_r9_in_the_bound_a_plan_reports() -> N
     """At now 2, `h` (priority 1, weight 100) has run on GPU 0 since 0, which `r` takes
     from 3: with preemption it stops at now and resumes. `w` (priority 3, 50 units) then
     `x` (priority 2, after w) wait, released at 0. The residual runs h's rest as a waiting
-    job, which its R9 holds behind `x` (start >= 52, total 15105); in the live state h's
+    job, which R9 held behind `x` there (start >= 52, total 15105); in the live state h's
     start is history (contract §9) and it resumes at 2 on GPU 1: 100 x 100 + 52 + 53 =
-    10105, a verified plan. No solver may report a bound above it, nor call 15105 optimal."""
+    10105, a verified plan. No solver may report a bound above it, nor call 15105 optimal;
+    the exact ones prove 10105 (the residual's R9 is the live state's)."""
     doc: dict[str, Any] = {
         "name": "stopped",
         "now": 2,
@@ -271,10 +272,12 @@ def test_a_stopped_job_is_not_held_back_by_r9_in_the_bound_a_plan_reports() -> N
     inst = instance_from_dict(doc)
     plans = {
         spec: solve(inst, spec, SolveOptions(time_limit=5, workers=1))
-        for spec in ("greedy", "greedy:srsf", "cpsat")
+        for spec in ("greedy", "greedy:srsf", "cpsat", "milp")
     }
     best = min(_value(inst, s) for s in plans.values())
-    assert best <= 10105
+    assert best == 10105
+    for spec in ("cpsat", "milp"):
+        assert (plans[spec].status, _value(inst, plans[spec])) == ("optimal", 10105), spec
     for spec, s in plans.items():
         assert s.lower_bound is None or s.lower_bound["total_weighted_jct"] <= best + 1e-6, spec
         assert s.status != "optimal" or _value(inst, s) <= best + 1e-6, spec

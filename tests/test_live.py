@@ -579,9 +579,9 @@ def test_a_node_down_for_good_is_a_proof_when_strict_priority_tightens(
 ) -> None:
     # w (priority 0, released 1) needs both nodes; h (priority 1, released 2) is of higher
     # priority but released later, so R9 does not tie them; waiting at 3 both are
-    # released then in the residual and R9 does (it is stricter than the live state).
-    # With n-1 down for good, w has no schedule whatever R9 asks: a proof (it was "none
-    # proved impossible").
+    # released then in the residual, whose R9 still compares their own releases
+    # (`Instance.arrived`). With n-1 down for good, w has no schedule whatever R9 asks: a
+    # proof (it was "none proved impossible").
     inst = {
         "name": "tight",
         "policy": {"priority": "strict"},

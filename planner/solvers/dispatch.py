@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from planner.bounds_lp import stoppable
 from planner.errors import UsageError
 from planner.instance import Instance
-from planner.schedule import Schedule, SolveInfo
+from planner.schedule import Schedule
 from planner.solvers.greedy import RULES as GREEDY_RULES
 from planner.solvers.greedy import solve_greedy
 from planner.solvers.greedy.order import default_rule
@@ -180,7 +180,6 @@ def _from_the_present(
 
 
 def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
-    from planner.bounds import optional_bounds
     from planner.live import HELD_FOR_RUNNING
     from planner.verify import verify
 
@@ -201,28 +200,18 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
         return Schedule(instance.name, spec, "infeasible", info={"reason": clash})
     if not res.instance.jobs:  # nothing left to decide
         empty = Schedule(instance.name, spec, "optimal")
-        return res.merge(empty, {}).with_(lower_bound=None)
+        return res.merge(empty).with_(lower_bound=None)
     if options.start is not None:
         options = replace(options, start=res.start_of(options.start))
     # the residual is no live state; the plan in force is compared with the merged plan
     # (`_no_worse_than_in_force`), not here
     sched = _solve_static(res.instance, *parse_spec(spec), options)
-    names = objectives_of(res.instance, options)
-    # bounds of the residual hold for the live state only when it `proves`
-    tight = res.stricter_r9 and res.proves
-    failed: SolveInfo = {}
-    # `merge` wants these bounds valid without R9, which the residual makes stricter
-    loose = replace(res.instance, priority_policy="none")  # (planner.bounds, ingredient 2b)
-    named = optional_bounds(loose, names, options.bound_iterations, failed) if tight else {}
-    bounds = {k: v for k, (v, _) in named.items()} or None
-    merged = res.merge(sched, bounds)
-    if failed:
-        merged = merged.with_(info={**merged.info, **failed})
+    merged = res.merge(sched)
     if res.stopped and merged.jobs and verify(instance, merged):
         # a resumed job's own profile holds only its solo time (planner.resume): a group
         # formed with it would not be one of §8. Its profile forbids every group, so this
         # is only a safety net: plan again without groups
-        merged = res.merge(solve(res.instance, "greedy:srsf", options), bounds)
+        merged = res.merge(solve(res.instance, "greedy:srsf", options))
     return merged
 
 

@@ -1,0 +1,151 @@
+"""Live states in which the planners stop a running job at `now` and resume it (strict
+priority, preemption): every planner's plan, the bound, and whether a proof holds.
+
+    .venv/bin/python experiments/stopped_live_states.py [--seeds 40-200] [--out FILE]
+    .venv/bin/python experiments/stopped_live_states.py --compare OLD.json NEW.json
+
+Per seed s, `plan generate --family mixed` with 4-8 jobs on 1-2 nodes, preemption on,
+strict priority with priorities 0-2, interleaving on in 30% of the seeds; the plan in force
+is `greedy:fifo`'s, and at a `now` just after one of its starts or ends the nodes of the
+running jobs (all of them in 70% of the seeds, else one) go down until a later time, so
+that the jobs running there stop at `now` and resume (`planner.live.residual`). Each
+planner runs 3 s with one worker; every plan is verified, and a bound above a verified
+plan or an "optimal" plan worse than another verified one is printed as BAD (must be 0).
+`--out` writes the objective values per seed and planner; `--compare` gives each
+planner's geometric mean of NEW / OLD and how often it is better or worse. To compare
+two versions, run the script with each on the path (`git archive REV | tar -x -C DIR`,
+then `PYTHONPATH=DIR`). The README's note on stopped jobs quotes one such comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+from planner.bounds import lower_bounds
+from planner.changes import changes_from_dict
+from planner.checker import Checker
+from planner.generate import generate
+from planner.instance import Instance
+from planner.live import residual
+from planner.metrics import objective_values
+from planner.read import instance_from_dict
+from planner.replan import live_instance
+from planner.solvers import SolveOptions, solve
+from planner.verify import verify
+
+SPECS = ("greedy", "greedy:srsf", "greedy:fifo", "cpsat", "milp", "auto")
+
+
+def live_state(seed: int) -> Instance | None:
+    """The seed's live state with a stopped job, or None (no plan, or no job runs at `now`)."""
+    rng = random.Random(seed)
+    doc = generate("mixed", rng.randint(4, 8), rng.choice([1, 2]), seed, preemption=True)
+    doc["interleaving"] = {"enabled": rng.random() < 0.3}
+    doc.setdefault("policy", {})["priority"] = "strict"
+    for j in doc["jobs"]:
+        j["priority"] = rng.randrange(0, 3)
+        if rng.random() < 0.3:
+            j["weight"] = rng.choice([1, 10, 100])
+    inst = instance_from_dict(doc)
+    plan = solve(inst, "greedy:fifo", SolveOptions(time_limit=2, workers=1))
+    if not plan.jobs:
+        return None
+    times = sorted({a.start for a in plan.jobs} | {a.end for a in plan.jobs})
+    now = rng.choice(times) + rng.randrange(1, 4)
+    running = sorted({p.node for a in plan.jobs if a.start < now < a.end for p in a.placement})
+    if not running:
+        return None
+    down = running if rng.random() < 0.7 else [rng.choice(running)]
+    ck = Checker()
+    until = [{"node": n, "until": now + rng.randrange(1, 200)} for n in down]
+    live = live_instance(inst, plan, now, changes_from_dict({"nodes_down": until}, ck))
+    return live if residual(live).stopped else None
+
+
+def run_seed(seed: int) -> dict[str, Any] | None:
+    live = live_state(seed)
+    if live is None:
+        return None
+    obj = live.objective[0]
+    row: dict[str, Any] = {"seed": seed, "plans": {}, "bad": []}
+    for spec in SPECS:
+        s = solve(live, spec, SolveOptions(time_limit=3, workers=1, seed=0))
+        value = None
+        if s.jobs:
+            problems = verify(live, s)
+            if problems:
+                row["bad"].append(f"{spec} breaks {problems[0].rule}")
+            else:
+                value = objective_values(live, s, [obj])[obj]
+        row["plans"][spec] = (s.status, value, (s.lower_bound or {}).get(obj))
+    values = [v for _, v, _ in row["plans"].values() if v is not None]
+    best = min(values, default=math.inf)
+    slack = 1e-6 * max(1.0, abs(best))
+    for spec, (status, value, bound) in row["plans"].items():
+        if bound is not None and bound > best + slack:
+            row["bad"].append(f"{spec}'s bound {bound} above a verified {best}")
+        if status == "optimal" and (value is None or value > best + slack):
+            row["bad"].append(f"{spec} calls {value} optimal beside a verified {best}")
+    lb = lower_bounds(live, [obj]).get(obj)
+    if lb is not None and lb > best + slack:
+        row["bad"].append(f"lower_bounds {lb} above a verified {best}")
+    return row
+
+
+def compare(old_path: str, new_path: str) -> None:
+    old, new = (
+        {r["seed"]: r for r in json.loads(Path(p).read_text())} for p in (old_path, new_path)
+    )
+    seeds = sorted(old.keys() & new.keys())
+    print(f"{len(seeds)} live states in both")
+    for spec in SPECS:
+        ratios = []
+        for s in seeds:
+            a, b = old[s]["plans"][spec][1], new[s]["plans"][spec][1]
+            if a and b:
+                ratios.append(b / a)
+        if not ratios:
+            continue
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        better = sum(r < 1 - 1e-9 for r in ratios)
+        worse = sum(r > 1 + 1e-9 for r in ratios)
+        print(
+            f"{spec:12} new/old {geo:.4f}  better {better}  worse {worse}  worst {max(ratios):.3f}"
+        )
+    pairs = [(old[s]["plans"]["cpsat"][2], new[s]["plans"]["cpsat"][2]) for s in seeds]
+    pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+    print(f"cpsat's bound: higher in {sum(b > a + 1e-6 for a, b in pairs)}, lower in "
+          f"{sum(b < a - 1e-6 for a, b in pairs)} of {len(pairs)} with one in both")  # fmt: skip
+    for label, rows in (("old", old), ("new", new)):
+        proved = sum(p[0] == "optimal" for s in seeds for p in rows[s]["plans"].values())
+        print(f"{label}: {proved} optimal statuses")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", default="40-200", help="a range lo-hi (hi excluded)")
+    ap.add_argument("--out", help="write the rows as JSON")
+    ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
+    args = ap.parse_args()
+    if args.compare:
+        compare(*args.compare)
+        return
+    lo, hi = (int(x) for x in args.seeds.split("-"))
+    rows = [r for s in range(lo, hi) if (r := run_seed(s)) is not None]
+    for r in rows:
+        for b in r["bad"]:
+            print(f"BAD seed {r['seed']}: {b}")
+    proved = sum(p[0] == "optimal" for r in rows for p in r["plans"].values())
+    bad = sum(len(r["bad"]) for r in rows)
+    print(f"{len(rows)} live states with a stopped job, {proved} optimal statuses, {bad} bad")
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()
