@@ -15,9 +15,12 @@ from planner.simulate.model import Policy
 from planner.simulate.muri import Muri
 from planner.simulate.output import result_to_schedule_dict
 from planner.simulate.policies import ListPolicy, PreemptivePolicy, Tiresias
+from planner.solvers.preempt.policy import online_regroup
 from planner.solvers.rolling import RollingHorizon
 
-POLICIES = ("fifo", "sjf", "srsf", "priority", "srtf", "srsf-p", "tiresias", "muri-s", "muri-l")
+POLICIES = (
+    "fifo", "sjf", "srsf", "priority", "srtf", "srsf-p", "tiresias", "muri-s", "muri-l", "regroup",
+)  # fmt: skip
 
 
 def make_policy(name: str, *, budget: float = 1.0, blind: bool = False) -> Policy:
@@ -85,6 +88,8 @@ def _policy(name: str, budget: float) -> Policy:
         return Tiresias()
     if name in ("muri-s", "muri-l"):
         return Muri(name)
+    if name == "regroup":
+        return online_regroup()
     head, colon, solver = name.partition(":")
     if head == "plan":
         from planner.errors import UsageError

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 @click.option(
     "--policy",
     required=True,
-    help="fifo, sjf, srsf, priority, srtf, srsf-p, tiresias, muri-s, muri-l or plan[:SOLVER].",
+    help="fifo, sjf, srsf, priority, srtf, srsf-p, tiresias, muri-s, muri-l, regroup or "
+    "plan[:SOLVER].",
 )
 @click.option("--interval", type=click.IntRange(min=1), help="Also decide every S time units.")
 @click.option(

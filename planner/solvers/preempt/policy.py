@@ -154,3 +154,12 @@ class Deadline(threading.Event):
 
     def is_set(self) -> bool:
         return self.other.is_set() or time.perf_counter() >= self.deadline
+
+
+def online_regroup() -> KeyedMuri:
+    """The regroup rule as an online policy of its own, `plan simulate --policy regroup`:
+    it decides from the released jobs only, as every policy of contract §10 does (README,
+    "Simulating policies": 1.17x better than `muri-s` on cluster_trace.csv)."""
+    pol = KeyedMuri(REGROUP)
+    pol.name = "regroup"
+    return pol
