@@ -51,12 +51,14 @@ ADMIT_GAIN = 0.05
 
 
 class Rates:
-    """Each member's progress rate in a group of given models and GPU count, cached."""
+    """Each member's progress rate in a group of given models and GPU count, cached, and
+    the regroup search's first improving step between two groups (`step`)."""
 
     def __init__(self, instance: Instance):
         self.instance = instance
         self._memo: dict[tuple[int, tuple[str, ...]], tuple[float, ...] | None] = {}
         self._totals: dict[tuple[int, tuple[str, ...]], float | None] = {}
+        self._steps: dict[tuple[int, Models, Models, bool, int], Step | None] = {}
 
     def of(self, gpus: int, models: tuple[str, ...]) -> tuple[float, ...] | None:
         """Rates in the order of `models` (sorted); None if the group is not admissible on
@@ -77,13 +79,34 @@ class Rates:
 
     def total(self, pack: Sequence[SimJob]) -> float | None:
         """Sum of the members' rates; None if not admissible."""
-        if len(pack) == 1:
+        return self.total_of(pack[0].gpus, models_of(pack))
+
+    def total_of(self, gpus: int, models: Models) -> float | None:
+        """`total` of a group of these models (in any order) at `gpus` GPUs."""
+        if len(models) == 1:
             return 1.0
-        key = (pack[0].gpus, tuple(sorted(m.job.model or "" for m in pack)))
+        key = (gpus, tuple(sorted(models)))
         if key not in self._totals:
             rates = self.of(*key)
             self._totals[key] = None if rates is None else sum(rates)
         return self._totals[key]
+
+    def step(self, gpus: int, ma: Models, mb: Models, swaps: bool, size: int) -> Step | None:
+        """`_first_step` of two groups of these models (in member order), cached: it
+        depends on nothing else, and the search meets the same pairs again and again
+        (on trace4.csv's first 800 jobs 6.2 million steps in 1,546 decisions)."""
+        key = (gpus, ma, mb, swaps, size)
+        if key not in self._steps:
+            self._steps[key] = _first_step(self, gpus, ma, mb, swaps, size)
+        return self._steps[key]
+
+
+Models = tuple[str, ...]  # a group's members' models, in member order
+Step = tuple[int, int]  # (i, -1): move member i of a to b; (i, j): swap a's i and b's j
+
+
+def models_of(pack: Sequence[SimJob]) -> Models:
+    return tuple(m.job.model or "" for m in pack)
 
 
 def regroup(rates: Rates, packs: Sequence[Pack], size: int) -> list[Pack]:
@@ -101,37 +124,53 @@ def regroup(rates: Rates, packs: Sequence[Pack], size: int) -> list[Pack]:
 
 
 def _improve(rates: Rates, groups: list[Pack], size: int) -> None:
-    vals = [rates.total(g) or 0.0 for g in groups]
+    gpus = groups[0][0].gpus
+    models = [models_of(g) for g in groups]
     for _ in range(PASSES):
         changed = False
         for a in range(len(groups)):
             for b in range(len(groups)):
-                if a != b and _step(rates, groups, vals, a, b, size):
-                    changed = True
+                if a == b:
+                    continue
+                found = rates.step(gpus, models[a], models[b], a < b, size)
+                if found is None:
+                    continue
+                i, j = found
+                ga, gb = groups[a], groups[b]
+                if j < 0:
+                    groups[a], groups[b] = ga[:i] + ga[i + 1 :], [*gb, ga[i]]
+                else:
+                    groups[a] = ga[:i] + [gb[j]] + ga[i + 1 :]
+                    groups[b] = gb[:j] + [ga[i]] + gb[j + 1 :]
+                models[a], models[b] = models_of(groups[a]), models_of(groups[b])
+                changed = True
         if not changed:
             return
 
 
-def _step(rates: Rates, groups: list[Pack], vals: list[float], a: int, b: int, size: int) -> bool:
+def _first_step(
+    rates: Rates, gpus: int, ma: Models, mb: Models, swaps: bool, size: int
+) -> Step | None:
     """The first improving move of a member of group `a` to `b`, or swap of members of
-    `a` and `b` (each pair of groups swapped once, a < b); applied if found."""
-    ga, gb = groups[a], groups[b]
-    for i in range(len(ga)):
-        tries: list[tuple[Pack, Pack]] = []
-        if len(ga) > 1 and len(gb) < size:
-            tries.append((ga[:i] + ga[i + 1 :], [*gb, ga[i]]))
-        if a < b:  # swapping two jobs of one model changes no rate
+    `a` and `b` (`swaps`: each pair of groups is swapped once, a < b), as groups of models
+    `ma` and `mb`: what raises the sum of their total rates (an inadmissible group's
+    counting 0)."""
+    now = (rates.total_of(gpus, ma) or 0.0) + (rates.total_of(gpus, mb) or 0.0)
+    for i in range(len(ma)):
+        tries: list[tuple[Step, Models, Models]] = []
+        if len(ma) > 1 and len(mb) < size:
+            tries.append(((i, -1), ma[:i] + ma[i + 1 :], (*mb, ma[i])))
+        if swaps:  # swapping two jobs of one model changes no rate
             tries.extend(
-                (ga[:i] + [gb[j]] + ga[i + 1 :], gb[:j] + [ga[i]] + gb[j + 1 :])
-                for j in range(len(gb))
-                if gb[j].job.model != ga[i].job.model
+                ((i, j), ma[:i] + (mb[j],) + ma[i + 1 :], mb[:j] + (ma[i],) + mb[j + 1 :])
+                for j in range(len(mb))
+                if mb[j] != ma[i]
             )
-        for na, nb in tries:
-            va, vb = rates.total(na), rates.total(nb)
-            if va is not None and vb is not None and va + vb > vals[a] + vals[b] + 1e-9:
-                groups[a], groups[b], vals[a], vals[b] = na, nb, va, vb
-                return True
-    return False
+        for found, na, nb in tries:
+            va, vb = rates.total_of(gpus, na), rates.total_of(gpus, nb)
+            if va is not None and vb is not None and va + vb > now + 1e-9:
+                return found
+    return None
 
 
 def admit(rates: Rates, packs: Sequence[Pack], waiting: dict[int, list[SimJob]]) -> list[Pack]:
