@@ -260,6 +260,18 @@ class Instance:
     # release each had before, by id: the greedy rules' arrival order (fifo's key) and the
     # release strict priority (R9) compares, as the contract does on the live state
     arrived: Mapping[str, int] = field(default_factory=dict)
+    # A residual's stopped jobs, which it takes out of every R9 pair by moving their
+    # priority and arrival (planner.live._exempt_from_r9): the (priority, arrival) by id
+    # that the greedy rules still order them by
+    queued: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+    def order_priority(self, job: Job) -> int:
+        """The priority the greedy rules order `job` by: its own (`queued`)."""
+        return self.queued[job.id][0] if job.id in self.queued else job.priority
+
+    def order_arrival(self, job: Job) -> int:
+        """When the greedy rules take `job` to have arrived (fifo's key): its own (`queued`)."""
+        return self.queued[job.id][1] if job.id in self.queued else self.arrival(job)
 
     def arrival(self, job: Job) -> int:
         """When `job` arrived: its release, or in a live state's residual the release it had

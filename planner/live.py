@@ -273,15 +273,17 @@ def _exempt_from_r9(static: Instance, stopped: set[str]) -> Instance:
     it (no schedule). R9 binds a pair only when the earlier job in priority arrived no
     later, so a job of a priority above every other that arrived after every other is in
     no pair: the residual's R9 is then the live state's, and its optimum and bounds hold
-    (tests/test_bounds_starts.py). The greedy rules also take it first, the job that was
-    running."""
+    (tests/test_bounds_starts.py). The greedy rules still order it by its own priority and
+    arrival (`Instance.queued`): first whatever the rule, a long resumed job held a short
+    heavy one back (tests/test_live.py)."""
     if static.priority_policy != "strict" or not stopped:
         return static
     top = max(j.priority for j in static.jobs) + 1
     last = max(static.arrival(j) for j in static.jobs) + 1
     jobs = tuple(replace(j, priority=top) if j.id in stopped else j for j in static.jobs)
     arrived = {**static.arrived, **dict.fromkeys(stopped, last)}
-    return replace(static, jobs=jobs, arrived=arrived)
+    own = {j.id: (j.priority, static.arrival(j)) for j in static.jobs if j.id in stopped}
+    return replace(static, jobs=jobs, arrived=arrived, queued=own)
 
 
 def _after(

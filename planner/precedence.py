@@ -95,11 +95,13 @@ def descendants(instance: Instance) -> dict[str, set[str]]:
 
 def effective_priorities(instance: Instance) -> dict[str, int]:
     """Each job's priority raised to the highest priority among its transitive successors
-    (a job that must finish before an important one inherits its importance)."""
+    (a job that must finish before an important one inherits its importance). A stopped
+    job of a live state's residual counts with its own priority (`Instance.queued`): the
+    one it has there only takes it out of R9, it does not make it go first."""
     succ = successors(instance)
     eff: dict[str, int] = {}
     for jid in reversed(topological_order(instance)):
-        eff[jid] = max([instance.job_by_id[jid].priority, *(eff[s] for s in succ[jid])])
+        eff[jid] = max([instance.order_priority(instance.job_by_id[jid]), *(eff[s] for s in succ[jid])])
     return {j.id: eff[j.id] for j in instance.jobs}
 
 

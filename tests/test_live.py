@@ -2197,3 +2197,31 @@ def test_a_residual_whose_bounds_are_dropped_runs_no_bound_lp(
     alone = with_bounds(fresh, s.with_(lower_bound=None), list(inst.objective), 5_000)
     assert during == len(runs) - during > 0  # the live state's LPs only
     assert alone.lower_bound == s.lower_bound
+
+
+def test_a_stopped_job_keeps_its_own_place_in_the_greedy_rules_order() -> None:
+    # h (4 GPUs, 100 left) runs on GPUs 0-3 of the only node, which r takes from now (2)
+    # to 12, so it stops and resumes; x (8 GPUs, 10 units, weight 100) waits, all of
+    # priority 0. The residual gives h a top priority only to take it out of R9
+    # (`live._exempt_from_r9`): srsf and sjf still put x first (x at 12, h at 22: 2322),
+    # not h first whatever the rule (h at 2, x at 102: 11302)
+    doc: dict[str, Any] = {
+        "name": "order",
+        "now": 2,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 8}]},
+        "interleaving": {"enabled": False},
+        "policy": {"priority": "strict", "preemption": {"enabled": True, "restart": 0}},
+        "jobs": [
+            {"id": "h", "duration": 102, "gpus": 4, "release": 0, "state": "running",
+             "started": 0, "placement": [{"node": "n-0", "gpus": [0, 1, 2, 3]}]},
+            {"id": "x", "duration": 10, "gpus": 8, "release": 0, "weight": 100},
+        ],
+        "reservations": [
+            {"id": "r", "start": 2, "end": 12, "nodes": ["n-0"], "gpus": [0, 1, 2, 3]}
+        ],
+    }  # fmt: skip
+    inst = instance_from_dict(doc)
+    for spec in ("greedy:srsf", "greedy:sjf"):
+        s = solve(inst, spec, SolveOptions(time_limit=2, workers=1))
+        assert not verify(inst, s), spec
+        assert objective_values(inst, s, ["total_weighted_jct"]) == {"total_weighted_jct": 2322}

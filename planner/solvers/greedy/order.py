@@ -40,7 +40,10 @@ def best_solo_duration(instance: Instance, job: Job) -> int:
 
 
 def rule_key(
-    rule: str, solo: Mapping[str, int], came: Callable[[Job], int]
+    rule: str,
+    solo: Mapping[str, int],
+    came: Callable[[Job], int],
+    prio: Callable[[Job], int] = lambda j: j.priority,
 ) -> Callable[[Job], Key]:
     """The rule's own part of the sort key (without priority class and id). `came`: when a
     job arrived (`Instance.arrival`, its release, or in a live state's residual the release
@@ -55,13 +58,13 @@ def rule_key(
         return lambda j: (max(j.gpus, 1) * solo[j.id], solo[j.id], came(j))
     if rule == "priority":
         inf = float("inf")
-        return lambda j: (-j.priority, j.due if j.due is not None else inf, came(j))
+        return lambda j: (-prio(j), j.due if j.due is not None else inf, came(j))
     raise ValueError(f"unknown greedy rule {rule!r}")
 
 
 def sort_keys(instance: Instance, rule: str, solo: Mapping[str, int]) -> dict[str, Key]:
     """Full static key per job: (effective priority desc under strict, rule key, id)."""
-    own = rule_key(rule, solo, instance.arrival)
+    own = rule_key(rule, solo, instance.order_arrival, instance.order_priority)
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if strict else {}
     return {j.id: ((-eff[j.id],) if strict else ()) + own(j) + (j.id,) for j in instance.jobs}
