@@ -101,7 +101,8 @@ def effective_priorities(instance: Instance) -> dict[str, int]:
     succ = successors(instance)
     eff: dict[str, int] = {}
     for jid in reversed(topological_order(instance)):
-        eff[jid] = max([instance.order_priority(instance.job_by_id[jid]), *(eff[s] for s in succ[jid])])
+        own = instance.order_priority(instance.job_by_id[jid])
+        eff[jid] = max([own, *(eff[s] for s in succ[jid])])
     return {j.id: eff[j.id] for j in instance.jobs}
 
 

@@ -20,6 +20,7 @@ from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
 from planner.importers.psplib import parse_sm
 from planner.instance import Admits, Instance, Interleaving, Job, NodeGroup, Preemption
+from planner.live import residual
 from planner.metrics import metrics
 from planner.online import POLICIES, make_policy
 from planner.read import instance_from_dict, read_instance
@@ -431,6 +432,34 @@ def test_every_engine_policy_keeps_the_rules_on_generated_instances(seed):
         res = simulate(inst, pol)
         s = schedule_from_dict(result_to_schedule_dict(inst, res))
         assert verify(inst, s) == [], pol.name
+
+
+@pytest.mark.parametrize("policy", ["srsf-p", "muri-s", "regroup"])
+def test_a_stopped_job_of_a_residual_holds_no_waiting_job_back(policy: str) -> None:
+    # At now 2 node n-0 goes down under `h` (4 GPUs, running since 0), which stops and
+    # resumes; `r` runs on 2 GPUs of n-1 to 60, and four 1-GPU jobs wait, all of priority 0.
+    # The residual takes `h` out of R9 with a priority above every other and the latest
+    # arrival (planner.live._exempt_from_r9); the engine's gate compared releases (all 2),
+    # so it held w0-w3 back until h resumed at 60. Two of them start at 2 on n-1's free GPUs.
+    doc = {
+        "name": "gate", "now": 2,
+        "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 4}]},
+        "interleaving": {"enabled": False},
+        "policy": {"priority": "strict", "preemption": {"enabled": True, "restart": 0}},
+        "jobs": [
+            {"id": "h", "duration": 100, "gpus": 4, "release": 0, "state": "running",
+             "started": 0, "placement": [{"node": "n-0", "gpus": [0, 1, 2, 3]}]},
+            {"id": "r", "duration": 60, "gpus": 2, "release": 0, "state": "running",
+             "started": 0, "placement": [{"node": "n-1", "gpus": [0, 1]}]},
+        ] + [{"id": f"w{i}", "duration": 10, "gpus": 1, "release": 0} for i in range(4)],
+        "reservations": [{"id": "down", "start": 2, "end": 200, "nodes": ["n-0"]}],
+    }  # fmt: skip
+    res = residual(instance_from_dict(doc))
+    assert res.stopped == {"h"}
+    run = simulate(res.instance, make_policy(policy))
+    assert_valid(res.instance, run)
+    firsts = sorted(run.segments[f"w{i}"][0].start for i in range(4))
+    assert firsts == [2, 2, 12, 12]
 
 
 @pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p", "muri-s"])

@@ -2,9 +2,13 @@
 higher priority released no later (first starts only: a resumed segment starts nothing).
 
 The policies order and backfill jobs their own way, so the engine checks each decision:
-a job b may start now only if every job a with priority(a) > priority(b) and release(a) <=
-release(b) has started, or starts now too. A job counts from its release even while it
-waits for its predecessors (`after`): R9 is about releases. The jobs it holds back, and
+a job b may start now only if every job a with priority(a) > priority(b) and arrival(a) <=
+arrival(b) has started, or starts now too. A job counts from its release even while it
+waits for its predecessors (`after`): R9 is about releases, and the arrival is
+`Instance.arrival`, the release R9 compares (in a live state's residual a waiting job's own,
+before `now`; a stopped job's is after every other's, which takes it out of R9,
+`planner.live._exempt_from_r9`). Comparing the residual's releases, all `now`, held every
+waiting job back behind a stopped job (tests/test_simulate.py). The jobs it holds back, and
 every job behind a job that does not start now, are hidden from the policy, which decides
 again without them (`Engine._decide`), so the GPUs it meant for them can go to other jobs;
 they wait for a later decision. On `plan generate --family mixed --jobs 1000 --nodes 16
@@ -31,7 +35,11 @@ class PriorityGate:
         self.ids = [j.id for j in order]
         self.releases = [j.release for j in order]
         self.prio = {j.id: j.priority for j in order}
-        self.release = {j.id: j.release for j in order}
+        # R9's release (`Instance.arrival`). A job R9 puts before one released by `now` is
+        # released by then too, so `blocked` looks at released jobs only: a residual
+        # releases a waiting job at max(arrival, now), and its stopped job, released at
+        # now, arrives after every other and has the top priority (in no pair)
+        self.arrival = {j.id: instance.arrival(j) for j in order}
         # Every job before this index of `ids` has started: a cache, valid while time only
         # moves forward (`reset` after the engine restores an earlier snapshot).
         self.first = 0
@@ -53,18 +61,18 @@ class PriorityGate:
         end = bisect.bisect_right(self.releases, now)
         waiting = [a for a in self.ids[self.first : end] if not started(a)]
         going = set(starting)
-        lowest: dict[int, int] = {}  # priority -> the lowest release of a job not starting
+        lowest: dict[int, int] = {}  # priority -> the lowest arrival of a job not starting
 
         def wait(a: str) -> None:
             p = self.prio[a]
-            lowest[p] = min(lowest.get(p, self.release[a]), self.release[a])
+            lowest[p] = min(lowest.get(p, self.arrival[a]), self.arrival[a])
 
         def behind(b: str) -> bool:
-            return any(p > self.prio[b] and r <= self.release[b] for p, r in lowest.items())
+            return any(p > self.prio[b] and r <= self.arrival[b] for p, r in lowest.items())
 
-        for a in waiting:  # `waiting` is in release order: a level's first is its lowest
-            if a not in going and self.prio[a] not in lowest:
-                lowest[self.prio[a]] = self.release[a]
+        for a in waiting:
+            if a not in going:
+                wait(a)
         while True:  # a job held back holds back the ones behind it
             new = {b for b in going if behind(b)}
             if not new:
@@ -72,11 +80,11 @@ class PriorityGate:
             going -= new
             for b in new:
                 wait(b)
-        # behind(b) for every waiting job at once: the lowest release of a higher level
+        # behind(b) for every waiting job at once: the lowest arrival of a higher level
         # (asking `behind` of each was most of R9's time on 1,000 generated mixed jobs)
         least = {q: min((r for p, r in lowest.items() if p > q), default=None) for q in self.levels}
         return {
             b
             for b in waiting
-            if b not in going and (m := least[self.prio[b]]) is not None and self.release[b] >= m
+            if b not in going and (m := least[self.prio[b]]) is not None and self.arrival[b] >= m
         }

@@ -43,11 +43,12 @@ def rule_key(
     rule: str,
     solo: Mapping[str, int],
     came: Callable[[Job], int],
-    prio: Callable[[Job], int] = lambda j: j.priority,
+    prio: Callable[[Job], int],
 ) -> Callable[[Job], Key]:
     """The rule's own part of the sort key (without priority class and id). `came`: when a
-    job arrived (`Instance.arrival`, its release, or in a live state's residual the release
-    it had before `now`): queued jobs keep their arrival order there."""
+    job arrived (`Instance.order_arrival`, its release, or in a live state's residual the
+    release it had before `now`): queued jobs keep their arrival order there; `prio`: the
+    priority the `priority` rule orders by (`Instance.order_priority`)."""
     if rule == "fifo":
         return lambda j: (came(j),)
     if rule == "sjf":
