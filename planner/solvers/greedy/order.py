@@ -39,16 +39,12 @@ def best_solo_duration(instance: Instance, job: Job) -> int:
     return min(solo_duration(instance, job, g.speed) for g in groups)
 
 
-def rule_key(
-    rule: str,
-    solo: Mapping[str, int],
-    came: Callable[[Job], int],
-    prio: Callable[[Job], int],
-) -> Callable[[Job], Key]:
-    """The rule's own part of the sort key (without priority class and id). `came`: when a
-    job arrived (`Instance.order_arrival`, its release, or in a live state's residual the
-    release it had before `now`): queued jobs keep their arrival order there; `prio`: the
-    priority the `priority` rule orders by (`Instance.order_priority`)."""
+def rule_key(rule: str, solo: Mapping[str, int], instance: Instance) -> Callable[[Job], Key]:
+    """The rule's own part of the sort key (without priority class and id). A job's
+    arrival is `Instance.order_arrival` (its release, or in a live state's residual the
+    release it had before `now`: queued jobs keep their arrival order there) and the
+    `priority` rule's priority `Instance.order_priority` (a stopped job's own)."""
+    came, prio = instance.order_arrival, instance.order_priority
     if rule == "fifo":
         return lambda j: (came(j),)
     if rule == "sjf":
@@ -65,7 +61,7 @@ def rule_key(
 
 def sort_keys(instance: Instance, rule: str, solo: Mapping[str, int]) -> dict[str, Key]:
     """Full static key per job: (effective priority desc under strict, rule key, id)."""
-    own = rule_key(rule, solo, instance.order_arrival, instance.order_priority)
+    own = rule_key(rule, solo, instance)
     strict = instance.priority_policy == "strict"
     eff = effective_priorities(instance) if strict else {}
     return {j.id: ((-eff[j.id],) if strict else ()) + own(j) + (j.id,) for j in instance.jobs}
