@@ -1,16 +1,20 @@
 """Live states in which the planners stop a running job at `now` and resume it (strict
 priority, preemption): every planner's plan, the bound, and whether a proof holds.
 
-    .venv/bin/python experiments/stopped_live_states.py [--seeds 40-200] [--out FILE]
+    .venv/bin/python experiments/stopped_live_states.py [--seeds 40-200] [--later]
+        [--limit 3] [--specs greedy,cpsat] [--out FILE]
     .venv/bin/python experiments/stopped_live_states.py --compare OLD.json NEW.json
 
 Per seed s, `plan generate --family mixed` with 4-8 jobs on 1-2 nodes, preemption on,
 strict priority with priorities 0-2, interleaving on in 30% of the seeds; the plan in force
 is `greedy:fifo`'s, and at a `now` just after one of its starts or ends the nodes of the
 running jobs (all of them in 70% of the seeds, else one) go down until a later time, so
-that the jobs running there stop at `now` and resume (`planner.live.residual`). Each
-planner runs 3 s with one worker; every plan is verified, and a bound above a verified
-plan or an "optimal" plan worse than another verified one is printed as BAD (must be 0).
+that the jobs running there stop at `now` and resume (`planner.live.residual`); with
+`--later` the nodes are instead held for nobody from a time after `now` (a maintenance
+hold to come, 1-30 units later, 1-200 long), which the jobs running there meet. Each
+planner (`--specs`, default all six below) runs 3 s (`--limit`) with one worker; every
+plan is verified, and a bound above a verified plan or an "optimal" plan worse than
+another verified one is printed as BAD (must be 0).
 `--out` writes the objective values per seed and planner; `--compare` gives each
 planner's geometric mean of NEW / OLD and how often it is better or worse. To compare
 two versions, run the script with each on the path (`git archive REV | tar -x -C DIR`,
@@ -23,6 +27,7 @@ import argparse
 import json
 import math
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +35,7 @@ from planner.bounds import lower_bounds
 from planner.changes import changes_from_dict
 from planner.checker import Checker
 from planner.generate import generate
-from planner.instance import Instance
+from planner.instance import Instance, Reservation
 from planner.live import residual
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
@@ -41,8 +46,9 @@ from planner.verify import verify
 SPECS = ("greedy", "greedy:srsf", "greedy:fifo", "cpsat", "milp", "auto")
 
 
-def live_state(seed: int) -> Instance | None:
-    """The seed's live state with a stopped job, or None (no plan, or no job runs at `now`)."""
+def live_state(seed: int, later: bool = False) -> Instance | None:
+    """The seed's live state with a stopped job, or None (no plan, or no job runs at `now`,
+    or, `later`, none meets the hold)."""
     rng = random.Random(seed)
     doc = generate("mixed", rng.randint(4, 8), rng.choice([1, 2]), seed, preemption=True)
     doc["interleaving"] = {"enabled": rng.random() < 0.3}
@@ -62,19 +68,29 @@ def live_state(seed: int) -> Instance | None:
         return None
     down = running if rng.random() < 0.7 else [rng.choice(running)]
     ck = Checker()
-    until = [{"node": n, "until": now + rng.randrange(1, 200)} for n in down]
-    live = live_instance(inst, plan, now, changes_from_dict({"nodes_down": until}, ck))
+    if later:
+        live = live_instance(inst, plan, now, changes_from_dict({}, ck))
+        start = now + rng.randrange(1, 31)
+        holds = tuple(
+            Reservation(f"hold-{n}", start, start + rng.randrange(1, 200), nodes=(n,)) for n in down
+        )
+        live = replace(live, reservations=live.reservations + holds)
+    else:
+        until = [{"node": n, "until": now + rng.randrange(1, 200)} for n in down]
+        live = live_instance(inst, plan, now, changes_from_dict({"nodes_down": until}, ck))
     return live if residual(live).stopped else None
 
 
-def run_seed(seed: int) -> dict[str, Any] | None:
-    live = live_state(seed)
+def run_seed(
+    seed: int, later: bool = False, limit: float = 3.0, specs: tuple[str, ...] = SPECS
+) -> dict[str, Any] | None:
+    live = live_state(seed, later)
     if live is None:
         return None
     obj = live.objective[0]
     row: dict[str, Any] = {"seed": seed, "plans": {}, "bad": []}
-    for spec in SPECS:
-        s = solve(live, spec, SolveOptions(time_limit=3, workers=1, seed=0))
+    for spec in specs:
+        s = solve(live, spec, SolveOptions(time_limit=limit, workers=1, seed=0))
         value = None
         if s.jobs:
             problems = verify(live, s)
@@ -103,7 +119,8 @@ def compare(old_path: str, new_path: str) -> None:
     )
     seeds = sorted(old.keys() & new.keys())
     print(f"{len(seeds)} live states in both")
-    for spec in SPECS:
+    specs = [x for x in SPECS if seeds and all(x in r[seeds[0]]["plans"] for r in (old, new))]
+    for spec in specs:
         ratios = []
         for s in seeds:
             a, b = old[s]["plans"][spec][1], new[s]["plans"][spec][1]
@@ -117,7 +134,8 @@ def compare(old_path: str, new_path: str) -> None:
         print(
             f"{spec:12} new/old {geo:.4f}  better {better}  worse {worse}  worst {max(ratios):.3f}"
         )
-    pairs = [(old[s]["plans"]["cpsat"][2], new[s]["plans"]["cpsat"][2]) for s in seeds]
+    cpsat = [s for s in seeds if "cpsat" in specs]
+    pairs = [(old[s]["plans"]["cpsat"][2], new[s]["plans"]["cpsat"][2]) for s in cpsat]
     pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
     print(f"cpsat's bound: higher in {sum(b > a + 1e-6 for a, b in pairs)}, lower in "
           f"{sum(b < a - 1e-6 for a, b in pairs)} of {len(pairs)} with one in both")  # fmt: skip
@@ -129,6 +147,9 @@ def compare(old_path: str, new_path: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="40-200", help="a range lo-hi (hi excluded)")
+    ap.add_argument("--later", action="store_true", help="holds that begin after now")
+    ap.add_argument("--limit", type=float, default=3.0, help="seconds per plan")
+    ap.add_argument("--specs", default=",".join(SPECS), help="the planners, comma-separated")
     ap.add_argument("--out", help="write the rows as JSON")
     ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
     args = ap.parse_args()
@@ -136,7 +157,10 @@ def main() -> None:
         compare(*args.compare)
         return
     lo, hi = (int(x) for x in args.seeds.split("-"))
-    rows = [r for s in range(lo, hi) if (r := run_seed(s)) is not None]
+    specs = tuple(args.specs.split(","))
+    rows = [
+        r for s in range(lo, hi) if (r := run_seed(s, args.later, args.limit, specs)) is not None
+    ]
     for r in rows:
         for b in r["bad"]:
             print(f"BAD seed {r['seed']}: {b}")

@@ -57,7 +57,10 @@ class Residual:
     fixed: Mapping[str, Assignment]  # running and done jobs as the schedule keeps them
     stand_ins: frozenset[str]
     conservative: bool = False  # free GPUs are held for running jobs' CPUs (module docstring)
-    stopped: frozenset[str] = frozenset()  # running jobs stopped at now, resumed later
+    stopped: frozenset[str] = frozenset()  # running jobs stopped (at their fixed end), resumed
+    # a stopped job could run on after `now` until a reservation begins: where the residual
+    # stops it (then, or at `now`) is a choice, not every plan's (`residual`)
+    stop_chosen: bool = False
 
     def merge(self, s: Schedule) -> Schedule:
         """The residual's schedule as a schedule of the live instance."""
@@ -98,12 +101,20 @@ class Residual:
         their ends, does not consider: on tests/test_live.py's X, Y, W a plan that stops W
         has 503 where the residual's bound said 730. Nor when a stopped job's rest, which
         the residual runs alone (`resume.resume_job`), could join a group: a plan that
-        regroups it had 182 where the residual's bound said 211.6 (tests/test_live.py)."""
+        regroups it had 182 where the residual's bound said 211.6 (tests/test_live.py). Nor
+        when a stopped job could run on after `now` until a reservation begins: a plan that
+        stops it at `now` frees its GPUs for a waiting job sooner (tests/test_live.py: 2,125
+        where the residual that runs it on has 4,125), one that runs it on keeps its work
+        (115 where the residual that stops it at `now` has 120 at best)."""
         if not self.live.preemption.enabled:
             return True
         running = [j for j in self.live.jobs if j.state == "running"]
         regroups = self.live.interleaving.enabled and any(j.profiled for j in running)
-        return all(j.id in self.stopped for j in running) and not (self.stopped and regroups)
+        return (
+            all(j.id in self.stopped for j in running)
+            and not (self.stopped and regroups)
+            and not self.stop_chosen
+        )
 
     @property
     def proves(self) -> bool:
@@ -223,15 +234,22 @@ class Residual:
         }
 
 
-def residual(inst: Instance) -> Residual:
-    """The static instance of `inst`'s waiting jobs around its fixed ones (module docstring)."""
+def residual(inst: Instance, stop_at_now: bool = False) -> Residual:
+    """The static instance of `inst`'s waiting jobs around its fixed ones (module
+    docstring); a running job that must stop (`resume.must_stop`) runs on until the
+    reservation that stops it begins, or stops at `now` with `stop_at_now`."""
     fixed = fixed_assignments(inst)
-    stopped = must_stop(inst, fixed)
-    done = progress_at(inst, inst.now) if stopped else {}
+    stops = must_stop(inst, fixed)
+    chosen = any(t > inst.now for t in stops.values())
+    if stop_at_now and chosen:
+        stops = must_stop(inst, fixed, at_now=True)
+    stopped = set(stops)
+    done = {t: progress_at(inst, t) for t in set(stops.values())}
     resumed, profiles = [], dict(inst.profiles)
     for jid in sorted(stopped):
-        fixed[jid] = replace(fixed[jid], end=inst.now)
-        job, prof = resume_job(inst, inst.job_by_id[jid], done[jid])
+        t = stops[jid]
+        fixed[jid] = replace(fixed[jid], end=t)
+        job, prof = resume_job(inst, inst.job_by_id[jid], done[t][jid], t)
         resumed.append(job)
         if prof is not None:
             profiles[prof.model] = prof
@@ -260,6 +278,7 @@ def residual(inst: Instance) -> Residual:
         frozenset(stand_ins),
         conservative,
         frozenset(stopped),
+        chosen,
     )
 
 

@@ -1,10 +1,14 @@
-"""Running jobs that must stop at `now` and resume later (contract §8-9, preemption on).
+"""Running jobs that must stop and resume later (contract §8-9, preemption on).
 
 A running job whose GPUs a reservation for others takes before its segment would end (a
-node that failed at `now`, say) cannot keep its segment. With preemption enabled its
-segment ends at `now` and the rest of its work runs later as a second segment that begins
-with its restart cost. `planner.live` plans that rest as a waiting job of its own
-(`resume_job`), same id, released at `now`, whose solo duration on any node is exactly
+node that failed at `now`, a maintenance hold to come) cannot keep its segment. With
+preemption enabled its segment ends when the first such reservation begins (`now` at the
+earliest: a node down) and the rest of its work runs later as a second segment that begins
+with its restart cost. Running on until then keeps the work it does meanwhile, as the
+preemptive simulation policies do; a plan that stops it at `now` instead frees its GPUs
+sooner, which `planner.solvers.dispatch` tries too (`must_stop(..., at_now=True)`).
+`planner.live` plans the rest as a waiting job of its own
+(`resume_job`), same id, released when the segment ends, whose solo duration on any node is exactly
 what §8 gives for the second segment: restart plus the work left at the node's speed. For
 a profiled job that is a one-iteration profile of its own whose GPU stage is the work
 left's GPU stage (so node speed scales it as §4 does) and whose other stages lump the rest
@@ -27,23 +31,35 @@ from planner.schedule import Assignment
 RESUME = "~resume:"  # model name prefix of a resumed job's own profile
 
 
-def must_stop(inst: Instance, fixed: Mapping[str, Assignment]) -> set[str]:
-    """Running jobs (and their group co-members) whose GPUs a reservation that does not
-    admit them takes before they end; none when preemption is disabled."""
+def must_stop(
+    inst: Instance, fixed: Mapping[str, Assignment], at_now: bool = False
+) -> dict[str, int]:
+    """Running jobs (and their running group co-members) whose GPUs a reservation that does
+    not admit them takes before they end, each with the time its segment ends: when the
+    first such reservation of its group begins, or `now` with `at_now`. A co-member that
+    ends by then ends as it would. None when preemption is disabled."""
     if not inst.preemption.enabled:
-        return set()
-    out = set()
+        return {}
+    first: dict[str, int] = {}
     for jid, a in fixed.items():
         j = inst.job_by_id[jid]
-        running = j.state == "running" and a.start < inst.now < a.end
-        if running and any(_blocks(r, j, a, inst.now) for r in inst.reservations):
-            out.add(jid)
-    labels = {fixed[jid].group for jid in out} - {None}
-    return out | {
-        jid
-        for jid, a in fixed.items()
-        if a.group in labels and inst.job_by_id[jid].state == "running"
-    }
+        if not (j.state == "running" and a.start < inst.now < a.end):
+            continue
+        starts = [max(r.start, inst.now) for r in inst.reservations if _blocks(r, j, a, inst.now)]
+        if starts:
+            first[jid] = inst.now if at_now else min(starts)
+    # a group stops as a whole, when its first member must
+    label_stop: dict[str, int] = {}
+    for jid, t in first.items():
+        label = fixed[jid].group
+        if label is not None:
+            label_stop[label] = min(t, label_stop.get(label, t))
+    out = dict(first)
+    for jid, a in fixed.items():
+        stop = label_stop.get(a.group) if a.group is not None else None
+        if stop is not None and inst.job_by_id[jid].state == "running" and a.end > stop:
+            out[jid] = min(stop, out.get(jid, stop))
+    return out
 
 
 def _blocks(r: Reservation, j: Job, a: Assignment, now: int) -> bool:
@@ -54,11 +70,12 @@ def _blocks(r: Reservation, j: Job, a: Assignment, now: int) -> bool:
     )
 
 
-def resume_job(inst: Instance, j: Job, done: float) -> tuple[Job, Profile | None]:
-    """The rest of `j` after `done` work, as a waiting job (and its own profile). An
-    elastic job may resume at any of its counts (contract §12: the restart cost and the
-    iteration time are the profile's at the new count), so its profile has each of them."""
-    base = replace(j, live=None, release=inst.now, after=())
+def resume_job(inst: Instance, j: Job, done: float, at: int) -> tuple[Job, Profile | None]:
+    """The rest of `j` after `done` work, as a waiting job released at `at` (and its own
+    profile). An elastic job may resume at any of its counts (contract §12: the restart
+    cost and the iteration time are the profile's at the new count), so its profile has
+    each of them."""
+    base = replace(j, live=None, release=at, after=())
     if not j.profiled:
         left = max(0, math.ceil((j.duration or 0) - done - 1e-9))
         return replace(base, duration=restart_units(inst, j) + left), None

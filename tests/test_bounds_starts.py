@@ -249,12 +249,13 @@ def test_a_live_state_is_bounded_without_binding_a_running_job_by_r9(preemption:
 
 def test_a_stopped_job_is_not_held_back_by_r9_in_the_bound_a_plan_reports() -> None:
     """At now 2, `h` (priority 1, weight 100) has run on GPU 0 since 0, which `r` takes
-    from 3: with preemption it stops at now and resumes. `w` (priority 3, 50 units) then
-    `x` (priority 2, after w) wait, released at 0. The residual runs h's rest as a waiting
-    job, which R9 held behind `x` there (start >= 52, total 15105); in the live state h's
-    start is history (contract §9) and it resumes at 2 on GPU 1: 100 x 100 + 52 + 53 =
-    10105, a verified plan. No solver may report a bound above it, nor call 15105 optimal;
-    the exact ones prove 10105 (the residual's R9 is the live state's)."""
+    from now (a GPU down): with preemption it stops at now and resumes. `w` (priority 3,
+    50 units) then `x` (priority 2, after w) wait, released at 0. The residual runs h's
+    rest as a waiting job, which R9 held behind `x` there (start >= 52, total 15105); in
+    the live state h's start is history (contract §9) and it resumes at 2 on GPU 1: 100 x
+    100 + 52 + 53 = 10105, a verified plan. No solver may report a bound above it, nor
+    call 15105 optimal; the exact ones prove 10105 (the residual's R9 is the live
+    state's)."""
     doc: dict[str, Any] = {
         "name": "stopped",
         "now": 2,
@@ -267,7 +268,7 @@ def test_a_stopped_job_is_not_held_back_by_r9_in_the_bound_a_plan_reports() -> N
             {"id": "w", "duration": 50, "gpus": 1, "release": 0, "priority": 3},
             {"id": "x", "duration": 1, "gpus": 1, "release": 0, "priority": 2, "after": ["w"]},
         ],
-        "reservations": [{"id": "r", "start": 3, "end": 1000, "nodes": ["n-0"], "gpus": [0]}],
+        "reservations": [{"id": "r", "start": 2, "end": 1000, "nodes": ["n-0"], "gpus": [0]}],
     }  # fmt: skip
     inst = instance_from_dict(doc)
     plans = {

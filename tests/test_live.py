@@ -1215,6 +1215,54 @@ def test_the_rest_of_a_stopped_job_runs_alone(solver: str, solve_verified: Solve
         assert first.end == 8 and rest.group is None and rest.placement[0].node == "n-1"
 
 
+def _hold_to_come(waiting: bool) -> Instance:
+    """At now 10, `h` (100 units, deadline 118) has run on the one GPU since 0; a
+    maintenance hold takes the GPU over [20, 30); a restart costs 5. With `waiting`, `w`
+    (10 units, weight 100, no deadline) waits for the GPU too."""
+    doc: dict[str, Any] = {
+        "name": "hold",
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "interleaving": {"enabled": False},
+        "policy": {"priority": "strict", "preemption": {"enabled": True, "restart": 5}},
+        "jobs": [
+            {"id": "h", "duration": 100, "gpus": 1, "release": 0, "state": "running",
+             "started": 0, "placement": [{"node": "n-0", "gpus": [0]}], "deadline": 118},
+        ],
+        "reservations": [{"id": "maint", "start": 20, "end": 30, "nodes": ["n-0"]}],
+    }  # fmt: skip
+    if waiting:
+        doc["jobs"][0].pop("deadline")
+        doc["jobs"].append({"id": "w", "duration": 10, "gpus": 1, "release": 0, "weight": 100})
+    return instance_from_dict(doc)
+
+
+def test_a_job_that_a_hold_to_come_stops_runs_on_until_the_hold(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    """h runs on to 20 and resumes at 30: 30 + 5 + 80 = 115, within its deadline. Stopped at
+    now, its rest (5 + 90 units) could not end before 125 unless stopped again at 20
+    (120): every solver but the preemptive engine said no schedule exists."""
+    inst = _hold_to_come(waiting=False)
+    s = solve_verified(inst, solver, time_limit=5.0)
+    assert _objective(inst, s, "total_weighted_jct") == 115, (s.status, s.info.get("reason"))
+    assert [(p.start, p.end) for p in by_id(s)["h"].pieces()] == [(0, 20), (30, 115)]
+    assert s.lower_bound is None or s.lower_bound["total_weighted_jct"] <= 115 + 1e-6
+
+
+def test_a_job_that_a_hold_to_come_stops_may_stop_at_now_for_a_waiting_job(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    """Stopped at now, h lets w run over [10, 20): 100 x 20 + (30 + 5 + 90) = 2,125; run on
+    to the hold, it puts w after the hold: 100 x 40 + 125 = 4,125. So the planners plan
+    both (`dispatch._plan_stops`), and no bound may rest on either."""
+    inst = _hold_to_come(waiting=True)
+    s = solve_verified(inst, solver, time_limit=5.0)
+    assert _objective(inst, s, "total_weighted_jct") == 2125, s.status
+    assert [(p.start, p.end) for p in by_id(s)["w"].pieces()] == [(10, 20)]
+    assert s.lower_bound is None or s.lower_bound["total_weighted_jct"] <= 2125 + 1e-6
+
+
 def test_the_rest_of_a_stopped_job_restarts_at_the_jobs_own_cost() -> None:
     # a planner may stop the rest again (preemption): its restart is the profile's 3 s
     # (§8), not the policy's 0 (on cluster_trace.csv the plan then failed R3 by 10 s)

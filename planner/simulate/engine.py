@@ -167,11 +167,12 @@ class Engine:
         if inst.preemption.enabled:
             # §9: the plan may end a running segment at now. One on GPUs that a reservation
             # takes from now (a node down, `plan replan`) ends there whatever the policy:
-            # no policy may run it on. Under a policy that stops no job, so does one that
-            # a reservation would cut later, as the planners stop it (`resume.must_stop`);
-            # a preemptive policy stops it when the reservation begins
+            # no policy may run it on. Under a policy that stops no job (it makes no
+            # decision when the reservation begins), so does one that a reservation would
+            # cut later (`resume.must_stop`); a preemptive policy stops it when the
+            # reservation begins
             keep = self.policy.preemptive
-            stop = set() if keep else must_stop(inst, fixed_assignments(inst))
+            stop = set() if keep else set(must_stop(inst, fixed_assignments(inst)))
             free = Packer(inst, now)
             for run in list(self.runs.values()):
                 jobs = [self.as_run[a] for a in run.members]

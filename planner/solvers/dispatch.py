@@ -149,7 +149,7 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     first = replace(options, time_limit=options.limit * RESIDUAL_SHARE) if engine else options
     if not res.proves:  # the residual's bounds are dropped (`Residual.merge`): no LP for them
         first = replace(first, bound_lp_iterations=0)
-    merged = _plan_residual(instance, res, spec, first)
+    merged = _plan_stops(instance, res, spec, first)
     if engine and res.late() is None:
         left = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
         merged = _from_the_present(instance, merged, left, search=name == "auto")
@@ -177,6 +177,36 @@ def _from_the_present(
         return merged
     status = "feasible" if out.status == "optimal" else out.status
     return out.with_(status=status, lower_bound=merged.lower_bound)
+
+
+def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
+    """The residual's plan; when a running job that must stop could run on after `now`
+    until the reservation that stops it begins (`Residual.stop_chosen`), the better of
+    two plans, each in half the time: one that runs it on (it keeps the work done
+    meanwhile) and one that stops it at `now` (its GPUs are free sooner for a waiting
+    job): tests/test_live.py has a state where each wins. Neither residual is every
+    plan's, so their proofs and bounds go (`_solve_live` computes a relaxation's); a
+    "no schedule" of the first is not one of the live state either."""
+    if not res.stop_chosen:
+        return _plan_residual(instance, res, spec, options)
+    from planner.live import residual
+    from planner.metrics import objective_values
+
+    t0 = time.perf_counter()
+    on = _plan_residual(instance, res, spec, replace(options, time_limit=options.limit / 2))
+    left = max(0.0, options.limit - (time.perf_counter() - t0))
+    at_now = residual(instance, stop_at_now=True)
+    now = _plan_residual(instance, at_now, spec, replace(options, time_limit=left))
+    if not on.jobs or not now.jobs:
+        picked, when = (now, "now") if not on.jobs else (on, "later")
+    else:
+        names = objectives_of(instance, options)
+        a, b = (objective_values(instance, s, names) for s in (on, now))
+        later = [a[n] for n in names] <= [b[n] for n in names]
+        picked, when = (on, "later") if later else (now, "now")
+    status = "feasible" if picked.status == "optimal" else picked.status
+    info = {**picked.info, "stop": when}  # where the stopped jobs' segments end
+    return picked.with_(status=status, lower_bound=None, info=info)
 
 
 def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
