@@ -1216,6 +1216,10 @@ def test_the_rest_of_a_stopped_job_runs_alone(solver: str, solve_verified: Solve
 
 
 def _hold_to_come(waiting: bool) -> Instance:
+    return instance_from_dict(_hold_doc(waiting))
+
+
+def _hold_doc(waiting: bool) -> dict[str, Any]:
     """At now 10, `h` (100 units, deadline 118) has run on the one GPU since 0; a
     maintenance hold takes the GPU over [20, 30); a restart costs 5. With `waiting`, `w`
     (10 units, weight 100, no deadline) waits for the GPU too."""
@@ -1234,7 +1238,7 @@ def _hold_to_come(waiting: bool) -> Instance:
     if waiting:
         doc["jobs"][0].pop("deadline")
         doc["jobs"].append({"id": "w", "duration": 10, "gpus": 1, "release": 0, "weight": 100})
-    return instance_from_dict(doc)
+    return doc
 
 
 def test_a_job_that_a_hold_to_come_stops_runs_on_until_the_hold(
@@ -1261,6 +1265,23 @@ def test_a_job_that_a_hold_to_come_stops_may_stop_at_now_for_a_waiting_job(
     assert _objective(inst, s, "total_weighted_jct") == 2125, s.status
     assert [(p.start, p.end) for p in by_id(s)["w"].pieces()] == [(10, 20)]
     assert s.lower_bound is None or s.lower_bound["total_weighted_jct"] <= 2125 + 1e-6
+
+
+@pytest.mark.parametrize(
+    ("waiting", "said"),
+    [
+        (False, "run on to the reservation that stops them (better than stopping now)"),
+        (True, "stopped now (better than running on to the reservation that stops them)"),
+    ],
+)
+def test_plan_solve_says_where_a_hold_to_come_stopped_the_running_jobs(
+    tmp_path: Path, waiting: bool, said: str
+) -> None:
+    inst_path, out_path = tmp_path / "hold.json", tmp_path / "s.json"
+    inst_path.write_text(json.dumps(_hold_doc(waiting)))
+    code, out = run("solve", inst_path, "--solver", "cpsat", "--time-limit", "5", "-o", out_path)
+    assert code == 0 and f"stopped jobs {said}" in " ".join(out.split()), out
+    assert run("check", inst_path, out_path)[0] == 0
 
 
 def test_the_rest_of_a_stopped_job_restarts_at_the_jobs_own_cost() -> None:

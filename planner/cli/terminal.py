@@ -170,6 +170,8 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
         t.add_row("auto chose", f"{info['auto'].get('chose')}: {info['auto'].get('why')}")
     if "elastic" in info:
         t.add_row("GPU counts", f"chosen: {info['elastic']}")
+    if info.get("stop") in STOPS:  # planner.solvers.dispatch._plan_stops
+        t.add_row("stopped jobs", STOPS[info["stop"]])
     if "held_back" in info:
         t.add_row("held back", f"{info['held_back']} (for a cheaper price)")
     if "reason" in info:
@@ -182,6 +184,12 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
         t.add_row("interrupted", "stopped before a schedule was found")
     out.print(t)
 
+
+# What a live state's running jobs that a reservation to come stops did (`info.stop`)
+STOPS = {
+    "later": "run on to the reservation that stops them (better than stopping now)",
+    "now": "stopped now (better than running on to the reservation that stops them)",
+}
 
 # Above this many jobs `--jobs` prints plain aligned lines, one per job, not rich's table:
 # rich measures every cell: `plan solve --jobs` on 10,000 jobs took 11.7 s, now 3.9 s as
