@@ -181,16 +181,32 @@ class Residual:
             instance=self.live.name, solver="plan-in-force", lower_bound=None, info={}
         )
 
-    def late(self) -> str | None:
-        """Why no plan can be valid: a fixed job that ends after its deadline or the
-        horizon (it cannot be moved), or None."""
+    def late(self, skip: frozenset[str] = frozenset()) -> str | None:
+        """Why no plan can be valid: a fixed job (not in `skip`) that ends after its
+        deadline or the horizon (it cannot be moved), or None."""
         for jid, a in self.fixed.items():
+            if jid in skip:
+                continue
             limit = self.live.job_by_id[jid].deadline
             for what, t in (("deadline", limit), ("horizon", self.live.horizon)):
                 if t is not None and a.end > t:
                     state = self.live.job_by_id[jid].state
                     return f"{state} job {jid} ends at {a.end}, after its {what} {t}"
         return None
+
+    def co_runners(self) -> frozenset[str]:
+        """Running jobs with a running co-member, with preemption: a plan may stop a
+        co-member at `now` (or before the residual does) and so end such a job sooner than
+        the residual keeps it, or let it run on where the residual stops it with its group
+        (`resume.must_stop`): a deadline or horizon the residual sees it miss proves nothing
+        (tests/test_live.py)."""
+        if not self.live.preemption.enabled:
+            return frozenset()
+        running: dict[str, list[str]] = defaultdict(list)
+        for jid, a in self.fixed.items():
+            if a.group is not None and self.live.job_by_id[jid].state == "running":
+                running[a.group].append(jid)
+        return frozenset(j for ids in running.values() if len(ids) > 1 for j in ids)
 
     def clash(self) -> str | None:
         """A rule of §5 that the fixed jobs break among themselves as the planners keep

@@ -2294,3 +2294,54 @@ def test_a_stopped_job_keeps_its_own_place_in_the_greedy_rules_order() -> None:
         s = solve(inst, spec, SolveOptions(time_limit=2, workers=1))
         assert not verify(inst, s), spec
         assert objective_values(inst, s, ["total_weighted_jct"]) == {"total_weighted_jct": 2322}
+
+
+def _co_member_doc() -> dict[str, Any]:
+    """At now 10, `A` (data-heavy) and `B` (GPU-heavy) have run as group G on the one GPU
+    since 0; a hold takes it over [25, 30). Kept together, B ends at 13 (deadline 14); A
+    meets the hold. `w` (5 units, deadline 18) waits for the GPU."""
+    def prof(d: float, g: float) -> dict[str, Any]:
+        return {"by_gpus": {"1": {"iteration_ms": d + g + 5,
+                                  "stages_ms": {"data": d, "gpu": g, "net": 5}}}}  # fmt: skip
+
+    run = {"gpus": 1, "state": "running", "started": 0, "group": "G",
+           "placement": [{"node": "n-0", "gpus": [0]}]}  # fmt: skip
+    return {
+        "name": "grp",
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "interleaving": {"enabled": True},
+        "policy": {"preemption": {"enabled": True, "restart": 5}},
+        "profiles": {"data": prof(900, 50), "gpu": prof(50, 900)},
+        "jobs": [
+            {"id": "A", "model": "data", "iterations": 100, **run},
+            {"id": "B", "model": "gpu", "iterations": 10, "deadline": 14, **run},
+            {"id": "w", "duration": 5, "gpus": 1, "release": 0, "deadline": 18},
+        ],
+        "reservations": [{"id": "maint", "start": 25, "end": 30, "nodes": ["n-0"]}],
+    }  # fmt: skip
+
+
+def test_no_solver_says_no_schedule_when_a_co_member_need_not_stop(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    """A stops at now and B runs on alone to 13, then w over [13, 18), A resumes at 30: a
+    verified plan. The residual that stops A at now stopped B with it (its rest, 5 + 2
+    units from 10, misses 14) and the one that runs A on to the hold has no room for w:
+    the solvers said 'no schedule exists' (job B: deadline 14 passed)."""
+    inst = instance_from_dict(_co_member_doc())
+    on = [{"node": "n-0", "gpus": [0]}]
+    hand = schedule_from_dict({
+        "instance": "grp", "solver": "hand", "status": "feasible",
+        "jobs": [
+            {"id": "A", "start": 0, "end": 123, "placement": on, "group": "G",
+             "segments": [{"start": 0, "end": 10, "placement": on, "group": "G"},
+                          {"start": 30, "end": 123, "placement": on, "group": None}]},
+            {"id": "B", "start": 0, "end": 13, "placement": on, "group": "G"},
+            {"id": "w", "start": 13, "end": 18, "placement": on},
+        ],
+        "groups": [{"id": "G", "jobs": ["A", "B"]}],
+    })  # fmt: skip
+    assert verify(inst, hand) == []
+    s = solve_verified(inst, solver, time_limit=3.0)
+    assert s.jobs or s.status != "infeasible", (s.status, s.info.get("reason"))

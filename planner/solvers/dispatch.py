@@ -150,7 +150,7 @@ def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedul
     if not res.proves:  # the residual's bounds are dropped (`Residual.merge`): no LP for them
         first = replace(first, bound_lp_iterations=0)
     merged = _plan_stops(instance, res, spec, first)
-    if engine and res.late() is None:
+    if engine and res.late(res.co_runners()) is None:
         left = replace(options, time_limit=max(0.0, options.limit - (time.perf_counter() - t0)))
         merged = _from_the_present(instance, merged, left, search=name == "auto")
     if options.start is not None:
@@ -217,12 +217,17 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     # one in every plan of the live state when nothing it waits for runs now (stopping a
     # running job's co-member could speed that up): a deadline it misses is proved missed
     waits = frozenset(j.id for j in res.instance.jobs if j.after) | res.stand_ins
-    late = res.late() or missed_limit(res.instance, waits)
+    # nor does a running job's, or its rest's, when it runs with co-members (`co_runners`)
+    soft = res.co_runners()
+    late = res.late(soft) or missed_limit(res.instance, waits | soft)
     # nodes taken for good (a node down, a reservation to the horizon) leave a waiting job
     # too few in every plan whatever R9 asks: what running jobs hold is not counted
     late = late or reserved_out(res.instance, res.stand_ins, HELD_FOR_RUNNING)
     if late is not None:
         return Schedule(instance.name, spec, "infeasible", info={"reason": late})
+    unproved = (res.late() or missed_limit(res.instance, waits)) if soft else None
+    if unproved is not None:  # no plan of the residual, but maybe one of the live state
+        return Schedule(instance.name, spec, "unknown", info={"reason": unproved})
     clash = res.clash()
     if clash is not None:  # proved, unless a plan may stop a running job (Residual.clash)
         if instance.preemption.enabled:
