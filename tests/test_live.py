@@ -2300,6 +2300,7 @@ def _co_member_doc() -> dict[str, Any]:
     """At now 10, `A` (data-heavy) and `B` (GPU-heavy) have run as group G on the one GPU
     since 0; a hold takes it over [25, 30). Kept together, B ends at 13 (deadline 14); A
     meets the hold. `w` (5 units, deadline 18) waits for the GPU."""
+
     def prof(d: float, g: float) -> dict[str, Any]:
         return {"by_gpus": {"1": {"iteration_ms": d + g + 5,
                                   "stages_ms": {"data": d, "gpu": g, "net": 5}}}}  # fmt: skip
