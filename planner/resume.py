@@ -7,9 +7,9 @@ earliest: a node down) and the rest of its work runs later as a second segment t
 with its restart cost. Running on until then keeps the work it does meanwhile, as the
 preemptive simulation policies do; a plan that stops it at `now` instead frees its GPUs
 sooner, which `planner.solvers.dispatch` tries too (`must_stop(..., at_now=True)`).
-`planner.live` plans the rest as a waiting job of its own
-(`resume_job`), same id, released when the segment ends, whose solo duration on any node is exactly
-what §8 gives for the second segment: restart plus the work left at the node's speed. For
+`planner.live` plans the rest as a waiting job of its own (`resume_job`), same id,
+released when the segment ends, whose solo duration on any node is exactly what §8 gives
+for the second segment: restart plus the work left at the node's speed. For
 a profiled job that is a one-iteration profile of its own whose GPU stage is the work
 left's GPU stage (so node speed scales it as §4 does) and whose other stages lump the rest
 together with the restart. Such a group would not run as §8 says (the job's iterations
@@ -37,7 +37,7 @@ def must_stop(
     """Running jobs (and their running group co-members) whose GPUs a reservation that does
     not admit them takes before they end, each with the time its segment ends: when the
     first such reservation of its group begins, or `now` with `at_now`. A co-member that
-    ends by then ends as it would. None when preemption is disabled."""
+    ends by then ends as it would. Empty when preemption is disabled."""
     if not inst.preemption.enabled:
         return {}
     first: dict[str, int] = {}

@@ -185,8 +185,10 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
     two plans, each in half the time: one that runs it on (it keeps the work done
     meanwhile) and one that stops it at `now` (its GPUs are free sooner for a waiting
     job): tests/test_live.py has a state where each wins. Neither residual is every
-    plan's, so their proofs and bounds go (`_solve_live` computes a relaxation's); a
-    "no schedule" of the first is not one of the live state either."""
+    plan's, so their proofs and bounds go (`_solve_live` computes a relaxation's). A "no
+    schedule" of the first proves nothing; one of the second stands when it is proved
+    (`_plan_residual`): stopping at `now` leaves every waiting job the most room, and a
+    stopped job's rest ends no sooner when stopped later (it runs no faster than alone)."""
     if not res.stop_chosen:
         return _plan_residual(instance, res, spec, options)
     from planner.live import residual
