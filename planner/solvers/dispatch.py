@@ -212,6 +212,7 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
 
 
 def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
+    from planner.bounds import earliest_ends
     from planner.live import HELD_FOR_RUNNING
     from planner.verify import verify
 
@@ -221,13 +222,14 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     waits = frozenset(j.id for j in res.instance.jobs if j.after) | res.stand_ins
     # nor does a running job's, or its rest's, when it runs with co-members (`co_runners`)
     soft = res.co_runners()
-    late = res.late(soft) or missed_limit(res.instance, waits | soft)
+    ends = earliest_ends(res.instance) if soft else None  # for both checks below
+    late = res.late(soft) or missed_limit(res.instance, waits | soft, ends)
     # nodes taken for good (a node down, a reservation to the horizon) leave a waiting job
     # too few in every plan whatever R9 asks: what running jobs hold is not counted
     late = late or reserved_out(res.instance, res.stand_ins, HELD_FOR_RUNNING)
     if late is not None:
         return Schedule(instance.name, spec, "infeasible", info={"reason": late})
-    unproved = (res.late() or missed_limit(res.instance, waits)) if soft else None
+    unproved = (res.late() or missed_limit(res.instance, waits, ends)) if soft else None
     if unproved is not None:  # no plan of the residual, but maybe one of the live state
         return Schedule(instance.name, spec, "unknown", info={"reason": unproved})
     clash = res.clash()

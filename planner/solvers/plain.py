@@ -12,6 +12,7 @@ are taken away (`reserved_out`: a node down for good, contract §9).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from planner.bounds import earliest_ends
 from planner.instance import Instance, Job
@@ -24,10 +25,14 @@ def plain_infeasibility(instance: Instance) -> str | None:
     return priority_after_conflict(instance) or missed_limit(instance) or reserved_out(instance)
 
 
-def missed_limit(instance: Instance, skip: frozenset[str] = frozenset()) -> str | None:
-    """The first job (not in `skip`) whose earliest end lies after the horizon or its
-    deadline, or None."""
-    ends = earliest_ends(instance)
+def missed_limit(
+    instance: Instance,
+    skip: frozenset[str] = frozenset(),
+    ends: Mapping[str, float] | None = None,
+) -> str | None:
+    """The first job (not in `skip`) whose earliest end (`ends`, else `earliest_ends`) lies
+    after the horizon or its deadline, or None."""
+    ends = earliest_ends(instance) if ends is None else ends
     for job in instance.jobs:
         if job.id in skip:
             continue

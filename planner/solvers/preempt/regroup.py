@@ -35,12 +35,14 @@ A gain of 0 admits for any rise and a deep look swaps long waiting jobs in for s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 from planner.instance import Instance
 from planner.simulate.model import SimJob
 from planner.simulate.muri import group_on_first_fit
 
 Pack = list[SimJob]
+T = TypeVar("T")
 # Improvement passes over all pairs of groups; the search stops earlier at a local optimum
 # (on cluster_trace.csv 3 and 30 passes give the same plan).
 PASSES = 10
@@ -135,14 +137,9 @@ def _improve(rates: Rates, groups: list[Pack], size: int) -> None:
                 found = rates.step(gpus, models[a], models[b], a < b, size)
                 if found is None:
                     continue
-                i, j = found
-                ga, gb = groups[a], groups[b]
-                if j < 0:
-                    groups[a], groups[b] = ga[:i] + ga[i + 1 :], [*gb, ga[i]]
-                else:
-                    groups[a] = ga[:i] + [gb[j]] + ga[i + 1 :]
-                    groups[b] = gb[:j] + [ga[i]] + gb[j + 1 :]
-                models[a], models[b] = models_of(groups[a]), models_of(groups[b])
+                ga, gb = _stepped(found, groups[a], groups[b])
+                groups[a], groups[b] = list(ga), list(gb)
+                models[a], models[b] = _stepped(found, models[a], models[b])
                 changed = True
         if not changed:
             return
@@ -157,20 +154,25 @@ def _first_step(
     counting 0)."""
     now = (rates.total_of(gpus, ma) or 0.0) + (rates.total_of(gpus, mb) or 0.0)
     for i in range(len(ma)):
-        tries: list[tuple[Step, Models, Models]] = []
+        tries: list[Step] = []
         if len(ma) > 1 and len(mb) < size:
-            tries.append(((i, -1), ma[:i] + ma[i + 1 :], (*mb, ma[i])))
+            tries.append((i, -1))
         if swaps:  # swapping two jobs of one model changes no rate
-            tries.extend(
-                ((i, j), ma[:i] + (mb[j],) + ma[i + 1 :], mb[:j] + (ma[i],) + mb[j + 1 :])
-                for j in range(len(mb))
-                if mb[j] != ma[i]
-            )
-        for found, na, nb in tries:
+            tries.extend((i, j) for j in range(len(mb)) if mb[j] != ma[i])
+        for found in tries:
+            na, nb = _stepped(found, ma, mb)
             va, vb = rates.total_of(gpus, na), rates.total_of(gpus, nb)
             if va is not None and vb is not None and va + vb > now + 1e-9:
                 return found
     return None
+
+
+def _stepped(step: Step, a: Sequence[T], b: Sequence[T]) -> tuple[tuple[T, ...], tuple[T, ...]]:
+    """Groups `a` and `b` (models or members) after `step`, a move or a swap."""
+    i, j = step
+    if j < 0:
+        return (*a[:i], *a[i + 1 :]), (*b, a[i])
+    return (*a[:i], b[j], *a[i + 1 :]), (*b[:j], a[i], *b[j + 1 :])
 
 
 def admit(rates: Rates, packs: Sequence[Pack], waiting: dict[int, list[SimJob]]) -> list[Pack]:
