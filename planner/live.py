@@ -38,7 +38,7 @@ from typing import Any
 from planner.history import retimed
 from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation, over
-from planner.live_progress import fixed_assignments, progress_at
+from planner.live_progress import fixed_assignments, runs_until
 from planner.resume import must_stop, resume_job
 from planner.schedule import Assignment, Group, Schedule
 
@@ -197,9 +197,8 @@ class Residual:
     def co_runners(self) -> frozenset[str]:
         """Running jobs with a running co-member, with preemption: a plan may stop a
         co-member at `now` (or before the residual does) and so end such a job sooner than
-        the residual keeps it, or let it run on where the residual stops it with its group
-        (`resume.must_stop`): a deadline or horizon the residual sees it miss proves nothing
-        (tests/test_live.py)."""
+        the residual keeps it (its co-members run on without it, `live_progress.runs_until`):
+        a deadline or horizon the residual sees it miss proves nothing (tests/test_live.py)."""
         if not self.live.preemption.enabled:
             return frozenset()
         running: dict[str, list[str]] = defaultdict(list)
@@ -259,13 +258,13 @@ def residual(inst: Instance, stop_at_now: bool = False) -> Residual:
     chosen = any(t > inst.now for t in stops.values())
     if stop_at_now and chosen:
         stops = must_stop(inst, fixed, at_now=True)
-    stopped = set(stops)
-    done = {t: progress_at(inst, t) for t in set(stops.values())}
+    # a co-member that stops lets the others run faster: one may then end before it stops
+    ran = runs_until(inst, stops)
+    stopped = {jid for jid in stops if not ran[jid].finished}
+    fixed = {k: replace(a, end=ran[k].end) if k in ran else a for k, a in fixed.items()}
     resumed, profiles = [], dict(inst.profiles)
     for jid in sorted(stopped):
-        t = stops[jid]
-        fixed[jid] = replace(fixed[jid], end=t)
-        job, prof = resume_job(inst, inst.job_by_id[jid], done[t][jid], t)
+        job, prof = resume_job(inst, inst.job_by_id[jid], ran[jid].progress, stops[jid])
         resumed.append(job)
         if prof is not None:
             profiles[prof.model] = prof

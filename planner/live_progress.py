@@ -1,12 +1,13 @@
 """The progress of a live state's running jobs by §8 (contract §8 and §9), and the relaxation
 of a preemptive live state that the lower bounds use.
 
-`progress_at` says how far each running job has got at a time if it keeps running;
-`run_units` walks the sets of running segments (a group, or a solo job) that it and
-`fixed_assignments` share; `restartable` builds `Restartable`, the live state
-with every job restartable from `now`, for `planner.bounds` when `Residual.bounded` is
-false. Separate from `planner.live` (the residual around the fixed jobs and its merge) so
-that each module holds one responsibility; the simulation's engine uses `progress_at` too.
+`progress_at` says how far each running job has got at a time if it keeps running, and
+`runs_until` how each segment ends when some of them stop; `run_units` walks the sets of
+running segments (a group, or a solo job) that they and `fixed_assignments` share;
+`restartable` builds `Restartable`, the live state with every job restartable from `now`,
+for `planner.bounds` when `Residual.bounded` is false. Separate from `planner.live` (the
+residual around the fixed jobs and its merge) so that each module holds one
+responsibility; the simulation's engine uses `progress_at` too.
 """
 
 from __future__ import annotations
@@ -87,18 +88,39 @@ def restartable(inst: Instance) -> Restartable:
 
 def progress_at(inst: Instance, t: int) -> dict[str, float]:
     """Each running job's progress at time `t` (>= now) by §8, if it keeps running."""
+    every = {j.id: t for j in inst.jobs if j.state == "running"}
+    return {jid: r.progress for jid, r in runs_until(inst, every).items()}
+
+
+@dataclass(frozen=True)
+class Ran:
+    """How a running job's segment ends by §8 (`runs_until`)."""
+
+    end: int
+    progress: float  # the job's progress then
+    finished: bool  # its work was done by then (it did not stop)
+
+
+def runs_until(inst: Instance, stops: Mapping[str, int]) -> dict[str, Ran]:
+    """Each running job's segment run on by §8, a job in `stops` stopping at its time there
+    (>= now) unless its work is done before: its co-members run on without it from then,
+    at the rates of the smaller group (contract §8, as a done co-member leaves)."""
     out = {}
-    for running, _, leaves in run_units(inst, t):
+    for running, origin, leaves in run_units(inst, stops):
         for j, leave in zip(running, leaves, strict=True):
             assert j.live is not None
-            out[j.id] = (j.live.progress or 0.0) + leave.done
+            end = origin + ceil_units(leave.at_ms, inst.unit_ms)
+            out[j.id] = Ran(end, (j.live.progress or 0.0) + leave.done, leave.finished)
     return out
 
 
-def run_units(inst: Instance, stop: int | None) -> Iterable[tuple[list[Job], int, list[Leave]]]:
+def run_units(
+    inst: Instance, stops: Mapping[str, int]
+) -> Iterable[tuple[list[Job], int, list[Leave]]]:
     """Per set of running segments (a group label, or a solo job): its running members,
     the time progress counts from (`now` with progress given, else `started`; done
-    co-members then run along until they ended), and how each member leaves by §8."""
+    co-members then run along until they ended), and how each member leaves by §8, a
+    member in `stops` at its time there at the latest."""
     units: dict[str, list[Job]] = defaultdict(list)
     for j in inst.jobs:
         if j.live is not None:
@@ -110,11 +132,11 @@ def run_units(inst: Instance, stop: int | None) -> Iterable[tuple[list[Job], int
         first = running[0].live
         assert first is not None
         origin = inst.now if first.progress is not None else first.started
-        runners = [_runner(inst, j, origin, None, stop) for j in running]
+        runners = [_runner(inst, j, origin, None, stops.get(j.id)) for j in running]
         if first.progress is None:
             for j in members:
                 if j.live is not None and j.live.ended is not None:
-                    runners.append(_runner(inst, j, origin, j.live.ended, stop))
+                    runners.append(_runner(inst, j, origin, j.live.ended, None))
         leaves = run_together(runners, inst.interleaving.overhead)
         yield running, origin, leaves[: len(running)]
 
@@ -131,15 +153,17 @@ def _runner(inst: Instance, j: Job, origin: int, ended: int | None, stop: int | 
     return Runner.of_job(inst, j.as_placed(), speed, work, 0.0, stop_ms)
 
 
-def fixed_assignments(inst: Instance) -> dict[str, Assignment]:
-    """Running and done jobs as the schedule keeps them; a running job ends as §8 says."""
+def fixed_assignments(
+    inst: Instance, stops: Mapping[str, int] | None = None
+) -> dict[str, Assignment]:
+    """Running and done jobs as the schedule keeps them; a running job ends as §8 says,
+    one in `stops` at its time there at the latest (`runs_until`)."""
     out: dict[str, Assignment] = {}
     for j in inst.jobs:
         if j.live is not None:
             pl = tuple(Placement(n, g) for n, g in j.live.placement)
             end = j.live.ended if j.live.ended is not None else j.live.started
             out[j.id] = Assignment(j.id, j.live.started, end, pl, j.live.group)
-    for running, origin, leaves in run_units(inst, None):
-        for j, leave in zip(running, leaves, strict=True):
-            out[j.id] = replace(out[j.id], end=origin + ceil_units(leave.at_ms, inst.unit_ms))
+    for jid, ran in runs_until(inst, stops or {}).items():
+        out[jid] = replace(out[jid], end=ran.end)
     return out

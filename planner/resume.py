@@ -7,6 +7,8 @@ earliest: a node down) and the rest of its work runs later as a second segment t
 with its restart cost. Running on until then keeps the work it does meanwhile, as the
 preemptive simulation policies do; a plan that stops it at `now` instead frees its GPUs
 sooner, which `planner.solvers.dispatch` tries too (`must_stop(..., at_now=True)`).
+A co-member that no reservation stops (it ends before the hold begins, or the hold admits
+it) runs on without it at the smaller group's rates (§8, `live_progress.runs_until`).
 `planner.live` plans the rest as a waiting job of its own (`resume_job`), same id,
 released when the segment ends, whose solo duration on any node is exactly what §8 gives
 for the second segment: restart plus the work left at the node's speed. For
@@ -34,31 +36,20 @@ RESUME = "~resume:"  # model name prefix of a resumed job's own profile
 def must_stop(
     inst: Instance, fixed: Mapping[str, Assignment], at_now: bool = False
 ) -> dict[str, int]:
-    """Running jobs (and their running group co-members) whose GPUs a reservation that does
-    not admit them takes before they end, each with the time its segment ends: when the
-    first such reservation of its group begins, or `now` with `at_now`. A co-member that
-    ends by then ends as it would. Empty when preemption is disabled."""
+    """Running jobs whose GPUs a reservation that does not admit them takes before they end,
+    each with the time its segment ends: when the first such reservation begins, or `now`
+    with `at_now`. Its running co-members run on without it (`live_progress.runs_until`)
+    unless a reservation stops them too. Empty when preemption is disabled."""
     if not inst.preemption.enabled:
         return {}
-    first: dict[str, int] = {}
+    out: dict[str, int] = {}
     for jid, a in fixed.items():
         j = inst.job_by_id[jid]
         if not (j.state == "running" and a.start < inst.now < a.end):
             continue
         starts = [max(r.start, inst.now) for r in inst.reservations if _blocks(r, j, a, inst.now)]
         if starts:
-            first[jid] = inst.now if at_now else min(starts)
-    # a group stops as a whole, when its first member must
-    label_stop: dict[str, int] = {}
-    for jid, t in first.items():
-        label = fixed[jid].group
-        if label is not None:
-            label_stop[label] = min(t, label_stop.get(label, t))
-    out = dict(first)
-    for jid, a in fixed.items():
-        stop = label_stop.get(a.group) if a.group is not None else None
-        if stop is not None and inst.job_by_id[jid].state == "running" and a.end > stop:
-            out[jid] = min(stop, out.get(jid, stop))
+            out[jid] = inst.now if at_now else min(starts)
     return out
 
 

@@ -2329,7 +2329,9 @@ def test_no_solver_says_no_schedule_when_a_co_member_need_not_stop(
     """A stops at now and B runs on alone to 13, then w over [13, 18), A resumes at 30: a
     verified plan. The residual that stops A at now stopped B with it (its rest, 5 + 2
     units from 10, misses 14) and the one that runs A on to the hold has no room for w:
-    the solvers said 'no schedule exists' (job B: deadline 14 passed)."""
+    the solvers said 'no schedule exists' (job B: deadline 14 passed), then 'no schedule
+    found' (all but `auto` and `greedy`, which plan from the present). B now runs on
+    without A, alone and faster (`live_progress.runs_until`): every solver has a plan."""
     inst = instance_from_dict(_co_member_doc())
     on = [{"node": "n-0", "gpus": [0]}]
     hand = schedule_from_dict({
@@ -2345,4 +2347,8 @@ def test_no_solver_says_no_schedule_when_a_co_member_need_not_stop(
     })  # fmt: skip
     assert verify(inst, hand) == []
     s = solve_verified(inst, solver, time_limit=3.0)
-    assert s.jobs or s.status != "infeasible", (s.status, s.info.get("reason"))
+    assert s.jobs, (s.status, s.info.get("reason"))
+    ends = {a.id: a.end for a in s.jobs}
+    assert ends["B"] <= 13 and ends["w"] <= 18  # B alone from now: 12
+    hand_jct = objective_values(inst, hand, ["total_weighted_jct"])["total_weighted_jct"]
+    assert objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"] <= hand_jct

@@ -145,6 +145,24 @@ def test_a_running_job_on_a_node_gone_down_stops_at_now(tmp_path: Path, policy: 
 
 
 @pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p"])
+def test_a_co_member_that_a_later_hold_does_not_cut_runs_on_alone(
+    tmp_path: Path, policy: str
+) -> None:
+    # tests/test_live.py's group of A and B at now 10: the hold at 25 cuts A, not B (it
+    # ends at 13 in the group). A policy that stops nothing stopped A at now with B, whose
+    # rest then missed its deadline 14 (and w its 18); B runs on alone and ends at 12
+    from tests.test_live import _co_member_doc
+
+    inst, out = write(tmp_path, _co_member_doc()), tmp_path / "r.json"
+    r = run("simulate", inst, "--policy", policy, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    assert run("check", inst, out).exit_code == 0
+    jobs = {a["id"]: a for a in json.loads(out.read_text())["jobs"]}
+    assert (jobs["B"]["end"], jobs["w"]["end"]) == (12, 17) and "segments" not in jobs["B"]
+    assert jobs["A"]["segments"][0]["end"] in (10, 25)  # stopped at now or at the hold
+
+
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p"])
 @pytest.mark.parametrize("preemption", [True, False])
 def test_a_running_job_a_later_hold_would_cut_stops_at_now(
     tmp_path: Path, policy: str, preemption: bool

@@ -176,8 +176,11 @@ class Engine:
             free = Packer(inst, now)
             for run in list(self.runs.values()):
                 jobs = [self.as_run[a] for a in run.members]
-                if stop & set(run.members) or free.blocked_now(run.placement, jobs):
-                    leave = run.members
+                if free.blocked_now(run.placement, jobs):
+                    leave = list(run.members)
+                else:  # its co-members run on without it (`live_progress.runs_until`)
+                    leave = [a for a in run.members if a in stop]
+                if leave:
                     self._stop(run, leave, now)
                     self.stopped_at_now += tuple(leave)
         waiting = {j.id for j in inst.jobs if j.live is None}

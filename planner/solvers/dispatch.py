@@ -187,8 +187,10 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
     job): tests/test_live.py has a state where each wins. Neither residual is every
     plan's, so their proofs and bounds go (`_solve_live` computes a relaxation's). A "no
     schedule" of the first proves nothing; one of the second stands when it is proved
-    (`_plan_residual`): stopping at `now` leaves every waiting job the most room, and a
-    stopped job's rest ends no sooner when stopped later (it runs no faster than alone)."""
+    (`_plan_residual`): its proofs are of ends that no plan's stop times move (a waiting
+    job's earliest end, a running job's without co-members), and a stopped job's rest,
+    released at `now`, ends no sooner when stopped later (it runs no faster than alone).
+    Both stop only the jobs a reservation blocks: their co-members run on without them."""
     if not res.stop_chosen:
         return _plan_residual(instance, res, spec, options)
     from planner.live import residual
