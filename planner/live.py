@@ -39,7 +39,7 @@ from planner.history import retimed
 from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation, over
 from planner.live_progress import fixed_assignments, runs_until
-from planner.resume import must_stop, resume_job
+from planner.resume import resume_job, stop_times
 from planner.schedule import Assignment, Group, Schedule
 
 STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
@@ -58,8 +58,9 @@ class Residual:
     stand_ins: frozenset[str]
     conservative: bool = False  # free GPUs are held for running jobs' CPUs (module docstring)
     stopped: frozenset[str] = frozenset()  # running jobs stopped (at their fixed end), resumed
-    # a stopped job could run on after `now` until a reservation begins: where the residual
-    # stops it (then, or at `now`) is a choice, not every plan's (`residual`)
+    # a stopped job could run on after `now` until a reservation begins, and its co-members
+    # run on without it or stop with it: where the residual stops them is a choice, not
+    # every plan's (`stop_choices`)
     stop_chosen: bool = False
 
     def merge(self, s: Schedule) -> Schedule:
@@ -249,19 +250,39 @@ class Residual:
         }
 
 
-def residual(inst: Instance, stop_at_now: bool = False) -> Residual:
+# Where a residual stops the running jobs that a reservation stops (`resume.stop_times`):
+# at the reservation or at `now`, their co-members running on or stopping with them
+STOP_CHOICES = {
+    "later": (False, False),
+    "now": (True, False),
+    "later+group": (False, True),
+    "now+group": (True, True),
+}
+
+
+def stop_choices(inst: Instance) -> dict[str, dict[str, int]]:
+    """The distinct stop times (`resume.stop_times`, without the jobs whose work is done
+    before they stop) of `STOP_CHOICES`, in its order: one entry when there is no choice."""
+    out: dict[str, dict[str, int]] = {}
+    for name, (at_now, group) in STOP_CHOICES.items():
+        stops = stop_times(inst, at_now, group)
+        ran = runs_until(inst, stops)
+        stops = {k: t for k, t in stops.items() if not ran[k].finished}
+        if stops not in out.values():
+            out[name] = stops
+    return out
+
+
+def residual(inst: Instance, choice: str = "later") -> Residual:
     """The static instance of `inst`'s waiting jobs around its fixed ones (module
-    docstring); a running job that must stop (`resume.must_stop`) runs on until the
-    reservation that stops it begins, or stops at `now` with `stop_at_now`."""
-    fixed = fixed_assignments(inst)
-    stops = must_stop(inst, fixed)
-    chosen = any(t > inst.now for t in stops.values())
-    if stop_at_now and chosen:
-        stops = must_stop(inst, fixed, at_now=True)
-    # a co-member that stops lets the others run faster: one may then end before it stops
+    docstring); a running job that must stop (`resume.stop_times`) stops as `choice` of
+    `stop_choices` says (the first when it has none such): at the reservation that stops
+    it (`later`) or at `now`, its co-members running on or stopping with it (`+group`)."""
+    choices = stop_choices(inst)
+    stops = choices.get(choice, next(iter(choices.values())))
     ran = runs_until(inst, stops)
-    stopped = {jid for jid in stops if not ran[jid].finished}
-    fixed = {k: replace(a, end=ran[k].end) if k in ran else a for k, a in fixed.items()}
+    stopped = set(stops)
+    fixed = fixed_assignments(inst, stops)
     resumed, profiles = [], dict(inst.profiles)
     for jid in sorted(stopped):
         job, prof = resume_job(inst, inst.job_by_id[jid], ran[jid].progress, stops[jid])
@@ -293,7 +314,7 @@ def residual(inst: Instance, stop_at_now: bool = False) -> Residual:
         frozenset(stand_ins),
         conservative,
         frozenset(stopped),
-        chosen,
+        len(choices) > 1,
     )
 
 

@@ -28,18 +28,56 @@ from dataclasses import replace
 
 from planner.durations import restart_units
 from planner.instance import GpuProfile, Instance, Job, Profile, Reservation, Stages
+from planner.live_progress import fixed_assignments
 from planner.schedule import Assignment
 
 RESUME = "~resume:"  # model name prefix of a resumed job's own profile
 
 
+def stop_times(inst: Instance, at_now: bool = False, with_group: bool = False) -> dict[str, int]:
+    """Running jobs that must stop (`must_stop`), each with the time its segment ends, on
+    the ends that their stops leave the others: a co-member that runs on without a stopped
+    job runs at the smaller group's rates (`live_progress.runs_until`), which may be slower
+    and meet a reservation it missed before, so this repeats until no job is added. With
+    `with_group` a stopped job's running co-members stop with it (when the first member
+    of their group stops), unless they end before. Empty when preemption is disabled."""
+    stops: dict[str, int] = {}
+    while inst.preemption.enabled:
+        fixed = fixed_assignments(inst, stops)
+        more = {k: t for k, t in must_stop(inst, fixed, at_now).items() if k not in stops}
+        if with_group:
+            more.update(_with_group(inst, fixed, {**stops, **more}))
+        if not more:
+            break
+        stops.update(more)
+    return stops
+
+
+def _with_group(
+    inst: Instance, fixed: Mapping[str, Assignment], stops: Mapping[str, int]
+) -> dict[str, int]:
+    """The running co-members of jobs in `stops` that end after their group's first stop,
+    and not in `stops` themselves, each stopped then."""
+    first: dict[str, int] = {}
+    for jid, t in stops.items():
+        label = fixed[jid].group
+        if label is not None:
+            first[label] = min(t, first.get(label, t))
+    out = {}
+    for jid, a in fixed.items():
+        at = first.get(a.group) if a.group is not None else None
+        running = inst.job_by_id[jid].state == "running"
+        if at is not None and jid not in stops and running and a.end > at:
+            out[jid] = at
+    return out
+
+
 def must_stop(
     inst: Instance, fixed: Mapping[str, Assignment], at_now: bool = False
 ) -> dict[str, int]:
-    """Running jobs whose GPUs a reservation that does not admit them takes before they end,
-    each with the time its segment ends: when the first such reservation begins, or `now`
-    with `at_now`. Its running co-members run on without it (`live_progress.runs_until`)
-    unless a reservation stops them too. Empty when preemption is disabled."""
+    """Running jobs whose GPUs a reservation that does not admit them takes before they end
+    in `fixed`, each with the time its segment ends: when the first such reservation
+    begins, or `now` with `at_now`. Empty when preemption is disabled."""
     if not inst.preemption.enabled:
         return {}
     out: dict[str, int] = {}

@@ -189,6 +189,8 @@ def print_summary(doc: Mapping[str, Any], time_unit: str, priced: bool = False) 
 STOPS = {
     "later": "run on to the reservation that stops them (better than stopping now)",
     "now": "stopped now (better than running on to the reservation that stops them)",
+    "later+group": "run on to the reservation that stops them, their co-members stopping too",
+    "now+group": "stopped now with their co-members (better than letting those run on)",
 }
 
 # Above this many jobs `--jobs` prints plain aligned lines, one per job, not rich's table:

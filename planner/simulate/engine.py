@@ -26,8 +26,8 @@ from planner.durations import (
     stage_tuple,
 )
 from planner.instance import Instance, Job, NodeGroup
-from planner.live_progress import fixed_assignments, progress_at
-from planner.resume import must_stop
+from planner.live_progress import progress_at
+from planner.resume import stop_times
 from planner.schedule import Placement
 from planner.simulate.engine_state import (
     JobViews,
@@ -169,17 +169,18 @@ class Engine:
             # takes from now (a node down, `plan replan`) ends there whatever the policy:
             # no policy may run it on. Under a policy that stops no job (it makes no
             # decision when the reservation begins), so does one that a reservation would
-            # cut later (`resume.must_stop`); a preemptive policy stops it when the
-            # reservation begins
+            # cut later (`resume.stop_times`); a preemptive policy stops it when the
+            # reservation begins. Its co-members run on without it (at the smaller group's
+            # rates: one that then meets a reservation is in `stop_times` too)
             keep = self.policy.preemptive
-            stop = set() if keep else set(must_stop(inst, fixed_assignments(inst)))
+            stop = set() if keep else set(stop_times(inst, at_now=True))
             free = Packer(inst, now)
             for run in list(self.runs.values()):
-                jobs = [self.as_run[a] for a in run.members]
-                if free.blocked_now(run.placement, jobs):
-                    leave = list(run.members)
-                else:  # its co-members run on without it (`live_progress.runs_until`)
-                    leave = [a for a in run.members if a in stop]
+                leave = [
+                    a
+                    for a in run.members
+                    if a in stop or free.blocked_now(run.placement, [self.as_run[a]])
+                ]
                 if leave:
                     self._stop(run, leave, now)
                     self.stopped_at_now += tuple(leave)

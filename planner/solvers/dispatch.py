@@ -180,36 +180,48 @@ def _from_the_present(
 
 
 def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
-    """The residual's plan; when a running job that must stop could run on after `now`
-    until the reservation that stops it begins (`Residual.stop_chosen`), the better of
-    two plans, each in half the time: one that runs it on (it keeps the work done
-    meanwhile) and one that stops it at `now` (its GPUs are free sooner for a waiting
-    job): tests/test_live.py has a state where each wins. Neither residual is every
-    plan's, so their proofs and bounds go (`_solve_live` computes a relaxation's). A "no
-    schedule" of the first proves nothing; one of the second stands when it is proved
-    (`_plan_residual`): its proofs are of ends that no plan's stop times move (a waiting
-    job's earliest end, a running job's without co-members), and a stopped job's rest,
-    released at `now`, ends no sooner when stopped later (it runs no faster than alone).
-    Both stop only the jobs a reservation blocks: their co-members run on without them."""
+    """The residual's plan; when the running jobs that must stop could stop in more than one
+    way (`Residual.stop_chosen`, `live.stop_choices`: run on after `now` until the
+    reservation that stops them begins, or stop at `now`; their co-members run on without
+    them, or stop with them), the best of one plan per way, the time shared evenly:
+    running on keeps the work done meanwhile, stopping at `now` frees GPUs sooner for a
+    waiting job, a co-member that runs on may meet a deadline that its stopped rest would
+    miss, and one stopped with them may free its GPUs for a waiting job with a deadline
+    (tests/test_live.py has states where each wins). No residual is every plan's, so their
+    proofs and bounds go (`_solve_live` computes a relaxation's). A "no schedule" stands
+    only from a way that stops every such job at `now`, when proved (`_plan_residual`): its
+    proofs are of ends that no plan's stop times move (a waiting job's earliest end, a
+    running job's without co-members), and a stopped job's rest, released at `now`, ends
+    no sooner when stopped later (it runs no faster than alone)."""
     if not res.stop_chosen:
         return _plan_residual(instance, res, spec, options)
-    from planner.live import residual
+    from planner.live import residual, stop_choices
     from planner.metrics import objective_values
 
     t0 = time.perf_counter()
-    on = _plan_residual(instance, res, spec, replace(options, time_limit=options.limit / 2))
-    left = max(0.0, options.limit - (time.perf_counter() - t0))
-    at_now = residual(instance, stop_at_now=True)
-    now = _plan_residual(instance, at_now, spec, replace(options, time_limit=left))
-    if not on.jobs or not now.jobs:
-        picked, when = (now, "now") if not on.jobs else (on, "later")
+    choices = stop_choices(instance)
+    names = objectives_of(instance, options)
+    best: tuple[list[float], Schedule, str] | None = None
+    proof: Schedule | None = None
+    for k, (choice, stops) in enumerate(choices.items()):
+        left = max(0.0, options.limit - (time.perf_counter() - t0)) / (len(choices) - k)
+        one = residual(instance, choice) if k else res
+        plan = _plan_residual(instance, one, spec, replace(options, time_limit=left))
+        when = "now" if all(t == instance.now for t in stops.values()) else "later"
+        if not plan.jobs:
+            if when == "now" and (proof is None or plan.status == "infeasible"):
+                proof = plan
+            continue
+        values = objective_values(instance, plan, names)
+        key = [values[n] for n in names]
+        if best is None or key < best[0]:
+            best = (key, plan, when + ("+group" if choice.endswith("+group") else ""))
+    if best is None:
+        picked, how = proof or plan, None
     else:
-        names = objectives_of(instance, options)
-        a, b = (objective_values(instance, s, names) for s in (on, now))
-        later = [a[n] for n in names] <= [b[n] for n in names]
-        picked, when = (on, "later") if later else (now, "now")
+        _, picked, how = best
     status = "feasible" if picked.status == "optimal" else picked.status
-    info = {**picked.info, "stop": when}  # where the stopped jobs' segments end
+    info = {**picked.info, "stop": how} if how else picked.info  # how the stopped jobs stop
     return picked.with_(status=status, lower_bound=None, info=info)
 
 
