@@ -2352,3 +2352,67 @@ def test_no_solver_says_no_schedule_when_a_co_member_need_not_stop(
     assert ends["B"] <= 13 and ends["w"] <= 18  # B alone from now: 12
     hand_jct = objective_values(inst, hand, ["total_weighted_jct"])["total_weighted_jct"]
     assert objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"] <= hand_jct
+
+
+def _four_doc(holds: list[dict[str, Any]]) -> dict[str, Any]:
+    """At now 10 four jobs have run as group G on the one GPU since 0 (catalogue-like
+    profiles: each stage sum is the solo iteration); j1 has 28 iterations and ends at 39 in
+    G, the others run long. Without one of them the three left run slower (a group of
+    three has a larger overhead than one of four), and j1 then ends at 42."""
+
+    def prof(d: int, g: int, n: int) -> dict[str, Any]:
+        return {"by_gpus": {"1": {"iteration_ms": d + g + n,
+                                  "stages_ms": {"data": d, "gpu": g, "net": n}}}}  # fmt: skip
+
+    run = {"gpus": 1, "state": "running", "started": 0, "group": "G",
+           "placement": [{"node": "n-0", "gpus": [0]}]}  # fmt: skip
+    its = {"j1": 28, "j2": 1000, "j3": 1000, "j4": 1000}
+    return {
+        "name": "four",
+        "now": 10,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "interleaving": {"enabled": True},
+        "policy": {"preemption": {"enabled": True, "restart": 5}},
+        "profiles": {
+            "p1": prof(206, 291, 218),
+            "p2": prof(159, 229, 282),
+            "p3": prof(166, 104, 203),
+            "p4": prof(229, 286, 278),
+        },  # fmt: skip
+        "jobs": [{"id": j, "model": "p" + j[1], "iterations": n, **run} for j, n in its.items()],
+        "reservations": holds,
+    }
+
+
+def test_a_co_member_that_runs_on_slower_stops_at_the_hold_it_then_meets(
+    solver: str, solve_verified: SolveVerified
+) -> None:
+    """h1 at 20 admits all but j3, which stops there; j1, in a group of three from then,
+    ends at 42, inside h2 [40, 50), which admits only j2 and j4: j1 must stop too. The
+    residual kept j1 to 42 over h2, and every solver but `auto` and `greedy` found no plan
+    ('running job j1 cannot keep its segment'): stops now settle (`resume.stop_times`)."""
+    on = {"nodes": ["n-0"]}
+    holds = [
+        {"id": "h1", "start": 20, "end": 400, **on, "for": {"jobs": ["j1", "j2", "j4"]}},
+        {"id": "h2", "start": 40, "end": 50, **on, "for": {"jobs": ["j2", "j4"]}},
+    ]
+    inst = instance_from_dict(_four_doc(holds))
+    s = solve_verified(inst, solver, time_limit=2.0)
+    assert s.jobs, (s.status, s.info.get("reason"))
+
+
+def test_a_co_member_may_stop_with_the_job_a_hold_stops_for_a_waiting_job(
+    solve_verified: SolveVerified,
+) -> None:
+    """`_co_member_doc` with B at 14 iterations (no deadline) and w due by 15: w fits only
+    in [10, 15), so A and B both stop at now, though the hold at 25 cuts only A. Plans
+    that let B run on without A cannot meet it; the residual that stops B with A can."""
+    doc = _co_member_doc()
+    doc["jobs"][1].update(iterations=14, deadline=None)
+    doc["jobs"][2]["deadline"] = 15
+    inst = instance_from_dict(doc)
+    for spec in ("cpsat", "milp:highs", "greedy:srsf", "greedy", "auto"):
+        s = solve_verified(inst, spec, time_limit=2.0)
+        assert s.jobs, (spec, s.status, s.info.get("reason"))
+        first = {a.id: (a.segments[0].end if a.segments else a.end) for a in s.jobs}
+        assert first["A"] == first["B"] == 10 and first["w"] <= 15, spec

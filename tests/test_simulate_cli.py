@@ -162,6 +162,21 @@ def test_a_co_member_that_a_later_hold_does_not_cut_runs_on_alone(
     assert jobs["A"]["segments"][0]["end"] in (10, 25)  # stopped at now or at the hold
 
 
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p", "muri-s"])
+def test_a_co_member_that_runs_on_slower_stops_too(tmp_path: Path, policy: str) -> None:
+    # tests/test_live.py's four jobs in one group: a hold over [40, 50) admits j2 and j4;
+    # j3 must stop, and j1, which ends at 39 in the group of four, ends at 42 in the group
+    # of three left: a policy that stops nothing stopped j3 at now and ran j1 into the
+    # hold (exit 3, "broke the rules"); j1 stops at now too (`resume.stop_times`)
+    from tests.test_live import _four_doc
+
+    hold = {"id": "hold", "start": 40, "end": 50, "nodes": ["n-0"], "for": {"jobs": ["j2", "j4"]}}
+    inst, out = write(tmp_path, _four_doc([hold])), tmp_path / "r.json"
+    r = run("simulate", inst, "--policy", policy, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    assert run("check", inst, out).exit_code == 0
+
+
 @pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p"])
 @pytest.mark.parametrize("preemption", [True, False])
 def test_a_running_job_a_later_hold_would_cut_stops_at_now(
