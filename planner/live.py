@@ -106,7 +106,8 @@ class Residual:
         when a stopped job could run on after `now` until a reservation begins: a plan that
         stops it at `now` frees its GPUs for a waiting job sooner (tests/test_live.py: 2,125
         where the residual that runs it on has 4,125), one that runs it on keeps its work
-        (115 where the residual that stops it at `now` has 120 at best)."""
+        (115 where the residual that stops it at `now` has 120 at best); nor when its
+        co-members could run on without it or stop with it (`stop_choices`)."""
         if not self.live.preemption.enabled:
             return True
         running = [j for j in self.live.jobs if j.state == "running"]

@@ -6,9 +6,10 @@ preemption enabled its segment ends when the first such reservation begins (`now
 earliest: a node down) and the rest of its work runs later as a second segment that begins
 with its restart cost. Running on until then keeps the work it does meanwhile, as the
 preemptive simulation policies do; a plan that stops it at `now` instead frees its GPUs
-sooner, which `planner.solvers.dispatch` tries too (`must_stop(..., at_now=True)`).
+sooner, which `planner.solvers.dispatch` tries too (`stop_times(..., at_now=True)`).
 A co-member that no reservation stops (it ends before the hold begins, or the hold admits
-it) runs on without it at the smaller group's rates (§8, `live_progress.runs_until`).
+it) runs on without it at the smaller group's rates (§8, `live_progress.runs_until`), or
+stops with it (`with_group`): `planner.live.stop_choices` gives the solvers both.
 `planner.live` plans the rest as a waiting job of its own (`resume_job`), same id,
 released when the segment ends, whose solo duration on any node is exactly what §8 gives
 for the second segment: restart plus the work left at the node's speed. For

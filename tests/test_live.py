@@ -2416,3 +2416,4 @@ def test_a_co_member_may_stop_with_the_job_a_hold_stops_for_a_waiting_job(
         assert s.jobs, (spec, s.status, s.info.get("reason"))
         first = {a.id: (a.segments[0].end if a.segments else a.end) for a in s.jobs}
         assert first["A"] == first["B"] == 10 and first["w"] <= 15, spec
+        assert s.info["stop"] == "now+group", spec  # `plan solve`'s "stopped jobs" row
