@@ -177,6 +177,31 @@ def test_a_co_member_that_runs_on_slower_stops_too(tmp_path: Path, policy: str) 
     assert run("check", inst, out).exit_code == 0
 
 
+@pytest.mark.parametrize("policy", ["fifo", "sjf"])
+def test_a_job_stopped_at_now_resumes_where_its_restart_fits_before_a_hold(
+    tmp_path: Path, policy: str
+) -> None:
+    # a (10 units left) must stop: a hold takes n-0 at 18. Resumed at 10 on n-1 it would
+    # end at 20 without its restart of 3, before n-1's hold at 22, but ends at 23: a
+    # policy that stops nothing placed it there by its work alone (exit 3, "broke the
+    # rules"); now it waits until both holds end at 30
+    live = {
+        "version": 1, "name": "resume", "now": 10,
+        "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 1}]},
+        "policy": {"preemption": {"enabled": True, "restart": 3}},
+        "reservations": [{"id": "h0", "start": 18, "end": 30, "nodes": ["n-0"], "for": None},
+                         {"id": "h1", "start": 22, "end": 30, "nodes": ["n-1"], "for": None}],
+        "jobs": [{"id": "a", "duration": 20, "gpus": 1, "state": "running", "started": 0,
+                  "placement": [{"node": "n-0", "gpus": [0]}]}],
+    }  # fmt: skip
+    inst, out = write(tmp_path, live), tmp_path / "r.json"
+    r = run("simulate", inst, "--policy", policy, "-o", out)
+    assert r.exit_code == 0, r.stderr
+    assert run("check", inst, out).exit_code == 0
+    segments = json.loads(out.read_text())["jobs"][0]["segments"]
+    assert [(s["start"], s["end"]) for s in segments] == [(0, 10), (30, 43)]
+
+
 @pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf-p"])
 @pytest.mark.parametrize("preemption", [True, False])
 def test_a_running_job_a_later_hold_would_cut_stops_at_now(

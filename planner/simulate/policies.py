@@ -39,7 +39,10 @@ def until(view: View, members: Sequence[SimJob], preemptive: bool = True) -> int
     if not (preemptive and view.instance.preemption.enabled):
         if any(r is None for r in rest):
             return FOREVER
-        return view.now + max(1, math.ceil(sum(r or 0.0 for r in rest)))
+        # and a resumed member's restart first (a live state's stopped job): without it,
+        # fifo resumed one that ran 1 unit into a hold (`tests/test_simulate_cli.py`)
+        paid = [_paid(m, restart_units(view.instance, m.job)) for m in members if m.attained]
+        return view.now + max(1, max(paid, default=0) + math.ceil(sum(r or 0.0 for r in rest)))
     # each member's restart cost worked out once (it was three times: `until` runs twice
     # for every run a preemptive decision places)
     costs = [restart_units(view.instance, m.job) for m in members]
