@@ -189,10 +189,11 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
     miss, and one stopped with them may free its GPUs for a waiting job with a deadline
     (tests/test_live.py has states where each wins). No residual is every plan's, so their
     proofs and bounds go (`_solve_live` computes a relaxation's). A "no schedule" stands
-    only from a way that stops every such job at `now`, when proved (`_plan_residual`): its
-    proofs are of ends that no plan's stop times move (a waiting job's earliest end, a
-    running job's without co-members), and a stopped job's rest, released at `now`, ends
-    no sooner when stopped later (it runs no faster than alone)."""
+    only from the way that stops every such job at `now` and lets co-members run on, when
+    proved (`_plan_residual`): its proofs are of ends that no plan's stop times move (a
+    waiting job's earliest end, a running job's without co-members) and of the rests of
+    jobs that every plan stops, released at `now` (a rest ends no sooner when stopped
+    later: it runs no faster than alone)."""
     if not res.stop_chosen:
         return _plan_residual(instance, res, spec, options)
     from planner.live import residual, stop_choices
@@ -209,7 +210,8 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
         plan = _plan_residual(instance, one, spec, replace(options, time_limit=left))
         when = "now" if all(t == instance.now for t in stops.values()) else "later"
         if not plan.jobs:
-            if when == "now" and (proof is None or plan.status == "infeasible"):
+            # a co-member stopped with them has a rest that a plan letting it run on lacks
+            if when == "now" and not choice.endswith("+group"):
                 proof = plan
             continue
         values = objective_values(instance, plan, names)
@@ -217,7 +219,8 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
         if best is None or key < best[0]:
             best = (key, plan, when + ("+group" if choice.endswith("+group") else ""))
     if best is None:
-        picked, how = proof or plan, None
+        unproved = plan.with_(status="unknown") if plan.status == "infeasible" else plan
+        picked, how = proof or unproved, None
     else:
         _, picked, how = best
     status = "feasible" if picked.status == "optimal" else picked.status
