@@ -2378,7 +2378,7 @@ def _four_doc(holds: list[dict[str, Any]]) -> dict[str, Any]:
             "p2": prof(159, 229, 282),
             "p3": prof(166, 104, 203),
             "p4": prof(229, 286, 278),
-        },  # fmt: skip
+        },
         "jobs": [{"id": j, "model": "p" + j[1], "iterations": n, **run} for j, n in its.items()],
         "reservations": holds,
     }
