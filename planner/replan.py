@@ -17,8 +17,8 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
 - `progress`: a running job's progress at `now`, replacing the computed one (also of a
   job a failed node then stops: with preemption it resumes from it);
 - `finished`: a running job that ended at the time given (from its current segment's
-  start to `now`) is done then, as a job the schedule ends by `now` would be (one that
-  was stopped and resumed: one interval from its first start, without placement), and its
+  start to `now`) is done then, in that segment, as a job the schedule ends by `now` would
+  be (in its last segment, with its placement and group), and its
   co-members' progress is that of a group it left then (`_cut`); applied
   before `nodes_down`, so a job that finished on a node that then failed is not stopped;
 - `add`: new waiting jobs, in the instance's job format (no `state`).
@@ -74,7 +74,7 @@ def live_instance(
     done = work_done(instance, _cut(schedule, changes.finished, now), now)
     jobs = [_left(j, done[j.id]) if j.id in stopped else _with_progress(j, done) for j in jobs]
     problems = list(changes.problems)
-    out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, by_id, problems)
+    out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, problems)
     if problems:
         raise InputError(source, problems)
     # What §9 cannot hold, such as a group whose members left it before now (stopped,
@@ -146,23 +146,18 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
     if segs[0].start >= now and j.state != "running":  # a running job started by now
         return replace(j, live=None)
     if a.end <= now:
-        if len(segs) > 1:
-            return _done_resumed(j, a.start, a.end)
-        pl = tuple((p.node, p.gpus) for p in segs[0].placement)
-        return replace(j, live=Live("done", a.start, a.end, pl, segs[0].group))
+        # done in its last segment, where and with whom it ran; a job stopped and resumed
+        # before has its earlier segments as history the live state does not hold (held
+        # without its group, its co-members that ran on were judged as a group that never
+        # ran: exit 2 on a valid plan, tests/test_replan.py)
+        last = segs[-1]
+        pl = tuple((p.node, p.gpus) for p in last.placement)
+        return replace(j, live=Live("done", last.start, a.end, pl, last.group))
     # running in its current segment (a resumed job: from that segment's start, with its
     # progress from the whole schedule; README, "Replanning")
     seg = _current(segs, now)
     pl = tuple((p.node, p.gpus) for p in seg.placement)
     return replace(j, live=Live("running", seg.start, None, pl, seg.group))
-
-
-def _done_resumed(j: Job, start: int, end: int) -> Job:
-    """A job that was stopped and resumed, done over [start, end). A done job is one
-    interval (contract §9): kept with its placement it would hold its GPUs and pools
-    through its gaps, where others ran. It keeps neither (README, "Replanning"); its use
-    is history before now."""
-    return replace(j, demand={}, live=Live("done", start, end, (), None))
 
 
 def stopped_at(schedule: Schedule, now: int) -> set[str]:
@@ -205,12 +200,10 @@ def _with_progress(j: Job, progress: Mapping[str, float]) -> Job:
     return replace(j, live=replace(j.live, progress=p))
 
 
-def _apply(
-    inst: Instance, ch: Changes, planned: Mapping[str, Any], problems: list[Problem]
-) -> Instance:
+def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
     jobs = {j.id: j for j in inst.jobs}
     _cancel(jobs, ch.cancel, inst.now, problems)
-    _finish(jobs, ch, planned, inst.now, problems)
+    _finish(jobs, ch, inst.now, problems)
     # progress before nodes_down: a job stopped by a failed node resumes from the
     # progress given (with preemption; without, it starts again from scratch); its
     # problems are listed after nodes_down's, in the file's order of parts
@@ -336,9 +329,7 @@ def _set_progress(jobs: dict[str, Job], ch: Changes, now: int, problems: list[Pr
         jobs[jid] = replace(j, live=replace(j.live, progress=value))
 
 
-def _finish(
-    jobs: dict[str, Job], ch: Changes, planned: Mapping[str, Any], now: int, problems: list[Problem]
-) -> None:
+def _finish(jobs: dict[str, Job], ch: Changes, now: int, problems: list[Problem]) -> None:
     """The running jobs `ch.finished` says ended by now become done then (module docstring)."""
     for jid, ended in ch.finished.items():
         path = f"finished.{jid}"
@@ -354,11 +345,8 @@ def _finish(
             msg = f"{ended} is its segment's start: a job with work to do ends after it"
             problems.append(Problem(path, msg))
             continue
-        start = min(planned[jid].start, live.started) if jid in planned else live.started
-        if start < live.started:  # stopped and resumed
-            jobs[jid] = _done_resumed(j, start, ended)
-        else:
-            jobs[jid] = replace(j, live=replace(live, state="done", ended=ended, progress=None))
+        # done in its current segment, as a job the schedule ends by now would be
+        jobs[jid] = replace(j, live=replace(live, state="done", ended=ended, progress=None))
 
 
 def _nodes_down(

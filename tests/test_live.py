@@ -672,8 +672,8 @@ def test_replan_takes_a_job_that_finished_early(
 
 def test_a_resumed_job_that_finished_is_one_interval() -> None:
     """b ran [0, 2) on n-1 GPU 0, then resumed at 5 on GPU 1 (preemption, no restart
-    cost); it ended at 7, by `finished`: done over [0, 7) without placement, as a job the
-    schedule ends by now after several segments (README, "Replanning")."""
+    cost); it ended at 7, by `finished`: done in its current segment, over [5, 7) on GPU 1,
+    as a job the schedule ends by now after several segments (README, "Replanning")."""
     doc = {**OFFLINE, "policy": {"preemption": {"enabled": True}}}
     inst = instance_from_dict(doc)
     segs = [Segment(0, 2, (Placement("n-1", (0,)),)), Segment(5, 23, (Placement("n-1", (1,)),))]
@@ -688,8 +688,8 @@ def test_a_resumed_job_that_finished_is_one_interval() -> None:
     live = live_instance(inst, plan, 8, changes_from_dict({"finished": {"b": 7}}, ck))
     assert ck.problems == []
     b = live.job_by_id["b"]
-    assert b.live is not None and (b.state, b.live.started, b.live.ended) == ("done", 0, 7)
-    assert b.live.placement == ()
+    assert b.live is not None and (b.state, b.live.started, b.live.ended) == ("done", 5, 7)
+    assert b.live.placement == (("n-1", (1,)),)
     for spec in ("greedy", "cpsat"):
         s = solve(live, spec)
         assert verify(live, s) == []
@@ -1527,8 +1527,8 @@ def test_a_node_taken_out_twice_gets_a_second_reservation(
 
 def test_a_resumed_done_job_holds_no_pool_through_its_gap(tmp_path: Path) -> None:
     # A holds the whole pool, is stopped at 1 for B and resumes at 6. As a done job of the
-    # live state it is one interval [0, 15): with its demand it would overbook the pool
-    # while B ran, and every replan failed the verifier ("R8 job B")
+    # live state held over [0, 15) with its demand it overbooked the pool while B ran,
+    # and every replan failed the verifier ("R8 job B"); it is done in its last segment
     inst = {
         "version": 1,
         "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}], "pools": {"lic": 2}},
@@ -1554,7 +1554,7 @@ def test_a_resumed_done_job_holds_no_pool_through_its_gap(tmp_path: Path) -> Non
     assert code == 0, out
     assert run("check", live_path, out_path)[0] == 0
     live_a = json.loads(live_path.read_text())["jobs"][0]
-    assert live_a["state"] == "done" and "demand" not in live_a and "placement" not in live_a
+    assert (live_a["state"], live_a["started"], live_a["ended"]) == ("done", 6, 15)
     assert by_id(schedule_from_dict(json.loads(out_path.read_text())))["C"].end == 18
 
 
@@ -2417,3 +2417,26 @@ def test_a_co_member_may_stop_with_the_job_a_hold_stops_for_a_waiting_job(
         first = {a.id: (a.segments[0].end if a.segments else a.end) for a in s.jobs}
         assert first["A"] == first["B"] == 10 and first["w"] <= 15, spec
         assert s.info["stop"] == "now+group", spec  # `plan solve`'s "stopped jobs" row
+
+
+@pytest.mark.parametrize("now, changes", [(14000, {}), (11422, {"finished": {"j6": 11422}})])
+def test_a_replan_keeps_a_resumed_member_that_ended_in_its_group(
+    tmp_path: Path, now: int, changes: dict[str, Any]
+) -> None:
+    """tests/data/resumed-member.json (`plan generate --family dl --jobs 10 --nodes 1
+    --seed 12 --preemption`) and its `greedy` plan: g6 = j2, j6, j7, j9 from 11421; j9
+    ends at 11659 and j6, which ran in g4 and g5 before, at 13778. The live state held
+    j6, done after several segments, without its group, so g6 was j2, j7 and j9, a set
+    that never ran together and is no admissible group: `plan replan` exited 2 on a
+    valid plan with nothing changed, at every `now` in [13779, 14885], and with j6
+    finished at 11422. j6 is now done in its last segment, in g6."""
+    data = Path(__file__).parent / "data"
+    ch, out, live = tmp_path / "ch.json", tmp_path / "s.json", tmp_path / "live.json"
+    ch.write_text(json.dumps(changes))
+    args = ["--now", now, "--changes", ch, "--solver", "greedy", "--time-limit", 1]
+    code, text = run("replan", data / "resumed-member.json", data / "resumed-member-plan.json",
+                     *args, "--workers", 1, "-o", out, "--live", live)  # fmt: skip
+    assert code == 0, text
+    assert run("check", live, out)[0] == 0
+    j6 = next(j for j in read_instance(live).jobs if j.id == "j6")
+    assert j6.live is not None and (j6.state, j6.live.group) == ("done", "g6")
