@@ -149,7 +149,7 @@ def _state_at(j: Job, a: Any, now: int) -> Job:
         # done in its last segment, where and with whom it ran; a job stopped and resumed
         # before has its earlier segments as history the live state does not hold (held
         # without its group, its co-members that ran on were judged as a group that never
-        # ran: exit 2 on a valid plan, tests/test_replan.py)
+        # ran: exit 2 on a valid plan, tests/test_live.py)
         last = segs[-1]
         pl = tuple((p.node, p.gpus) for p in last.placement)
         return replace(j, live=Live("done", last.start, a.end, pl, last.group))
