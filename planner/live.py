@@ -274,12 +274,15 @@ def stop_choices(inst: Instance) -> dict[str, dict[str, int]]:
     return out
 
 
-def residual(inst: Instance, choice: str = "later") -> Residual:
+def residual(
+    inst: Instance, choice: str = "later", choices: Mapping[str, Mapping[str, int]] | None = None
+) -> Residual:
     """The static instance of `inst`'s waiting jobs around its fixed ones (module
     docstring); a running job that must stop (`resume.stop_times`) stops as `choice` of
     `stop_choices` says (the first when it has none such): at the reservation that stops
-    it (`later`) or at `now`, its co-members running on or stopping with it (`+group`)."""
-    choices = stop_choices(inst)
+    it (`later`) or at `now`, its co-members running on or stopping with it (`+group`);
+    `choices`: `stop_choices(inst)` when the caller has them."""
+    choices = stop_choices(inst) if choices is None else choices
     stops = choices.get(choice, next(iter(choices.values())))
     ran = runs_until(inst, stops)
     stopped = set(stops)

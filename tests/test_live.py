@@ -2296,14 +2296,16 @@ def test_a_stopped_job_keeps_its_own_place_in_the_greedy_rules_order() -> None:
         assert objective_values(inst, s, ["total_weighted_jct"]) == {"total_weighted_jct": 2322}
 
 
+def _staged(data: float, gpu: float, net: float) -> dict[str, Any]:
+    """A one-GPU profile whose solo iteration is the sum of its stages (as in the catalogue)."""
+    stages = {"data": data, "gpu": gpu, "net": net}
+    return {"by_gpus": {"1": {"iteration_ms": data + gpu + net, "stages_ms": stages}}}
+
+
 def _co_member_doc() -> dict[str, Any]:
     """At now 10, `A` (data-heavy) and `B` (GPU-heavy) have run as group G on the one GPU
     since 0; a hold takes it over [25, 30). Kept together, B ends at 13 (deadline 14); A
     meets the hold. `w` (5 units, deadline 18) waits for the GPU."""
-
-    def prof(d: float, g: float) -> dict[str, Any]:
-        return {"by_gpus": {"1": {"iteration_ms": d + g + 5,
-                                  "stages_ms": {"data": d, "gpu": g, "net": 5}}}}  # fmt: skip
 
     run = {"gpus": 1, "state": "running", "started": 0, "group": "G",
            "placement": [{"node": "n-0", "gpus": [0]}]}  # fmt: skip
@@ -2313,7 +2315,7 @@ def _co_member_doc() -> dict[str, Any]:
         "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
         "interleaving": {"enabled": True},
         "policy": {"preemption": {"enabled": True, "restart": 5}},
-        "profiles": {"data": prof(900, 50), "gpu": prof(50, 900)},
+        "profiles": {"data": _staged(900, 50, 5), "gpu": _staged(50, 900, 5)},
         "jobs": [
             {"id": "A", "model": "data", "iterations": 100, **run},
             {"id": "B", "model": "gpu", "iterations": 10, "deadline": 14, **run},
@@ -2360,10 +2362,6 @@ def _four_doc(holds: list[dict[str, Any]]) -> dict[str, Any]:
     G, the others run long. Without one of them the three left run slower (a group of
     three has a larger overhead than one of four), and j1 then ends at 42."""
 
-    def prof(d: int, g: int, n: int) -> dict[str, Any]:
-        return {"by_gpus": {"1": {"iteration_ms": d + g + n,
-                                  "stages_ms": {"data": d, "gpu": g, "net": n}}}}  # fmt: skip
-
     run = {"gpus": 1, "state": "running", "started": 0, "group": "G",
            "placement": [{"node": "n-0", "gpus": [0]}]}  # fmt: skip
     its = {"j1": 28, "j2": 1000, "j3": 1000, "j4": 1000}
@@ -2374,10 +2372,10 @@ def _four_doc(holds: list[dict[str, Any]]) -> dict[str, Any]:
         "interleaving": {"enabled": True},
         "policy": {"preemption": {"enabled": True, "restart": 5}},
         "profiles": {
-            "p1": prof(206, 291, 218),
-            "p2": prof(159, 229, 282),
-            "p3": prof(166, 104, 203),
-            "p4": prof(229, 286, 278),
+            "p1": _staged(206, 291, 218),
+            "p2": _staged(159, 229, 282),
+            "p3": _staged(166, 104, 203),
+            "p4": _staged(229, 286, 278),
         },
         "jobs": [{"id": j, "model": "p" + j[1], "iterations": n, **run} for j, n in its.items()],
         "reservations": holds,

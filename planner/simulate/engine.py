@@ -179,8 +179,8 @@ class Engine:
             stop = set() if keep else set(stop_times(inst, at_now=True))
             free = Packer(inst, now)
             for run in list(self.runs.values()):
-                jobs = [self.as_run[a] for a in run.members]
                 if keep:
+                    jobs = [self.as_run[a] for a in run.members]
                     leave = run.members if free.blocked_now(run.placement, jobs) else []
                 else:
                     blocked = free.blocked_now

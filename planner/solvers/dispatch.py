@@ -206,7 +206,7 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
     proof: Schedule | None = None
     for k, (choice, stops) in enumerate(choices.items()):
         left = max(0.0, options.limit - (time.perf_counter() - t0)) / (len(choices) - k)
-        one = residual(instance, choice) if k else res
+        one = residual(instance, choice, choices) if k else res
         plan = _plan_residual(instance, one, spec, replace(options, time_limit=left))
         when = "now" if all(t == instance.now for t in stops.values()) else "later"
         if not plan.jobs:
