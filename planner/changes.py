@@ -91,7 +91,7 @@ def _down_list(v: Any, ck: Checker) -> list[tuple[str, int | None]]:
         if isinstance(item, dict):
             ck.obj(item, path, ("node", "until"))
             node = ck.string(item, "node", path)
-            until = ck.integer(item, "until", path, default=None)
+            until = ck.integer(item, "until", path, default=None, nullable=True)  # null: for good
         else:
             node, until = ck.str_value(item, path), None
         if node is not None:

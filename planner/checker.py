@@ -35,6 +35,11 @@ def kind(v: Any) -> str:
     return type(v).__name__
 
 
+def got(v: Any) -> str:
+    """`null`, or a value's JSON type and text (`string "9"`), for "expected ..., got" messages."""
+    return "null" if v is None else f"{kind(v)} {json.dumps(v)}"
+
+
 def join(path: str, key: str) -> str:
     return key if path == "$" else f"{path}.{key}"
 
@@ -96,7 +101,7 @@ class Checker:
 
     def int_value(self, v: Any, path: str, minimum: int | None = 0) -> int | None:
         if isinstance(v, bool) or not isinstance(v, int):
-            self.add(path, f"expected an integer, got {kind(v)} {json.dumps(v)}")
+            self.add(path, f"expected an integer, got {got(v)}")
             return None
         if minimum is not None and v < minimum:
             what = "negative" if minimum == 0 else f"less than {minimum}"
@@ -140,7 +145,7 @@ class Checker:
         maximum: float = MAX_NUMBER,
     ) -> float | None:
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            self.add(path, f"expected a number, got {kind(v)} {json.dumps(v)}")
+            self.add(path, f"expected a number, got {got(v)}")
             return None
         if positive and v <= 0:
             self.add(path, f"{v} must be > 0")
@@ -166,7 +171,7 @@ class Checker:
 
     def str_value(self, v: Any, path: str, choices: Collection[str] | None = None) -> str | None:
         if not isinstance(v, str) or not v:
-            self.add(path, f"expected a non-empty string, got {kind(v)} {json.dumps(v)}")
+            self.add(path, f"expected a non-empty string, got {got(v)}")
             return None
         if choices is not None and v not in choices:
             options = ", ".join(choices)

@@ -624,6 +624,20 @@ def _live_of(inst_path: Path, s: Schedule, now: int, changes: dict[str, Any]) ->
     return live_instance(read_instance(inst_path), s, now, ch)
 
 
+def test_a_node_down_until_null_is_down_for_good(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    """README, "Replanning": without `until` a node is down for good; null says the same
+    (it was refused as "expected an integer, got null null")."""
+    inst_path, _, before = under_way
+    node = before.jobs[0].placement[0].node
+    for_good = _live_of(inst_path, before, 4, {"nodes_down": [node]})
+    as_null = _live_of(inst_path, before, 4, {"nodes_down": [{"node": node, "until": None}]})
+    assert as_null == for_good and as_null.reservations != ()
+    s = solve(as_null, "greedy")
+    assert verify(as_null, s) == [] and verify(for_good, s) == []
+
+
 def test_replan_cancel_and_progress(tmp_path: Path, under_way: tuple[Path, Path, Schedule]) -> None:
     inst_path, sched_path, before = under_way
     running = [a.id for a in before.jobs if a.start < 4 < a.end]

@@ -293,6 +293,13 @@ def test_a_null_duration_without_a_model_is_a_missing_one() -> None:
     ]
 
 
+def test_a_null_where_an_integer_is_required_is_named_once() -> None:
+    # "expected an integer, got null null" before
+    d = base()
+    d["jobs"][0]["iterations"] = None
+    assert problems_of(d) == [("jobs[0].iterations", "expected an integer, got null")]
+
+
 def test_root_not_an_object() -> None:
     assert problems_of([1, 2]) == [("$", "expected an object, got array")]
 
