@@ -38,6 +38,7 @@ from typing import Any
 from planner.catalogue import load_catalogue
 from planner.changes import Changes
 from planner.checker import join, suggest
+from planner.durations import inadmissible_reason
 from planner.errors import InputError, Problem
 from planner.history import work_done
 from planner.instance import Instance, Job, Live, Reservation
@@ -216,7 +217,7 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
     kept = tuple(jobs.values()) + added
     new = replace(
         inst,
-        jobs=_one_member_groups(kept),
+        jobs=_one_member_groups(_done_out_of_groups(inst, kept)),
         profiles=profiles,
         reservations=_released(inst.reservations, set(ch.cancel)),
     )
@@ -472,6 +473,33 @@ def _add(
         if j.gpus:
             problems += job_fit(replace(inst, profiles=profiles), path, j)
     return add
+
+
+def _done_out_of_groups(inst: Instance, jobs: tuple[Job, ...]) -> tuple[Job, ...]:
+    """The done members of a group label whose members in the live state are no admissible
+    group are held without group and placement (a done job's placement is optional, §9):
+    its other members left it before `now` and ran on elsewhere, so the label holds only
+    part of the group that formed (four members in, two done in it: exit 2 on a valid
+    plan, tests/test_live.py). Its running members, if any, are then judged alone."""
+    labels: dict[str, list[Job]] = {}
+    for j in jobs:
+        if j.live is not None and j.live.group is not None:
+            labels.setdefault(j.live.group, []).append(j)
+    out: set[str] = set()
+    for ms in labels.values():
+        live = ms[0].live
+        if len(ms) < 2 or live is None or not live.placement:
+            continue
+        node = inst.node_by_name[live.placement[0][0]]
+        placed = [j.as_placed() for j in ms]
+        if inadmissible_reason(inst, placed, node.speed, node.group.gpu_mem_gb) is not None:
+            out.update(j.id for j in ms if j.state == "done")
+    return tuple(_history(j) if j.id in out else j for j in jobs)
+
+
+def _history(j: Job) -> Job:
+    assert j.live is not None
+    return replace(j, live=replace(j.live, placement=(), group=None))
 
 
 def _one_member_groups(jobs: tuple[Job, ...]) -> tuple[Job, ...]:

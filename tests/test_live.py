@@ -2431,6 +2431,39 @@ def test_a_co_member_may_stop_with_the_job_a_hold_stops_for_a_waiting_job(
         assert s.info["stop"] == "now+group", spec  # `plan solve`'s "stopped jobs" row
 
 
+def test_done_members_of_a_group_others_left_are_history() -> None:
+    """`plan generate --family dl --jobs 80 --nodes 4 --seed 2 --preemption` run by
+    muri-s: g21 forms with four members at 20,863; two of them leave it and run on in
+    other groups, two end in it. The live state holds a done job in its last segment, so
+    g21 was the two that ended, a set that is no admissible group: `plan replan` of the
+    realized plan with nothing changed exited 2 at 145 of 199 nows (and on Muri-S's
+    cluster_trace.csv plan at 75 of 99). Those done members are now held without group
+    and placement; the replans verify."""
+    from planner.online import simulate_spec
+
+    inst = instance_from_dict(generate("dl", 80, 4, 2, preemption=True))
+    plan = simulate_spec(inst, "simulate:muri-s")
+    assert verify(inst, plan) == []
+    formed = {a.id for a in plan.jobs if any(p.group == "g21" for p in a.pieces())}
+    assert len(formed) == 4
+    now = 39356
+    live = live_instance(inst, plan, now)
+    ended_in = {j.id for j in live.jobs if j.state == "done" and _last_group(plan, j.id) == "g21"}
+    assert 2 <= len(ended_in) < len(formed)
+    for jid in ended_in:
+        j = live.job_by_id[jid]
+        assert j.live is not None and (j.live.group, j.live.placement) == (None, ())
+    others = [j for j in live.jobs if j.live is not None and j.live.group is not None]
+    assert any(j.state == "done" for j in others)  # the groups kept whole keep theirs
+    for spec in ("greedy", "cpsat"):
+        s = solve(live, spec, SolveOptions(time_limit=3))
+        assert s.jobs and verify(live, s) == []
+
+
+def _last_group(plan: Schedule, jid: str) -> str | None:
+    return next(a for a in plan.jobs if a.id == jid).pieces()[-1].group
+
+
 @pytest.mark.parametrize("now, changes", [(14000, {}), (11422, {"finished": {"j6": 11422}})])
 def test_a_replan_keeps_a_resumed_member_that_ended_in_its_group(
     tmp_path: Path, now: int, changes: dict[str, Any]
