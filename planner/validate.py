@@ -27,6 +27,7 @@ def cross_check(p: Parsed, instance: Instance, available: Mapping[str, Profile])
     group_names = {g for _, g in p.group_names}
     for path, job in p.jobs:
         _check_job_refs(p, instance, available, path, job, job_ids, group_names, out)
+    _unbuilt_after(p, job_ids, out)
     out += after_cycles(p)
     out += check_live_input(p.jobs, instance, p.now_ok, p.cluster_ok)
     if not out and instance.is_live and p.cluster_ok:  # it runs the placed jobs on
@@ -166,12 +167,26 @@ def _check_job_refs(
                 )
         else:
             runnable = counts_profiled(path, job, prof, out)
-    for k, dep in enumerate(raw.get("after", [])):
-        if dep not in job_ids:
-            out.append(Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, job_ids)}"))
+    _after_refs(raw, path, job_ids, out)
     out += job_limits(instance, path, job, group_names, p.pool_names, p.pools, p.cluster_ok)
     if job.gpus > 0 and runnable and p.cluster_ok:
         out += job_fit(instance, path, job)
+
+
+def _after_refs(raw: dict[str, Any], path: str, job_ids: set[str], out: list[Problem]) -> None:
+    for k, dep in enumerate(raw.get("after", [])):
+        if isinstance(dep, str) and dep not in job_ids:  # not a string: told already
+            out.append(Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, job_ids)}"))
+
+
+def _unbuilt_after(p: Parsed, job_ids: set[str], out: list[Problem]) -> None:
+    """The `after` references of jobs that a field's problem kept from being built, so
+    that every problem is told at once (README: `plan validate` lists every problem)."""
+    built = {path for path, _ in p.jobs}
+    for path, raw in p.raw.items():
+        if not path.startswith("jobs[") or path in built or not isinstance(raw.get("after"), list):
+            continue
+        _after_refs(raw, path, job_ids, out)
 
 
 def job_limits(

@@ -58,6 +58,8 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("pages", nargs="+", help="HTML pages written by `plan show`")
     main(ap.parse_args().pages)

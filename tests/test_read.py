@@ -336,6 +336,17 @@ def test_all_problems_listed_at_once() -> None:
     } <= paths
 
 
+def test_a_job_with_a_bad_field_still_has_its_after_checked() -> None:
+    # its unknown `after` was told only once the duration was mended
+    d = base()
+    d["jobs"][0].update(weight=-1, after=[7, "nope"])
+    assert problems_of(d) == [
+        ("jobs[0].weight", "-1 must be >= 0"),
+        ("jobs[0].after[0]", "expected a non-empty string, got integer 7"),
+        ("jobs[0].after[1]", "unknown job 'nope'"),
+    ]
+
+
 def test_broken_job_id_still_known_to_references() -> None:
     # j1 has a type error; j2's `after: ["j1"]` must not add an "unknown job" problem.
     d = base()

@@ -26,7 +26,7 @@ Examples (a clone also has the README's demo, instances/demo.json):
   plan show plan.json -o gantt.html
   plan import muri trace.csv --preemption -o trace.json
   plan simulate trace.json --policy muri-s -o realized.json --events events.jsonl
-  plan bench instances/bench --solvers greedy,cpsat --time-limit 10 -o results.csv
+  plan bench demo.json --solvers greedy,cpsat --time-limit 10 -o results.csv
 """
 
 

@@ -40,7 +40,8 @@ def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool
     if as_json:
         terminal.print_json({"output": output, "jobs": len(inst.jobs), "nodes": len(inst.nodes)})
     else:
-        terminal.print_note(f"wrote {output}: {len(inst.jobs)} jobs, {len(inst.nodes)} nodes")
+        nodes = f"{len(inst.nodes)} node" + ("" if len(inst.nodes) == 1 else "s")
+        terminal.print_note(f"wrote {output}: {len(inst.jobs)} jobs, {nodes}")
 
 
 @click.command("import")
