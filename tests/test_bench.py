@@ -19,7 +19,7 @@ from planner.batch.run import Task, execute, run_task
 from planner.batch.suite import collect_instances, make_tasks, run_bench
 from planner.batch.summary import summarize
 from planner.cli import main
-from planner.errors import WriteError
+from planner.errors import UsageError, WriteError
 
 DATA = Path(__file__).parent / "data" / "bench"
 SOLVERS = ["greedy:fifo", "greedy:sjf"]
@@ -176,6 +176,18 @@ def test_torn_last_line_is_dropped_and_rerun(tmp_path: Path) -> None:
     result = bench(out)
     assert result.dropped_lines == 1 and result.ran == 1
     assert len(read_csv(out)) == 4
+
+
+def test_a_malformed_row_before_the_last_refuses_the_file_untouched(tmp_path: Path) -> None:
+    """A results file saved by pandas (`verified` as True): every row was dropped as torn
+    and the file rewritten with this run's rows alone."""
+    out = tmp_path / "r.csv"
+    bench(out)
+    text = out.read_text().replace(",true,", ",True,", 1)
+    out.write_text(text)
+    with pytest.raises(UsageError, match=r"r.csv line 2: verified is 'True'"):
+        bench(out)
+    assert out.read_text() == text
 
 
 def test_failures_become_rows(tmp_path: Path) -> None:

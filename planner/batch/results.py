@@ -4,12 +4,13 @@ Writing strategy (chosen for `plan bench`): each finished row is APPENDED to the
 flushed to disk at once, so a killed bench loses at most the rows still running; when the
 bench ends (or is interrupted) the whole file is REWRITTEN atomically (temporary file +
 rename) in a canonical order: instance, solver, repeat as listed. A line torn by a crash in
-the middle of an append is dropped when the file is read back, and its job runs again.
+the middle of an append (the last line) is dropped when the file is read back, and its job
+runs again; a malformed line before it (a file edited or saved by another program) refuses
+the file, which is left as it is.
 
-Resumption: a row already in the file with the same (instance, solver, repeat) is not run
-again, whatever its status; settings such as the time limit are not part of the key
-(use a new results file to compare settings, or `--retry-failed` to rerun error and
-timeout rows).
+Resumption: a row already in the file with the same (instance, solver, repeat, seed, time
+limit) is not run again, whatever its status (`--retry-failed` reruns error and timeout
+rows).
 """
 
 from __future__ import annotations
@@ -130,7 +131,8 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
         return [], 0
     reader = csv.DictReader(io.StringIO(text))
     try:
-        header, raws = tuple(reader.fieldnames or ()), list(reader)
+        header = tuple(reader.fieldnames or ())
+        raws = [(reader.line_num, raw) for raw in reader]
     except csv.Error as e:  # e.g. a field over csv's size limit: not a file we wrote
         raise UsageError(f"{path} is not a results file ({e}); choose another -o file") from None
     if header not in (COLUMNS, OLD_COLUMNS):
@@ -141,13 +143,17 @@ def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
     rows: list[dict[str, Any]] = []
     seen: dict[Key, int] = {}
     dropped = 0
-    for raw in raws:
-        if None in raw:  # more fields than columns
-            dropped += 1
-            continue
+    for i, (line, raw) in enumerate(raws):
         try:
+            if None in raw:
+                raise ValueError("more fields than columns")
             row = parse_row(raw)
-        except ValueError:
+        except ValueError as e:
+            if i < len(raws) - 1:  # only an append cut short by a crash is torn: the last
+                raise UsageError(
+                    f"{path} line {line}: {e}: not a row `plan bench` wrote (the file is left "
+                    "as it is); mend it or choose another -o file"
+                ) from None
             dropped += 1
             continue
         k = key_of(row)
