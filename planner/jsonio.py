@@ -254,4 +254,29 @@ def dumps(data: Any) -> str:
     `jobs`, a key of `info`); everything deeper stays on its item's line."""
     out: list[str] = []
     _lines(data, 0, out)
-    return "".join(out) + "\n"
+    text = "".join(out) + "\n"
+    if _SURROGATE_ESCAPE.search(text):  # rare (an emoji is written as a pair of them)
+        out = []
+        _lines(_with_printable_text(data), 0, out)
+        text = "".join(out) + "\n"
+    return text
+
+
+def printable(text: str) -> str:
+    """`text` with each lone surrogate as U+FFFD. Python gives the bytes of a file name or
+    an argument that are not UTF-8 as lone surrogates; written as `\\udcXX` escapes they
+    made a file that every reader here refuses (`loads`), so `plan check` refused the
+    schedule `plan solve` wrote for `café.json` in Latin-1 (tests/test_cli.py)."""
+    if not _has_surrogate(text):
+        return text
+    return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+def _with_printable_text(data: Any) -> Any:
+    if isinstance(data, str):
+        return printable(data)
+    if isinstance(data, dict):
+        return {_with_printable_text(k): _with_printable_text(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_with_printable_text(v) for v in data]
+    return data

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -995,3 +996,30 @@ def test_dash_o_and_json_together_are_a_usage_error(tmp_path: Path, command: lis
     words = (w.format(sched=sched, inst=inst, missing=tmp_path / "none.csv") for w in command)
     code, stdout, stderr = run(*words)
     assert (code, stdout) == (2, "") and "-o - and --json both print" in stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_written_as_text(tmp_path: Path) -> None:
+    """`café.json` named in Latin-1 reaches Python with a lone surrogate for é: `plan
+    solve` wrote it into `info.instance_file` as `\\udce9`, and `plan check` then refused
+    the schedule; an import named after such a file wrote a name `plan validate` refused,
+    and `plan bench` crashed writing its row (exit 3)."""
+    latin = tmp_path / "caf\udce9.json"
+    shutil.copy(small_instance(tmp_path), latin)
+    plan = tmp_path / "s.json"
+    assert run("solve", latin, "--solver", "greedy", "-o", plan)[0] == 0
+    assert json.loads(plan.read_text())["info"]["instance_file"].endswith("caf\ufffd.json")
+    assert run("check", latin, plan)[0] == 0
+    shop = tmp_path / "ft06\udcff.jss"
+    shutil.copy(ROOT / "instances" / "jobshop" / "ft06.jss", shop)
+    imported = tmp_path / "ft06.json"
+    assert run("import", "jobshop", shop, "-o", imported)[0] == 0
+    assert json.loads(imported.read_text())["name"] == "ft06\ufffd"
+    assert run("validate", imported)[0] == 0
+    folder, rows = tmp_path / "b", tmp_path / "r.csv"
+    folder.mkdir()
+    shutil.copy(latin, folder)
+    for ran in ("1 run(s), 0 already", "0 run(s), 1 already"):  # the row is found again
+        code, out, err = run("bench", folder, "--solvers", "greedy:fifo", "--time-limit", 1,
+                             "--workers", 1, "-o", rows)  # fmt: skip
+        assert code == 0 and ran in out + err, out + err
+    assert "caf\ufffd.json" in rows.read_text(encoding="utf-8")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import UsageError, WriteError
+from planner.jsonio import printable
 from planner.metrics import METRIC_KEYS
 
 COLUMNS: tuple[str, ...] = (
@@ -63,7 +64,7 @@ def key_of(row: Mapping[str, Any]) -> Key:
     limit = row.get("time_limit")
     seed = row.get("seed")
     return (
-        str(row["instance"]),
+        printable(str(row["instance"])),  # as the file holds it (`format_value`)
         str(row["solver"]),
         int(row["repeat"]),
         int(seed) if seed is not None else 0,
@@ -81,7 +82,7 @@ def format_value(v: Any) -> str:
         if math.isnan(v):
             return ""
         return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
-    return str(v)
+    return printable(str(v))  # a file name that is not UTF-8 (`jsonio.printable`)
 
 
 def parse_row(raw: Mapping[str, str | None]) -> dict[str, Any]:

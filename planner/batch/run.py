@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from planner.jsonio import printable
 from planner.metrics import METRIC_KEYS
 
 ERROR, TIMEOUT = "error", "timeout"
@@ -62,7 +63,7 @@ class Task:
     def key(self) -> tuple[str, str, int, int, float | None]:
         """The resume key (`planner.batch.results.key_of` of its row)."""
         limit = None if self.time_limit is None else float(self.time_limit)
-        return (self.instance, self.solver, self.repeat, self.run_seed, limit)
+        return (printable(self.instance), self.solver, self.repeat, self.run_seed, limit)
 
     @property
     def run_seed(self) -> int:
