@@ -117,8 +117,11 @@ def recorded_instance(info: Any, schedule_path: str | Path) -> str | None:
         return None
     folder = Path(schedule_path).parent
     for candidate in (Path(recorded), folder / recorded, folder / Path(recorded).name):
-        if candidate.is_file():
-            return str(candidate)
+        try:
+            if candidate.is_file():
+                return str(candidate)
+        except (OSError, ValueError):  # a name too long, unreadable, or with a NUL: not there
+            continue
     return None
 
 

@@ -244,7 +244,7 @@ def _check_time(v: Any, path: str, probs: list[tuple[str, str]]) -> None:
 
 def _parse_placement(raw: Any, path: str, probs: list[tuple[str, str]]) -> tuple[Placement, ...]:
     pl: list[Placement] = []
-    raw_pl = raw or []
+    raw_pl = [] if raw is None else raw  # absent or null: none; `{}`, `false`, `0`: refused
     if not isinstance(raw_pl, list):
         probs.append((f"{path}.placement", "not a list"))
         raw_pl = []

@@ -536,3 +536,10 @@ def test_a_results_file_that_cannot_be_finished_keeps_its_rows(
     assert "nothing was written" not in res.stderr
     rows = read_csv(out)
     assert rows and all(r["verified"] == "true" for r in rows)
+
+
+def test_repeat_is_capped(tmp_path: Path) -> None:
+    """Every run is a row held in memory: `--repeat 100000000` ran out of it (exit 3)."""
+    out = tmp_path / "r.csv"
+    r = CliRunner().invoke(main, ["bench", str(DATA), "--repeat", "1001", "-o", str(out)])
+    assert r.exit_code == 2 and "1<=x<=1000" in r.output and not out.exists()

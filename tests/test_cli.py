@@ -1023,3 +1023,21 @@ def test_a_file_name_that_is_not_utf8_is_written_as_text(tmp_path: Path) -> None
                              "--workers", 1, "-o", rows)  # fmt: skip
         assert code == 0 and ran in out + err, out + err
     assert "caf\ufffd.json" in rows.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("placement", [{}, False, 0, ""])
+def test_a_placement_that_is_not_a_list_is_refused(tmp_path: Path, placement: Any) -> None:
+    """`{}`, `false`, `0` and `""` were read as no placement (`"x"` and 1 as not a list)."""
+    from planner.schedule import ScheduleFormatError, schedule_from_dict
+
+    inst = small_instance(tmp_path)
+    plan = tmp_path / "s.json"
+    assert run("solve", inst, "--solver", "greedy", "-o", plan)[0] == 0
+    doc = json.loads(plan.read_text())
+    doc["jobs"][0]["placement"] = placement
+    with pytest.raises(ScheduleFormatError) as e:
+        schedule_from_dict(doc)
+    assert e.value.problems == [("jobs[0].placement", "not a list")]
+    plan.write_text(json.dumps(doc))
+    code, out, err = run("check", inst, plan)
+    assert code == 2 and "jobs[0].placement: not a list" in out + err, out + err

@@ -54,6 +54,8 @@ def test_jss_errors() -> None:
         ("1 2\n0 1 1 2\n0 3 1 3\n", "line 3", "more job lines than the 1"),
         # named `jobs[0].duration` of the converted instance, not the line
         ("1 1\n0 1000000000001\n", "line 2, field 2", "duration 1000000000001 is larger"),
+        # int() refused it at `$`: "use sys.set_int_max_str_digits()"
+        ("1 1\n0 " + "9" * 5000 + "\n", "line 2, field 2", "'99999999999999999999...' is larger"),
     ],
 )
 def test_a_malformed_jss_names_the_line(text: str, path: str, fragment: str) -> None:
@@ -117,6 +119,13 @@ def sm_without(*line_numbers: int) -> str:
             sm_edited(r"^(   6 +1 +1 +)15$", r"\g<1>6"),
             "line 24, field 4",
             "cycle of successors: 6 -> 6",
+        ),
+        # two columns of R1 made one pool, the second column's requests alone
+        (sm_edited(r"^(jobnr.*)R 2", r"\1R 1"), "line 53", "resource R1 is listed twice"),
+        (
+            sm_edited(r"^(  2 +1 +)10( .*)$", r"\g<1>" + "9" * 5000 + r"\2"),
+            "line 56, field 3",
+            "duration '99999999999999999999...' is larger than the limit 1e+12",
         ),
         # named `jobs[0].duration` and `cluster.pools.R1` of the converted instance
         (

@@ -176,6 +176,8 @@ def test_a_row_with_more_or_fewer_fields_than_the_header_is_refused(
             "rows[7].submit_time",
             "submit_time 99999999999999999 ms",
         ),
+        # the value was echoed whole: a 5 kB one-line message
+        ({"iterations": "9" * 5000}, "rows[7].iterations", "got '99999999999999999999...'"),
     ],
 )
 def test_a_row_the_instance_refuses_is_named_by_its_row(

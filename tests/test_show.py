@@ -533,6 +533,22 @@ def test_a_recorded_relative_path_is_found_from_the_schedules_folder(
         assert "vgg16" in out.read_text()
 
 
+@pytest.mark.parametrize("recorded", ["x" * 300 + ".json", "a\u0000b.json"])
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_a_recorded_path_that_cannot_be_looked_up_is_left_out(
+    tmp_path: Path, command: str, recorded: str
+) -> None:
+    """The recorded instance is used when readable: a name too long for the file system
+    was "internal error: OSError: [Errno 36] File name too long", exit 3."""
+    _, sched = write_case(tmp_path)
+    doc = json.loads(sched.read_text(encoding="utf-8"))
+    doc["info"]["instance_file"] = recorded
+    sched.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / ("g.html" if command == "show" else "g.csv")
+    code, _, err = run(command, sched, "-o", out)
+    assert code == 0 and "no instance file" in err and out.exists(), err
+
+
 @pytest.mark.parametrize("command", ["show", "export"])
 def test_an_instance_of_another_name_is_used_with_a_note(tmp_path: Path, command: str) -> None:
     _, sched = write_case(tmp_path)

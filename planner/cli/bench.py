@@ -20,6 +20,8 @@ from planner.errors import UsageError, WriteError
 
 DEFAULT_SOLVERS = "greedy:fifo,greedy:srsf,greedy:interleave,cpsat,milp"
 DEFAULT_BASELINE = "greedy:fifo"
+# every run is a row held in memory: 10^8 repeats ran out of it (exit 3) after 12 s
+MAX_REPEAT = 1000
 
 
 def parse_solvers(text: str) -> list[str]:
@@ -82,10 +84,10 @@ def parse_solvers(text: str) -> list[str]:
 )
 @click.option(
     "--repeat",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_REPEAT),
     default=1,
     show_default=True,
-    help="Runs per (instance, solver), with seeds seed, seed+1, ...",
+    help="Runs per (instance, solver), with seeds seed, seed+1, ... (at most 1,000).",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option(

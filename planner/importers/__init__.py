@@ -9,8 +9,9 @@ from typing import Any
 from planner.limits import MAX_NUMBER
 
 # A field of a PSPLIB or job-shop line: ASCII digits only (int() would also take '٣',
-# '+3' and '3_0').
-WHOLE = re.compile(r"[0-9]+")
+# '+3' and '3_0'), at most 30 of them: `within_limit` refuses anything past 13 at its line
+# and field, while int() refuses past 4,300 with its own advice (`not_whole` says why).
+WHOLE = re.compile(r"[0-9]{1,30}")
 
 
 class FormatError(ValueError):
@@ -36,6 +37,8 @@ def not_whole(what: str, token: str) -> str:
     """Why `token` (not matching WHOLE) is refused: a negative number says so."""
     if re.fullmatch(r"-[0-9]+", token):
         return f"{what} {shown(token)} is negative"
+    if re.fullmatch(r"[0-9]+", token):
+        return f"{what} {shown(token)} is larger than the limit {MAX_NUMBER:g}"
     return f"{what} {shown(token)} is not a whole number"
 
 

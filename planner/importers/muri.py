@@ -40,6 +40,7 @@ from typing import Any
 
 from planner.catalogue import load_catalogue
 from planner.errors import InputError, Problem
+from planner.importers import shown
 from planner.instance import UNIT_MS, Profile
 
 COLUMNS = ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "priority")
@@ -230,7 +231,8 @@ def _parse_rows(
             try:
                 values[col] = _ms(text) if col == "submit_time" else int(text)
             except (ValueError, OverflowError):  # also 'inf' and 'nan'
-                problems.append(Problem(f"rows[{i}].{col}", f"expected an integer, got '{text}'"))
+                got = f"expected an integer, got {shown(text)}"  # a 5,000-digit one cut short
+                problems.append(Problem(f"rows[{i}].{col}", got))
         g = values.get("num_gpu")
         if g is not None:
             why = _misfit(g, nodes, gpus_per_node)

@@ -225,6 +225,9 @@ def _requests(
             "expected the header 'jobnr. mode duration R 1 R 2 ...' (renewable resources only)",
         )
     res_names = [f"R{n}" for n in re.findall(r"[0-9]+", rest)]
+    twice = sorted({r for r in res_names if res_names.count(r) > 1}, key=res_names.index)
+    if twice:  # one pool of that name would take the second column's requests alone
+        raise PsplibFormatError(f"line {i + 1}", f"resource {twice[0]} is listed twice")
     if not _line(lines, i + 1, where, "a line of '-'").lstrip().startswith("-"):
         raise PsplibFormatError(f"line {i + 2}", "expected a line of '-' under the header")
     names = {1: "job number", 2: "mode", 3: "duration"}
