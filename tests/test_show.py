@@ -550,6 +550,22 @@ def test_a_recorded_path_that_cannot_be_looked_up_is_left_out(
 
 
 @pytest.mark.parametrize("command", ["show", "export"])
+def test_a_recorded_instance_that_is_broken_is_left_out_with_a_note(
+    tmp_path: Path, command: str
+) -> None:
+    """Used when readable (`--help`): a broken file of the recorded name was exit 2; given
+    with --instance it still is."""
+    inst, sched = write_case(tmp_path)
+    inst.write_text("{", encoding="utf-8")
+    out = tmp_path / ("g.html" if command == "show" else "g.csv")
+    code, _, err = run(command, sched, "-o", out)
+    assert code == 0 and "malformed JSON" in err and "instance left out" in err, err
+    assert out.exists()
+    out.unlink()
+    assert run(command, sched, "--instance", inst, "-o", out)[0] == 2 and not out.exists()
+
+
+@pytest.mark.parametrize("command", ["show", "export"])
 def test_an_instance_of_another_name_is_used_with_a_note(tmp_path: Path, command: str) -> None:
     _, sched = write_case(tmp_path)
     other = _other_instance(tmp_path, "a")  # same jobs, another name

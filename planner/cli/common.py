@@ -166,7 +166,16 @@ def schedule_instance(
     if path is None:
         terminal.print_note("no instance file: models, priorities, tenants, reservations left out")
         return None
-    inst = read_instance(path)
+    try:
+        inst = read_instance(path)
+    except InputError as e:
+        if given:
+            raise
+        # the recorded file is used when readable (`--help`): another file of its name
+        # beside the schedule, or one broken since, no longer stops the picture or CSV
+        first = e.problems[0] if e.problems else "unreadable"
+        terminal.print_note(f"{path}: {first}: instance left out")
+        return None
     foreign = foreign_jobs(ids, inst, path)
     if foreign and given:
         raise InputError(schedule, foreign)
