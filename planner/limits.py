@@ -13,3 +13,6 @@ MAX_DURATION = 10**12  # a job's duration in time units, also when derived from 
 # time units (and past about 10**308 they cannot be computed at all)
 MAX_SCHEDULE_TIME = 2**53
 MAX_GENERATED_JOBS = 200_000  # `plan generate --jobs`
+# node groups are expanded into Node objects: a typo like count 10**9 must not hang the reader
+# (also the most `plan generate --nodes` and `plan import muri --nodes` take)
+MAX_NODES = 100_000

@@ -41,12 +41,10 @@ from planner.instance import (
     Preemption,
     PriceInterval,
 )
+from planner.limits import MAX_NODES
 from planner.profiles import parse_profile
 from planner.schedule import FORMAT
 from planner.structure_items import Parsed, parse_job, parse_reservation
-
-# Node groups are expanded into Node objects; a typo like count 10**9 must not hang the reader.
-MAX_NODES = 100_000
 
 TOP_FIELDS = (
     "version",

@@ -1041,3 +1041,21 @@ def test_a_placement_that_is_not_a_list_is_refused(tmp_path: Path, placement: An
     plan.write_text(json.dumps(doc))
     code, out, err = run("check", inst, plan)
     assert code == 2 and "jobs[0].placement: not a list" in out + err, out + err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["generate", "--jobs", "3", "--nodes", "100001"],
+        ["import", "muri", str(ROOT / "tests" / "data" / "muri" / "cluster_trace.csv"),
+         "--nodes", "100001"],
+    ],
+)  # fmt: skip
+def test_a_node_count_past_the_limit_is_an_option_error(tmp_path: Path, args: list[str]) -> None:
+    """It was told as `<generated dl>: cluster.nodes[0].count: ...`, a JSON path of a file
+    the user never wrote."""
+    out = tmp_path / "x.json"
+    code, stdout, stderr = run(*args, "-o", out)
+    text = stdout + stderr
+    assert code == 2 and "--nodes" in text and "100000" in text and "cluster." not in text
+    assert not out.exists()

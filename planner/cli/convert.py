@@ -11,6 +11,7 @@ import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors, stops_on_signals
 from planner.cli.params import SEED
 from planner.errors import UsageError
+from planner.limits import MAX_NODES
 
 # The options every command that writes an instance shares (`plan import`, `plan generate`).
 OUTPUT_OPTION = click.option(
@@ -52,10 +53,10 @@ def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool
 @click.option("--name", help="Instance name (default: the file's stem).")
 @click.option(
     "--nodes",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_NODES),
     default=8,
     show_default=True,
-    help="muri: number of nodes.",
+    help="muri: number of nodes (at most 100,000).",
 )
 @click.option(
     "--gpus-per-node",
@@ -175,9 +176,9 @@ BUSY_FROM_JOBS = 10_000  # from here generating takes seconds: show a spinner
 )
 @click.option(
     "--nodes",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_NODES),
     required=True,
-    help="Number of nodes (mixed: half a100, half v100, at least one of each).",
+    help="Number of nodes, at most 100,000 (mixed: half a100, half v100, at least one of each).",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Same seed, same instance.")
 @OUTPUT_OPTION
