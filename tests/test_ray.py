@@ -64,3 +64,17 @@ def test_ray_cli_writes_the_same_file(local_ray: None, tmp_path: Path) -> None:
     remote, _ = read_results(tmp_path / "ray.csv")
     assert [r["solver"] for r in remote] == [r["solver"] for r in local]  # canonical order
     assert _strip(remote) == _strip(local)
+
+
+def test_an_address_nothing_answers_at_is_exit_2_at_once(tmp_path: Path) -> None:
+    """`ray.init` retried it for minutes, a warning every 5 s, leaving a header-only file."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "r.csv"
+    args = ["bench", str(DATA), "--solvers", "greedy:fifo", "-o", str(out)]
+    r = CliRunner().invoke(main, [*args, "--executor", "ray", "--address", f"127.0.0.1:{port}"])
+    assert r.exit_code == 2 and "no Ray cluster answers there" in r.output, r.output
+    assert not out.exists() and not ray.is_initialized()

@@ -15,6 +15,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import socket
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -27,6 +28,7 @@ EXECUTORS = ("local", "ray")
 # How long an interrupted pool's manager thread may take to end (it sees its terminated
 # workers within a second in tests/test_bench.py and tests/test_signals.py).
 MANAGER_JOIN_S = 10.0
+REACH_TIMEOUT_S = 5.0  # `--address`: how long a cluster has to accept a connection
 
 
 def run_inline(tasks: Sequence[Task]) -> Iterator[dict[str, Any]]:
@@ -144,6 +146,22 @@ def check_executor(executor: str, address: str | None = None) -> None:
             found = False
         if not found:
             raise UsageError("--executor ray needs Ray: pip install 'planner[ray]'")
+    if address:
+        _reachable(address)
+
+
+def _reachable(address: str) -> None:
+    """Refuse a HOST:PORT (or ray://HOST:PORT) nothing answers at: `ray.init` retried such
+    an address for minutes, printing a warning every 5 s. "auto" is Ray's to resolve."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():
+        if address == "auto":
+            return
+        raise UsageError(f"--address {address!r}: expected auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S).close()
+    except (OSError, ValueError, OverflowError) as e:
+        raise UsageError(f"--address {address}: no Ray cluster answers there ({e})") from None
 
 
 def run_tasks(
