@@ -6,7 +6,8 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
 `now`, waiting with the work it has left as its work; the others wait. Then the changes:
 - `cancel`: the job leaves the instance (a waiting or running one; not a done one, nor
   one another job still waits for), and the reservations that admit it no longer do: one
-  that admitted only cancelled jobs goes;
+  that admitted only cancelled jobs goes; its group's running members run on, or stop at
+  `now` when they are no admissible group (`_held_groups`);
 - `nodes_down`: each node (a name, or `{"node", "until"}` for a repair time) is reserved
   for nobody from `now` on (until `until`, or for good: past the horizon, which becomes a
   time F that every plan not using the node meets when the instance has none, so a job
@@ -78,8 +79,7 @@ def live_instance(
     out = _apply(replace(instance, jobs=tuple(jobs), now=now), changes, problems)
     if problems:
         raise InputError(source, problems)
-    # What §9 cannot hold, such as a group whose members left it before now (stopped,
-    # resumed elsewhere, cancelled), leaving a set that is no admissible group: the
+    # What §9 cannot hold (a group that lost members is held as `_held_groups` says): the
     # reader's own checks of a live state, on the one built here (paths as in --live).
     wrong = check_live_input([(f"jobs[{i}]", j) for i, j in enumerate(out.jobs)], out)
     if wrong:
@@ -217,7 +217,7 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
     kept = tuple(jobs.values()) + added
     new = replace(
         inst,
-        jobs=_one_member_groups(_done_out_of_groups(inst, kept)),
+        jobs=_one_member_groups(_held_groups(inst, kept)),
         profiles=profiles,
         reservations=_released(inst.reservations, set(ch.cancel)),
     )
@@ -475,31 +475,56 @@ def _add(
     return add
 
 
-def _done_out_of_groups(inst: Instance, jobs: tuple[Job, ...]) -> tuple[Job, ...]:
-    """The done members of a group label whose members in the live state are no admissible
-    group are held without group and placement (a done job's placement is optional, §9):
-    its other members left it before `now` and ran on elsewhere, so the label holds only
-    part of the group that formed (four members in, two done in it: exit 2 on a valid
-    plan, tests/test_live.py). Its running members, if any, are then judged alone."""
+def _held_groups(inst: Instance, jobs: tuple[Job, ...]) -> tuple[Job, ...]:
+    """Each group label as the live state can hold it. The live state holds a done job in
+    its last segment only, and a cancelled one not at all, so a label may hold part of the
+    group that formed (members that left it before `now` and ran on elsewhere, or one
+    cancelled now). When its members are no admissible group, its done ones are held
+    without group and placement (a done job's placement is optional, §9: a group of four
+    in which two ended and two moved on was exit 2 on a valid plan, tests/test_live.py);
+    when its running ones are still no admissible group, they stop at `now` as a failed
+    node's do (`_nodes_down`): with preemption they wait with the work they have left,
+    without it they start again from scratch (a member of a group of three cancelled:
+    exit 2, tests/test_live.py)."""
     labels: dict[str, list[Job]] = {}
     for j in jobs:
         if j.live is not None and j.live.group is not None:
             labels.setdefault(j.live.group, []).append(j)
-    out: set[str] = set()
+    past: set[str] = set()
+    stop: set[str] = set()
     for ms in labels.values():
-        live = ms[0].live
-        if len(ms) < 2 or live is None or not live.placement:
+        if _admissible_here(inst, ms):
             continue
-        node = inst.node_by_name[live.placement[0][0]]
-        placed = [j.as_placed() for j in ms]
-        if inadmissible_reason(inst, placed, node.speed, node.group.gpu_mem_gb) is not None:
-            out.update(j.id for j in ms if j.state == "done")
-    return tuple(_history(j) if j.id in out else j for j in jobs)
+        past.update(j.id for j in ms if j.state == "done")
+        running = [j for j in ms if j.state == "running"]
+        if not _admissible_here(inst, running):
+            stop.update(j.id for j in running)
+    return tuple(
+        _history(j) if j.id in past else _stopped(inst, j) if j.id in stop else j for j in jobs
+    )
+
+
+def _admissible_here(inst: Instance, ms: list[Job]) -> bool:
+    """Whether `ms` may run as one group where the first is placed (contract §4); fewer
+    than two always may (`_one_member_groups` drops a label left on one)."""
+    live = ms[0].live if ms else None
+    if len(ms) < 2 or live is None or not live.placement:
+        return True
+    node = inst.node_by_name[live.placement[0][0]]
+    placed = [j.as_placed() for j in ms]
+    return inadmissible_reason(inst, placed, node.speed, node.group.gpu_mem_gb) is None
 
 
 def _history(j: Job) -> Job:
     assert j.live is not None
     return replace(j, live=replace(j.live, placement=(), group=None))
+
+
+def _stopped(inst: Instance, j: Job) -> Job:
+    assert j.live is not None
+    if inst.preemption.enabled:
+        return _left(j, j.live.progress or 0.0)
+    return replace(j, live=None)
 
 
 def _one_member_groups(jobs: tuple[Job, ...]) -> tuple[Job, ...]:

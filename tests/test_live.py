@@ -1943,11 +1943,12 @@ def test_a_cancelled_job_leaves_the_reservations_that_admit_it(tmp_path: Path, b
 
 
 @pytest.mark.parametrize("how", ["resumed elsewhere", "cancelled"])
-def test_a_group_left_inadmissible_by_a_member_is_bad_input(tmp_path: Path, how: str) -> None:
+def test_a_group_left_inadmissible_by_a_member_stops_the_rest(tmp_path: Path, how: str) -> None:
     # G = {A, B, C}: two bert and an a2c on GPU 0. C leaves (resumed on GPU 1 at 5, or
-    # cancelled at 3); the live state holds G as its running members, the pair A, B, which
+    # cancelled at 3); the live state held G as its running members, the pair A, B, which
     # is no admissible group. The replan failed the verifier ("solver produced an invalid
-    # schedule", exit 1); now exit 2 naming the rule, nothing written
+    # schedule", exit 1), then was exit 2 naming the rule; now A and B stop at now and
+    # wait with the work they have left (README, "Replanning")
     inst = _two_gpus(*({"id": i, "model": m, "gpus": 1, "iterations": n}
                        for i, m, n in (("A", "bert", 2000), ("B", "bert", 2000),
                                        ("C", "a2c", 300))))  # fmt: skip
@@ -1961,12 +1962,13 @@ def test_a_group_left_inadmissible_by_a_member_is_bad_input(tmp_path: Path, how:
     inst_path, sched_path = _write_pair(tmp_path, inst, jobs, G=["A", "B", "C"])
     ch = tmp_path / "c.json"
     ch.write_text(json.dumps({"cancel": ["C"]}))
-    args = ["--now", 10] if how == "resumed elsewhere" else ["--now", 3, "--changes", ch]
-    out = tmp_path / "r.json"
-    code, text = run("replan", inst_path, sched_path, *args, "-o", out, "--solver", "greedy")
-    flat = " ".join(text.split())
-    assert code == 2 and "jobs[0].group: R3: group 'G' is not admissible" in flat, text
-    assert "invalid schedule" not in flat and not out.exists()
+    now, extra = (10, ()) if how == "resumed elsewhere" else (3, ("--changes", ch))
+    text, _, live_path = _replanned(inst_path, sched_path, now, *extra)
+    assert "2 stopped, with the work left" in " ".join(text.split()), text
+    live = read_instance(live_path)
+    for jid in ("A", "B"):
+        j = live.job_by_id[jid]
+        assert j.state == "waiting" and 1900 < j.work < 2000  # [0, now) of work done
 
 
 def test_a_job_resuming_at_now_on_a_node_going_down_waits_again(tmp_path: Path) -> None:
@@ -2457,6 +2459,43 @@ def test_done_members_of_a_group_others_left_are_history() -> None:
     assert any(j.state == "done" for j in others)  # the groups kept whole keep theirs
     for spec in ("greedy", "cpsat"):
         s = solve(live, spec, SolveOptions(time_limit=3))
+        assert s.jobs and verify(live, s) == []
+
+
+@pytest.mark.parametrize("preemption", [True, False])
+def test_cancelling_a_member_stops_the_rest_when_they_are_no_group(preemption: bool) -> None:
+    """A member of a running group of three or four cancelled: the rest were held as a
+    group that is no admissible one, and `plan replan` exited 2 (12% of such cancels on
+    fuzzed plans). They stop at `now` as a failed node's jobs do: with preemption they wait
+    with the work they have left, without it they start again (README, "Replanning")."""
+    from planner.durations import inadmissible_reason
+    from planner.online import simulate_spec
+
+    if preemption:  # `plan generate --family dl --jobs 30 --nodes 2 --seed 3 --preemption`
+        inst = instance_from_dict(generate("dl", 30, 2, 3, preemption=True))
+        plan = simulate_spec(inst, "simulate:muri-s")
+    else:
+        inst = instance_from_dict(generate("dl", 20, 1, 12))
+        plan = solve(inst, "greedy", SolveOptions(time_limit=5, workers=1))
+    assert verify(inst, plan) == []
+    cases = []
+    for label in sorted({p.group for a in plan.jobs for p in a.pieces() if p.group}):
+        segs = [(a.id, p) for a in plan.jobs for p in a.pieces() if p.group == label]
+        start = segs[0][1].start  # halfway to its first member's end: past any restart
+        now = start + (min(p.end for _, p in segs) - start) // 2
+        on = [inst.job_by_id[jid] for jid, p in segs if p.end > now]
+        for gone in on if len(on) >= 3 else []:
+            rest = [j.at_count(len(segs[0][1].placement[0].gpus)) for j in on if j is not gone]
+            if inadmissible_reason(inst, rest) is not None:
+                cases.append((now, gone.id, [j.id for j in rest]))
+    assert cases  # the states this test is about
+    for now, gone, rest in cases[:3]:
+        live = live_instance(inst, plan, now, Changes(cancel=(gone,)))
+        for jid in rest:
+            j = live.job_by_id[jid]
+            assert j.state == "waiting"
+            assert (j.work < inst.job_by_id[jid].work) == preemption
+        s = solve(live, "greedy", SolveOptions(time_limit=2, workers=1))
         assert s.jobs and verify(live, s) == []
 
 
