@@ -38,7 +38,7 @@ from typing import Any
 from planner.history import retimed
 from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation, over
-from planner.live_progress import fixed_assignments, runs_until
+from planner.live_progress import assignments_of, fixed_assignments, runs_until
 from planner.resume import resume_job, stop_times
 from planner.schedule import Assignment, Group, Schedule
 
@@ -286,7 +286,7 @@ def residual(
     stops = choices.get(choice, next(iter(choices.values())))
     ran = runs_until(inst, stops)
     stopped = set(stops)
-    fixed = fixed_assignments(inst, stops)
+    fixed = assignments_of(inst, ran)
     resumed, profiles = [], dict(inst.profiles)
     for jid in sorted(stopped):
         job, prof = resume_job(inst, inst.job_by_id[jid], ran[jid].progress, stops[jid])

@@ -158,12 +158,17 @@ def fixed_assignments(
 ) -> dict[str, Assignment]:
     """Running and done jobs as the schedule keeps them; a running job ends as §8 says,
     one in `stops` at its time there at the latest (`runs_until`)."""
+    return assignments_of(inst, runs_until(inst, stops or {}))
+
+
+def assignments_of(inst: Instance, ran: Mapping[str, Ran]) -> dict[str, Assignment]:
+    """`fixed_assignments` from `runs_until`'s answer, for a caller that has it."""
     out: dict[str, Assignment] = {}
     for j in inst.jobs:
         if j.live is not None:
             pl = tuple(Placement(n, g) for n, g in j.live.placement)
             end = j.live.ended if j.live.ended is not None else j.live.started
             out[j.id] = Assignment(j.id, j.live.started, end, pl, j.live.group)
-    for jid, ran in runs_until(inst, stops or {}).items():
-        out[jid] = replace(out[jid], end=ran.end)
+    for jid, r in ran.items():
+        out[jid] = replace(out[jid], end=r.end)
     return out

@@ -217,7 +217,7 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
     kept = tuple(jobs.values()) + added
     new = replace(
         inst,
-        jobs=_one_member_groups(_held_groups(inst, kept)),
+        jobs=_held_groups(inst, kept),
         profiles=profiles,
         reservations=_released(inst.reservations, set(ch.cancel)),
     )
@@ -383,7 +383,7 @@ def _nodes_down(
         for jid, j in list(jobs.items()):
             live = j.live
             if j.state == "running" and live is not None and _starts_on(live, inst.now, hit):
-                jobs[jid] = _left(j, live.progress or 0.0)
+                jobs[jid] = _stopped(inst, j)
         return out
     running = {jid: j.live for jid, j in jobs.items() if j.state == "running" and j.live}
     stopped = {
@@ -391,7 +391,7 @@ def _nodes_down(
     }
     for jid, live in running.items():
         if _unit(jid, live) in stopped:
-            jobs[jid] = replace(jobs[jid], live=None)
+            jobs[jid] = _stopped(inst, jobs[jid])
     return out
 
 
@@ -485,28 +485,28 @@ def _held_groups(inst: Instance, jobs: tuple[Job, ...]) -> tuple[Job, ...]:
     when its running ones are still no admissible group, they stop at `now` as a failed
     node's do (`_nodes_down`): with preemption they wait with the work they have left,
     without it they start again from scratch (a member of a group of three cancelled:
-    exit 2, tests/test_live.py)."""
+    exit 2, tests/test_live.py). A label left on one job (its co-members cancelled or
+    stopped) is dropped: the job runs on alone, counted from its progress at now."""
     labels: dict[str, list[Job]] = {}
     for j in jobs:
         if j.live is not None and j.live.group is not None:
             labels.setdefault(j.live.group, []).append(j)
-    past: set[str] = set()
-    stop: set[str] = set()
+    held: dict[str, Job] = {}
     for ms in labels.values():
-        if _admissible_here(inst, ms):
-            continue
-        past.update(j.id for j in ms if j.state == "done")
-        running = [j for j in ms if j.state == "running"]
-        if not _admissible_here(inst, running):
-            stop.update(j.id for j in running)
-    return tuple(
-        _history(j) if j.id in past else _stopped(inst, j) if j.id in stop else j for j in jobs
-    )
+        if not _admissible_here(inst, ms):
+            held.update((j.id, _history(j, placed=False)) for j in ms if j.state == "done")
+            ms = [j for j in ms if j.state == "running"]
+            if not _admissible_here(inst, ms):
+                held.update((j.id, _stopped(inst, j)) for j in ms)
+                ms = []
+        if len(ms) == 1:
+            held[ms[0].id] = _history(ms[0], placed=True)
+    return tuple(held.get(j.id, j) for j in jobs)
 
 
 def _admissible_here(inst: Instance, ms: list[Job]) -> bool:
     """Whether `ms` may run as one group where the first is placed (contract §4); fewer
-    than two always may (`_one_member_groups` drops a label left on one)."""
+    than two always may (one alone loses the label, `_held_groups`)."""
     live = ms[0].live if ms else None
     if len(ms) < 2 or live is None or not live.placement:
         return True
@@ -515,9 +515,11 @@ def _admissible_here(inst: Instance, ms: list[Job]) -> bool:
     return inadmissible_reason(inst, placed, node.speed, node.group.gpu_mem_gb) is None
 
 
-def _history(j: Job) -> Job:
+def _history(j: Job, placed: bool) -> Job:
+    """`j` out of its group, and off its GPUs unless `placed`."""
     assert j.live is not None
-    return replace(j, live=replace(j.live, placement=(), group=None))
+    placement = j.live.placement if placed else ()
+    return replace(j, live=replace(j.live, placement=placement, group=None))
 
 
 def _stopped(inst: Instance, j: Job) -> Job:
@@ -525,18 +527,3 @@ def _stopped(inst: Instance, j: Job) -> Job:
     if inst.preemption.enabled:
         return _left(j, j.live.progress or 0.0)
     return replace(j, live=None)
-
-
-def _one_member_groups(jobs: tuple[Job, ...]) -> tuple[Job, ...]:
-    """A group label left on one job (its co-members cancelled or stopped) is dropped: the
-    job runs on alone, counted from its progress at now."""
-    count: dict[str, int] = {}
-    for j in jobs:
-        if j.live is not None and j.live.group is not None:
-            count[j.live.group] = count.get(j.live.group, 0) + 1
-    out = []
-    for j in jobs:
-        if j.live is not None and j.live.group is not None and count[j.live.group] < 2:
-            j = replace(j, live=replace(j.live, group=None))
-        out.append(j)
-    return tuple(out)
