@@ -8,8 +8,8 @@ cluster_trace.csv (400 jobs) and the all-at-zero windows of 60 jobs of trace1-tr
 `experiments/preemption_targets.py` plans (8 x 8 V100). Per instance: the bound as an
 average JCT, the ingredient that gives it, the wall time of the whole bound, and the
 largest LP HiGHS solved (simplex iterations, seconds, status; an LP stopped by
-`planner.bounds_lp.LP_ITERATIONS` is skipped by the bound). The figures behind
-`LP_ITERATIONS` and `CUT_ROUNDS` (planner/bounds_lp.py); `--cut-rounds N` sets the latter
+`planner.bounds.lp.LP_ITERATIONS` is skipped by the bound). The figures behind
+`LP_ITERATIONS` and `CUT_ROUNDS` (planner/bounds/lp.py); `--cut-rounds N` sets the latter
 (0: no slot cuts).
 """
 
@@ -27,8 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from preemption_targets import load  # noqa: E402
 
-from planner import bounds_lp  # noqa: E402
-from planner.bounds import named_lower_bounds  # noqa: E402
+from planner.bounds import lp, named_lower_bounds  # noqa: E402
 from planner.instance import Instance  # noqa: E402
 from planner.read import read_instance  # noqa: E402
 
@@ -62,7 +61,7 @@ def main() -> None:
     ap.add_argument("--cut-rounds", type=int)
     args = ap.parse_args()
     if args.cut_rounds is not None:
-        bounds_lp.CUT_ROUNDS = args.cut_rounds
+        lp.CUT_ROUNDS = args.cut_rounds
     highspy.Highs.run = _timed_run  # type: ignore[method-assign]
     print("| instance | bound (avg JCT, s) | by | bound wall (s) |", end="")
     print(" largest LP: iterations | its seconds | its status |")

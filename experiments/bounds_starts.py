@@ -21,7 +21,8 @@ import copy
 from collections import defaultdict
 from typing import Any
 
-from planner import bounds, bounds_starts
+from planner import bounds
+from planner.bounds import starts
 from planner.generate import generate
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
@@ -74,16 +75,16 @@ def variants(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def bound(inst: Any, r9: bool, alone: bool) -> float:
-    keep = bounds_starts.r9_applies, bounds_starts.alone_applies
+    keep = starts.r9_applies, starts.alone_applies
     try:
         if not r9:
-            bounds_starts.r9_applies = lambda _: False  # type: ignore[assignment]
+            starts.r9_applies = lambda _: False  # type: ignore[assignment]
         if not alone:
-            bounds_starts.alone_applies = lambda _: False  # type: ignore[assignment]
+            starts.alone_applies = lambda _: False  # type: ignore[assignment]
         bounds._RECENT.clear()
         return bounds.lower_bounds(inst, [NAME])[NAME]
     finally:
-        bounds_starts.r9_applies, bounds_starts.alone_applies = keep
+        starts.r9_applies, starts.alone_applies = keep
         bounds._RECENT.clear()
 
 

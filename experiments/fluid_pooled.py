@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fluid_nodes import node_rates, window_parser, window_plan  # noqa: E402
 
-from planner.bounds_lp import quiet_highs  # noqa: E402
+from planner.bounds.lp import quiet_highs  # noqa: E402
 from planner.durations import solo_duration  # noqa: E402
 from planner.instance import Instance, Job  # noqa: E402
 

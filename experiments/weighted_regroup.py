@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from preemption_targets import load  # noqa: E402
 
-from planner.bounds_lp import quiet_highs  # noqa: E402
+from planner.bounds.lp import quiet_highs  # noqa: E402
 from planner.durations import (  # noqa: E402
     inadmissible_reason,
     restart_units,

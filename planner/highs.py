@@ -1,6 +1,6 @@
 """HiGHS without its banner: highspy prints one on stdout when the first Highs object of a
 process is made, and library code must not print (README, "Where things are"). Shared by
-the interval LP bound (`planner.bounds_lp`) and the MILP's HiGHS back end."""
+the interval LP bound (`planner.bounds.lp`) and the MILP's HiGHS back end."""
 
 from __future__ import annotations
 

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from planner import bounds
 from planner.bounds import gap, lower_bounds
-from planner.bounds_config import multiset_cycles, undominated
-from planner.bounds_floors import group_load
-from planner.bounds_groups import enumerate_groups
-from planner.bounds_jobs import JobBounds
+from planner.bounds.config import multiset_cycles, undominated
+from planner.bounds.delivery import enumerate_groups
+from planner.bounds.floors import group_load
+from planner.bounds.jobs import JobBounds
 from planner.catalogue import load_catalogue
 from planner.durations import group_cycle, raw_cycle, solo_duration, stage_tuple
 from planner.instance import OBJECTIVES, Instance, Interleaving, Job, NodeGroup, Preemption
@@ -573,12 +573,12 @@ def test_config_lp_is_the_tightest_bound_on_the_muri_testbed() -> None:
 
 
 def test_slot_cuts_price_the_progress_made_inside_a_slot(monkeypatch: pytest.MonkeyPatch) -> None:
-    """By hand (planner/bounds_lp.py, slot cuts): one job of 10 time units alone on a
+    """By hand (planner/bounds/lp.py, slot cuts): one job of 10 time units alone on a
     resource, grid points 0, 4, 100, its earliest end not given (0). Without the cuts the
     LP makes 0.4 of it in [0, 4) and 0.6 from 4 on and prices it at 0.4 * 0 + 0.6 * 4 +
     10 / 2 = 7.4; with them the progress inside a slot takes its time: mean busy time
     0.4 * (0 + 2) + 0.6 * (4 + 3) = 5, completion >= 5 + 5 = 10, the true end."""
-    import planner.bounds_lp as bounds_lp
+    from planner.bounds import lp
 
     args = (
         np.array([0.0]),
@@ -588,9 +588,9 @@ def test_slot_cuts_price_the_progress_made_inside_a_slot(monkeypatch: pytest.Mon
         np.array([0.0, 4.0, 100.0]),
         np.array([4.0, 96.0]),
     )
-    cut = bounds_lp.weighted_completion_lp(*args)
-    monkeypatch.setattr(bounds_lp, "CUT_ROUNDS", 0)
-    plain = bounds_lp.weighted_completion_lp(*args)
+    cut = lp.weighted_completion_lp(*args)
+    monkeypatch.setattr(lp, "CUT_ROUNDS", 0)
+    plain = lp.weighted_completion_lp(*args)
     assert plain == pytest.approx(7.4, abs=1e-6) and cut == pytest.approx(10.0, abs=1e-6)
 
 
@@ -600,12 +600,12 @@ def test_slot_cuts_raise_the_configuration_lp_on_the_testbed(
     """The testbed's configuration LP with the slot cuts is above the one without (63,285 s
     average JCT without, 63,525 with, experiments/bound_lps.py) and below every verified
     greedy schedule."""
-    import planner.bounds_lp as bounds_lp
+    from planner.bounds import lp
 
     inst = _testbed()
     release = sum(j.weight * j.release for j in inst.jobs)
     (cut,) = JobBounds(inst)._config_lp_parts
-    monkeypatch.setattr(bounds_lp, "CUT_ROUNDS", 0)
+    monkeypatch.setattr(lp, "CUT_ROUNDS", 0)
     (plain,) = JobBounds(inst)._config_lp_parts
     assert cut - release > 1.003 * (plain - release)
     for rule in ("sjf", "interleave"):
@@ -639,14 +639,14 @@ def _testbed() -> Instance:
 
 
 def test_a_short_time_limit_gives_the_bound_lps_fewer_iterations() -> None:
-    """bounds_lp.lp_iterations: a solve of 5 s gives each bound LP 5,000 simplex
+    """bounds.lp.lp_iterations: a solve of 5 s gives each bound LP 5,000 simplex
     iterations, too few for the testbed's configuration LP (about 12,000), so the plan
     names the interval LP's weaker bound; at 30 s the configuration LP's. The parts of a
     solve that get less of the limit keep the iterations fixed at its start (`pinned`)."""
     from dataclasses import replace
 
     from planner.bounds import named_lower_bounds
-    from planner.bounds_lp import LP_ITERATIONS, lp_iterations
+    from planner.bounds.lp import LP_ITERATIONS, lp_iterations
 
     inst = _testbed()
     names = ["total_weighted_jct"]
@@ -792,17 +792,15 @@ def test_a_stop_ends_the_bound_lps_and_the_bound_stays_valid(
     back to a cheaper ingredient."""
     import threading
 
-    import planner.bounds_jobs as bounds_jobs
-    import planner.bounds_lp as bounds_lp
-    from planner.bounds import named_lower_bounds
-    from planner.bounds_lp import stoppable
+    from planner.bounds import jobs, lp, named_lower_bounds
+    from planner.bounds.lp import stoppable
 
     inst = _testbed()
     full, word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
     assert word == "config"
     for during in (False, True):
         if during:  # the checks before each LP miss the stop: the simplex's callback ends it
-            for module in (bounds_lp, bounds_jobs):
+            for module in (lp, jobs):
                 monkeypatch.setattr(module, "lp_out_of_time", lambda: False)
         stop = threading.Event()
         stop.set()
@@ -815,20 +813,19 @@ def test_a_stop_ends_the_bound_lps_and_the_bound_stays_valid(
 
 
 def test_one_bound_keeps_to_its_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """bounds_lp.clocked: the LPs of one bound share iterations / BOUND_ITERATIONS_PER_S
+    """bounds.lp.clocked: the LPs of one bound share iterations / BOUND_ITERATIONS_PER_S
     seconds of wall clock. At 30,000 iterations the testbed's configuration LP is solved
     (its seconds are well inside the clock); with a clock of nearly nothing no LP runs,
     and with 0.3 s the configuration LP (seconds long) is cut: the bound falls back to a
     cheaper ingredient and stays valid."""
-    import planner.bounds_lp as bounds_lp
-    from planner.bounds import named_lower_bounds
-    from planner.bounds_lp import LP_ITERATIONS
+    from planner.bounds import lp, named_lower_bounds
+    from planner.bounds.lp import LP_ITERATIONS
 
     inst = _testbed()
     full, word = named_lower_bounds(inst, ["total_weighted_jct"])["total_weighted_jct"]
     assert word == "config"
     for seconds, words in ((1e-9, ("path", "wspt")), (0.3, ("path", "wspt", "lp"))):
-        monkeypatch.setattr(bounds_lp, "BOUND_ITERATIONS_PER_S", LP_ITERATIONS / seconds)
+        monkeypatch.setattr(lp, "BOUND_ITERATIONS_PER_S", LP_ITERATIONS / seconds)
         fresh = dataclasses.replace(inst)  # not the instance of the bound kept above
         value, got = named_lower_bounds(fresh, ["total_weighted_jct"])["total_weighted_jct"]
         assert got in words and 0 < value < full

@@ -1,5 +1,5 @@
 """Earliest starts under reservations and strict priority (planner.bounds, ingredients 2a and
-2b; planner.bounds_starts): hand-computed optima each ingredient reaches, CP-SAT optima on
+2b; planner.bounds.starts): hand-computed optima each ingredient reaches, CP-SAT optima on
 generated mixed instances, and every verified greedy and CP-SAT schedule of random mixed
 instances (with and without preemption) at least the bound."""
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner import bounds, bounds_starts
-from planner.bounds import lower_bounds, named_lower_bounds
+from planner import bounds
+from planner.bounds import lower_bounds, named_lower_bounds, starts
 from planner.generate import generate
 from planner.instance import OBJECTIVES, Instance, Job, NodeGroup, Preemption
 from planner.metrics import objective_values
@@ -28,8 +28,8 @@ from tests.builders import admits, make_instance, reservation
 def _without_starts(inst: Instance, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
     """The bounds with neither 2a nor 2b (what they were before them)."""
     with monkeypatch.context() as m:
-        m.setattr(bounds_starts, "r9_applies", lambda _: False)
-        m.setattr(bounds_starts, "alone_applies", lambda _: False)
+        m.setattr(starts, "r9_applies", lambda _: False)
+        m.setattr(starts, "alone_applies", lambda _: False)
         bounds._RECENT.clear()
         out = lower_bounds(inst, OBJECTIVES)
     bounds._RECENT.clear()

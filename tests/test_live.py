@@ -2267,14 +2267,13 @@ def test_a_residual_whose_bounds_are_dropped_runs_no_bound_lp(
     # without them, the same plan and bound)
     import dataclasses
 
-    import planner.bounds_lp as bounds_lp
-    from planner.bounds import with_bounds
+    from planner.bounds import lp, with_bounds
 
     inst = instance_from_dict(live_doc(policy={"preemption": {"enabled": True, "restart": 2}}))
     assert not residual(inst).proves
     runs: list[int] = []
-    highs = bounds_lp.quiet_highs
-    monkeypatch.setattr(bounds_lp, "quiet_highs", lambda: runs.append(1) or highs())
+    highs = lp.quiet_highs
+    monkeypatch.setattr(lp, "quiet_highs", lambda: runs.append(1) or highs())
     s = solve(inst, "greedy", SolveOptions(time_limit=5))
     assert verify(inst, s) == [] and s.lower_bound is not None
     during = len(runs)

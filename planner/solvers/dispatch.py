@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from planner.bounds_lp import stoppable
+from planner.bounds.lp import stoppable
 from planner.errors import UsageError
 from planner.instance import Instance
 from planner.schedule import Schedule

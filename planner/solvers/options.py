@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from planner.bounds_lp import lp_iterations
+from planner.bounds.lp import lp_iterations
 from planner.instance import Instance
 from planner.schedule import Schedule
 
@@ -44,7 +44,7 @@ class SolveOptions:
     milp_backend: str = "cbc"  # "cbc" | "highs"
     slots: int = 200  # MILP: slots over the horizon (sets the length; the grid may grow)
     slot: int | None = None  # MILP: explicit slot length in time units
-    # Simplex iterations each bound LP gets; None: `bounds_lp.lp_iterations` of the time
+    # Simplex iterations each bound LP gets; None: `bounds.lp.lp_iterations` of the time
     # limit. Fixed once per solve (`pinned`), so that parts given less of the limit reuse
     # the bound already computed instead of computing a weaker one again.
     bound_lp_iterations: int | None = None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from planner.bounds_groups import below_rounding
+from planner.bounds.delivery import below_rounding
 from planner.instance import Instance
 from planner.solvers.cpsat.energy import cost_expr, energy_exact, kwh_expr
 from planner.solvers.cpsat.variables import CpsatModel, scale_for

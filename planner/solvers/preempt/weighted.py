@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.bounds_lp import quiet_highs
+from planner.bounds.lp import quiet_highs
 from planner.durations import group_cycle, inadmissible_reason, solo_iteration_ms, stage_tuple
 from planner.instance import Instance, Job
 from planner.simulate.model import Decision, Policy, SimJob, View

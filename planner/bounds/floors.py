@@ -1,10 +1,10 @@
 """Ingredient 1 of `planner.bounds`: each job's floors per node group (least duration and
 least GPU-time per share scheme, per iteration or time unit), and the least solo and
 grouped iteration times that ingredient 6's modes use. `JobFloors` computes them once per
-instance and kind of job (`JobKind`), with the group enumeration of `planner.bounds_groups`
+instance and kind of job (`JobKind`), with the group enumeration of `planner.bounds.delivery`
 cached per GPU count and speed.
 
-Separate from `planner.bounds_jobs` (the critical path, the resources and the bounds per
+Separate from `planner.bounds.jobs` (the critical path, the resources and the bounds per
 objective, which `JobBounds` builds on these floors) so that each module holds one
 responsibility. Every step is argued in `planner.bounds`' module docstring."""
 
@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from planner.bounds_groups import SAFE, SCHEMES, enumerate_groups
+from planner.bounds.delivery import SAFE, SCHEMES, enumerate_groups
 from planner.durations import solo_iteration_ms, stage_tuple
 from planner.instance import Instance, Job, NodeGroup
 

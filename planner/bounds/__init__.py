@@ -33,11 +33,11 @@ Ingredients
    `total_weighted_jct >= sum w (e_j - release_j)` and
    `total_weighted_tardiness >= sum w max(0, e_j - due_j)` (weights are >= 0).
    The heads also take 2a and 2b, and every ingredient below takes these heads as the
-   jobs' earliest starts (`planner.bounds_starts.earliest_starts`: passes over `after`,
+   jobs' earliest starts (`planner.bounds.starts.earliest_starts`: passes over `after`,
    2a and 2b, repeated until no head rises; each pass raises a head only to a value that
    every schedule's start of that job is at least, given that the heads before the pass
    are, so the heads stay valid after any number of passes).
-2a. Reservations (`bounds_starts.Alone`, without preemption and in a static instance): R10
+2a. Reservations (`bounds.starts.Alone`, without preemption and in a static instance): R10
    says "during `[start, end)` the listed GPUs ... are usable only by jobs that `for`
    admits", and R8 that "the sum of running jobs' `demand` <= pool capacity minus what
    reservations hold", a pool reservation's amount usable only by the jobs it admits
@@ -78,8 +78,8 @@ Ingredients
    (B) equally: `TT >= L_k(j)` for every member, so j gets >= `overhead[k] * L_k(j) / k`;
    (C) half of each: `overhead[k] * (g_j + L_k(j) / k) / 2`, which sums to at most
    `overhead[k] * (sum g + max L) / 2 <= c(G)`.
-   When jobs of one GPU count use at most 10 models, `bounds_groups.enumerate_groups` computes c(G)
-   exactly for every multiset of those models (a superset of all groups and of the
+   When jobs of one GPU count use at most 10 models, `bounds.delivery.enumerate_groups`
+   computes c(G) exactly for every multiset of those models (a superset of all groups and of the
    smaller groups their phases leave), evaluates the schemes on it, then raises the
    per-model shares one model at a time while every multiset still fits: any per-model
    share s with `sum_(t in G) s_t <= c(G)` for all G and `s_t <= solo_t` is a valid
@@ -94,7 +94,7 @@ Ingredients
    eligible set that occurs. Pools: the same with `demand * p_min` and the pool capacity
    minus amounts held by reservations admitting none of the pool's users (Hall's condition
    with U = those reservations).
-4. Weighted completion on a resource (`bounds_volume.mean_busy_bound`, the mean-busy-time
+4. Weighted completion on a resource (`bounds.volume.mean_busy_bound`, the mean-busy-time
    relaxation): map the GPU-time shares of a feasible schedule onto one machine of rate 1
    by dividing by the capacity C: job j gets processing `p_j = share_j / C` at rate at most
    `u_j = gpus_j / C`, never before head_j, total rate <= 1. Its mean busy time M_j then
@@ -112,7 +112,7 @@ Ingredients
    S alone (dropping the other jobs is a relaxation). S ranges over "due <= theta" for a
    few quantiles theta of the due dates.
 
-6. Weighted completion with capacity over time (`planner.bounds_lp`, a time-indexed LP
+6. Weighted completion with capacity over time (`planner.bounds.lp`, a time-indexed LP
    solved with HiGHS). Ingredient 4 lets a job run as fast as the whole resource; this
    one keeps each job at its own speed. Per job two modes: solo (GPU-time `gpus_j` per
    time unit, least duration the solo one) and interleaved (GPU-time per unit of
@@ -129,7 +129,7 @@ Ingredients
    after its mean (the argument of 4), so C_j >= M_j + least_j/2; also C_j >= e_j. The
    schedule's fractions x_jt and completions are therefore feasible for the LP, whose
    optimum is at most sum w_j C_j. Run on the same resources as 4, for the LP's jobs, plus
-   e_j for the others. Its size is capped (planner.bounds_lp.MAX_COLUMNS: the grid
+   e_j for the others. Its size is capped (planner.bounds.lp.MAX_COLUMNS: the grid
    coarsens with more jobs) and it is skipped above LP_MAX_JOBS jobs; HiGHS's optimum is
    shaved by LP_SAFE for its tolerances. On instances/muri-testbed-100.json it lifts the
    bound from 55,595 to ~57,190 average JCT (well under a second); with interleaving
@@ -137,7 +137,7 @@ Ingredients
    pairs and groups of that testbed's models reach 1.5-2.2x the solo throughput, which
    the bound credits while the plans found so far hardly group at all.
 
-7. Weighted completion with group types (`planner.bounds_config`, the configuration LP;
+7. Weighted completion with group types (`planner.bounds.config`, the configuration LP;
    its module docstring has the LP). Ingredient 6 prices grouped progress by a share
    valid for every group at once, so it never asks whether partners of the right models
    run at the same time. This one follows what the GPUs do. Run per node-group family
@@ -182,11 +182,11 @@ Ingredients
    work_j (C_j - M_j) >= S^2/2 + G (S + G/(2 rho_j)), i.e. C_j - M_j >= work_j/2 +
    (1/rho_j - 1) G^2/(2 work_j); restarts and slower rates only spread it more. This is
    convex in G, so each tangent, at G = theta work_j for theta in
-   bounds_config.TANGENTS, is a valid linear row. Summing a slot's rows over a block
+   bounds.config.TANGENTS, is a valid linear row. Summing a slot's rows over a block
    keeps them valid. So the schedule gives a feasible point of the LP, whose
    optimum is at most sum w_j C_j; ceilings of ends only make schedules worse. Run for
    F's jobs of positive work, e_j for the rest. Size: the x grid gets about
-   bounds_config.X_COLUMNS columns, the types' blocks at most Y_COLUMNS (a coarser block
+   bounds.config.X_COLUMNS columns, the types' blocks at most Y_COLUMNS (a coarser block
    when types are many), skipped above MAX_CONFIG_COLUMNS or LP_MAX_JOBS jobs; optimum
    shaved by LP_SAFE. Measured (one run, HiGHS): on instances/muri-testbed-100.json it
    lifts the bound from 57,186 to 63,285 average JCT (2.3 s, ~60k x and ~27k y columns);
@@ -195,7 +195,7 @@ Ingredients
    with one-mode-at-a-time rows added 59,190 (300 grid points), the types without those
    rows 57,945 (300 points, blocks of one slot), types and those rows 60,543, and the
    tangent rows bring it to 63,285.
-   Slot cuts, in both 6 and 7 (argued in planner.bounds_lp's module docstring): the rows
+   Slot cuts, in both 6 and 7 (argued in planner.bounds.lp's module docstring): the rows
    above price the progress made in a slot at the slot's start; progress at a bounded rate
    takes time inside the slot too, so M_j >= sum_t X_jt (a_jt + X_jt W_j / 2) (X_jt: j's
    progress in slot t, W_j: the least time all of it takes, work_j / max(1, rho_j) in 7),
@@ -208,12 +208,12 @@ Ingredients
 Time: O(n log n) in jobs (sorting, a heap), plus work per distinct job shape, plus the
 LPs (up to about a second or two each at 400 jobs).
 
-Where the code is: this module holds the entry points; `planner.bounds_jobs` the per-job
+Where the code is: this module holds the entry points; `planner.bounds.jobs` the per-job
 quantities and the bound per resource (`JobBounds`, ingredients 1-7, LP_MAX_JOBS), on
-`planner.bounds_floors`' floors per node group (`JobFloors`, 1) and
-`planner.bounds_starts`' earliest starts (2, 2a, 2b); `planner.bounds_groups`
-what groups deliver (3 and 7), `planner.bounds_volume` capacity over time (3, 4),
-`planner.bounds_lp` and `planner.bounds_config` the LPs (6, 7).
+`planner.bounds.floors`' floors per node group (`JobFloors`, 1) and
+`planner.bounds.starts`' earliest starts (2, 2a, 2b); `planner.bounds.delivery`
+what groups deliver (3 and 7), `planner.bounds.volume` capacity over time (3, 4),
+`planner.bounds.lp` and `planner.bounds.config` the LPs (6, 7).
 """
 
 from __future__ import annotations
@@ -222,8 +222,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from planner.bounds_jobs import JobBounds
-from planner.bounds_lp import LP_ITERATIONS, clocked, lp_stopped
+from planner.bounds.jobs import JobBounds
+from planner.bounds.lp import LP_ITERATIONS, clocked, lp_stopped
 from planner.instance import ENERGY_OBJECTIVES, OBJECTIVES, Instance
 from planner.schedule import Schedule, SolveInfo
 
@@ -242,7 +242,7 @@ def lower_bounds(
     instance: Instance, objectives: Sequence[str] | None = None, iterations: int = LP_ITERATIONS
 ) -> dict[str, float]:
     """Per objective, a value no feasible schedule can beat (see the module docstring);
-    each LP gets `iterations` simplex iterations (`bounds_lp.lp_iterations`)."""
+    each LP gets `iterations` simplex iterations (`bounds.lp.lp_iterations`)."""
     return {k: v for k, (v, _) in named_lower_bounds(instance, objectives, iterations).items()}
 
 
@@ -256,7 +256,7 @@ def named_lower_bounds(
     bad = [n for n in names if n not in OBJECTIVES]
     if bad:
         raise ValueError(f"unknown objective {', '.join(bad)}; known: {', '.join(OBJECTIVES)}")
-    with clocked(iterations):  # one bound's LPs share a clock (bounds_lp.clocked)
+    with clocked(iterations):  # one bound's LPs share a clock (bounds.lp.clocked)
         return _named(instance, names, iterations)
 
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from planner.bounds_config import count_types, multiset_cycles
+from planner.bounds.config import count_types, multiset_cycles
 from planner.durations import StageTuple, gpu_mem_fits, solo_iteration_ms, stage_tuple
 from planner.instance import Instance, Job
 

@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from planner.bounds_lp import LP_ITERATIONS, quiet_highs, slot_cuts, solve_lp
+from planner.bounds.lp import LP_ITERATIONS, quiet_highs, slot_cuts, solve_lp
 from planner.durations import StageTuple
 
 # Above this many columns (x, y and C together) the configuration LP is skipped; the x

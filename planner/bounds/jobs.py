@@ -1,7 +1,7 @@
 """The per-job quantities of `planner.bounds` (ingredients 1 and 2: least durations,
 least GPU-time shares, earliest starts and ends) and the bounds they give per resource
 (ingredients 3-7); `JobBounds` computes them once per instance, on the floors per node
-group of `planner.bounds_floors` (ingredient 1). Every step is argued in `planner.bounds`'
+group of `planner.bounds.floors` (ingredient 1). Every step is argued in `planner.bounds`'
 module docstring."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from planner.bounds_config import X_COLUMNS, ConfigJobs, config_lp
-from planner.bounds_floors import JobFloors, JobKind
-from planner.bounds_groups import SAFE, SCHEMES, below_rounding, config_types, solo_work
-from planner.bounds_lp import LP_ITERATIONS, grid, lp_out_of_time, weighted_completion_lp
-from planner.bounds_starts import earliest_starts
-from planner.bounds_volume import mean_busy_bound, slot_room, volume_bound
+from planner.bounds.config import X_COLUMNS, ConfigJobs, config_lp
+from planner.bounds.delivery import SAFE, SCHEMES, below_rounding, config_types, solo_work
+from planner.bounds.floors import JobFloors, JobKind
+from planner.bounds.lp import LP_ITERATIONS, grid, lp_out_of_time, weighted_completion_lp
+from planner.bounds.starts import earliest_starts
+from planner.bounds.volume import mean_busy_bound, slot_room, volume_bound
 from planner.instance import Instance, Job
 from planner.precedence import heads_tails
 
@@ -55,7 +55,7 @@ class JobBounds:
 
     def __init__(self, inst: Instance, iterations: int = LP_ITERATIONS, starts: bool = True):
         self.inst = inst
-        self.starts = starts  # heads with ingredients 2a and 2b (`bounds_starts`)
+        self.starts = starts  # heads with ingredients 2a and 2b (`bounds.starts`)
         self.iterations = iterations
         jobs = inst.jobs
         self.n = len(jobs)

@@ -17,7 +17,7 @@ room after the last point.
 x_jtm is the fraction of j's progress (iterations, or time for an explicit duration) made
 in slot t in mode m.
 
-Slot cuts (`slot_cuts`, both this LP and `planner.bounds_config`'s): with X_jt = sum_m x_jtm
+Slot cuts (`slot_cuts`, both this LP and `planner.bounds.config`'s): with X_jt = sum_m x_jtm
 and W_j the least time all of j's progress can take (`min_m least_jm` here), the progress
 made in slot t is made at or after a_jt at a rate of at most 1/W_j, so its progress-
 weighted mean time is at least a_jt + X_jt W_j / 2. Summed, j's mean busy time M_j is at
