@@ -9,7 +9,7 @@ Per seed s, `plan generate --family mixed` with 4-8 jobs on 1-2 nodes, preemptio
 strict priority with priorities 0-2, interleaving on in 30% of the seeds; the plan in force
 is `greedy:fifo`'s, and at a `now` just after one of its starts or ends the nodes of the
 running jobs (all of them in 70% of the seeds, else one) go down until a later time, so
-that the jobs running there stop at `now` and resume (`planner.live.residual`); with
+that the jobs running there stop at `now` and resume (`planner.live.residual.residual`); with
 `--later` the nodes are instead held for nobody from a time after `now` (a maintenance
 hold to come, 1-30 units later, 1-200 long), which the jobs running there meet. Each
 planner (`--specs`, default all six below) runs 3 s (`--limit`) with one worker; every
@@ -36,7 +36,7 @@ from planner.changes import changes_from_dict
 from planner.checker import Checker
 from planner.generate import generate
 from planner.instance import Instance, Reservation
-from planner.live import residual
+from planner.live.residual import residual
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
 from planner.replan import live_instance

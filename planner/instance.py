@@ -63,7 +63,7 @@ class Profile:
     by_gpus: Mapping[int, GpuProfile]
     gpu_mem_gb: float | None = None
     batch_size: int | None = None
-    # planner-made only (the rest of a stopped job, planner.resume): its jobs never group
+    # planner-made only (the rest of a stopped job, planner.live.resume): its jobs never group
     alone: bool = False
 
 
@@ -256,12 +256,12 @@ class Instance:
     objective: tuple[str, ...] = ("total_weighted_jct",)
     now: int = 0  # contract §9: nothing not yet running starts before it
     power_price: tuple[PriceInterval, ...] = ()  # sorted by start, non-overlapping
-    # A live state's residual (planner/live.py) releases its waiting jobs at `now`; the
+    # A live state's residual (planner/live/residual.py) releases its waiting jobs at `now`; the
     # release each had before, by id: the greedy rules' arrival order (fifo's key) and the
     # release strict priority (R9) compares, as the contract does on the live state
     arrived: Mapping[str, int] = field(default_factory=dict)
     # A residual's stopped jobs, which it takes out of every R9 pair by moving their
-    # priority and arrival (planner.live._exempt_from_r9): the (priority, arrival) by id
+    # priority and arrival (planner.live.residual._exempt_from_r9): the (priority, arrival) by id
     # that the greedy rules still order them by
     queued: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from planner.changes import Changes
 from planner.instance import Instance, Live, Reservation
+from planner.live.state import STATE_FIELDS
 from planner.replan import DOWN
-from planner.state import STATE_FIELDS
 
 
 def live_document(

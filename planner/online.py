@@ -52,7 +52,7 @@ def infeasible_reason(instance: Instance) -> str | None:
     contradict each other, or, without preemption, a running job of a live state cannot
     keep its segment (a reservation takes its GPUs before it ends; with preemption the
     engine stops it at now)."""
-    from planner.live import kept_clash
+    from planner.live.residual import kept_clash
     from planner.solvers.plain import priority_after_conflict
 
     reason = priority_after_conflict(instance)

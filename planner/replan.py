@@ -13,7 +13,7 @@ on its segment with the progress §8 gives at `now`, or, when the schedule has s
   time F that every plan not using the node meets when the instance has none, so a job
   that needs the node has no schedule); jobs running on it are stopped:
   with preemption enabled they stop at `now` and resume later from their progress (the
-  planners do it, `planner.resume`); without, they wait again and restart from scratch
+  planners do it, `planner.live.resume`); without, they wait again and restart from scratch
   (their work is lost; see the README);
 - `progress`: a running job's progress at `now`, replacing the computed one (also of a
   job a failed node then stops: with preemption it resumes from it);
@@ -41,11 +41,11 @@ from planner.changes import Changes
 from planner.checker import join, suggest
 from planner.durations import inadmissible_reason
 from planner.errors import InputError, Problem
-from planner.history import work_done
 from planner.instance import Instance, Job, Live, Reservation
 from planner.limits import MAX_NUMBER
+from planner.live.history import work_done
+from planner.live.state import check_live_input
 from planner.schedule import Schedule, Segment
-from planner.state import check_live_input
 from planner.validate import counts_profiled, job_fit, job_limits
 
 DOWN = "~down:"  # id prefix of the reservation that takes a failed node out
@@ -378,7 +378,7 @@ def _nodes_down(
         first.setdefault(name, k)
     hit = {name for name, _ in down}
     if inst.preemption.enabled:
-        # the planners stop them at now and resume them (planner.resume); one that would
+        # the planners stop them at now and resume them (planner.live.resume); one that would
         # start (or resume) there just at now has not run there: it waits again
         for jid, j in list(jobs.items()):
             live = j.live

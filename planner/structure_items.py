@@ -25,7 +25,7 @@ from planner.instance import (
     Reservation,
 )
 from planner.limits import MAX_WEIGHT
-from planner.state import STATE_FIELDS, parse_live
+from planner.live.state import STATE_FIELDS, parse_live
 
 JOB_FIELDS = (
     "id",

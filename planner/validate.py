@@ -15,8 +15,8 @@ from planner.durations import ceil_units, solo_iteration_ms
 from planner.errors import Problem
 from planner.instance import Instance, Job, Profile, Reservation, over
 from planner.limits import MAX_DURATION
+from planner.live.state import check_live_input, ends_before_now
 from planner.precedence import cycles
-from planner.state import check_live_input, ends_before_now
 from planner.structure_items import Parsed
 
 

@@ -16,7 +16,7 @@ from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
 from planner.groups import with_groups_of
 from planner.instance import Instance, Interleaving, Job, NodeGroup, Preemption
-from planner.live import residual
+from planner.live.residual import residual
 from planner.metrics import objective_values
 from planner.read import instance_from_dict
 from planner.replan import live_instance
@@ -316,7 +316,7 @@ def test_with_releases_the_estimate_waits_for_reserved_gpus():
 
 def test_release_plans_of_a_live_state_run_their_estimate():
     # plan replan plans the waiting jobs of a live state as a static instance whose running
-    # jobs hold their GPUs for nobody (planner.live); the release plan waits for them
+    # jobs hold their GPUs for nobody (planner.live.residual); the release plan waits for them
     doc = generate("dl", 24, 3, 1)
     for j in doc["jobs"]:
         j["gpus"] = 8

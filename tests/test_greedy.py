@@ -211,7 +211,7 @@ def test_gpus_held_from_the_start_are_busy_gpus_not_scanned_reservations(
     monkeypatch: pytest.MonkeyPatch, interleave: bool
 ) -> None:
     """A reservation for nobody from the first release on (a live state's running job,
-    `live._held`) is booked as busy GPUs freed at its end (`Occupancy.held`) and never
+    `live.residual._held`) is booked as busy GPUs freed at its end (`Occupancy.held`) and never
     scanned, unlike the same reservation admitting a tenant no job has. Both plans keep
     off the held GPUs (R10); they may differ, as best fit now sees the true free count."""
     from dataclasses import replace

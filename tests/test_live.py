@@ -23,8 +23,8 @@ from planner.errors import InputError
 from planner.export import schedule_document
 from planner.generate import generate
 from planner.instance import OBJECTIVES, Instance
-from planner.live import residual
-from planner.live_progress import progress_at
+from planner.live.residual import residual
+from planner.live.running import progress_at
 from planner.metrics import objective_values
 from planner.read import instance_from_dict, read_instance
 from planner.replan import live_instance
@@ -209,7 +209,7 @@ def _reserve(what: dict[str, Any], admits: Any = None, start: int = 0, end: int 
         (lambda d: set_job(d, "r1", release=6), "jobs[2].started", "before the release"),
         (lambda d: {**d, "now": -1}, "now", "negative"),
         (lambda d: {**d, "now": 16}, "jobs[2].state", "done at 15, before now 16"),
-        # fixed jobs that break a rule of §5 whatever is planned (planner/state.py)
+        # fixed jobs that break a rule of §5 whatever is planned (planner/live/state.py)
         (lambda d: set_job(d, "d1", ended=0), "jobs[3].ended", "R1: ended 0 equals started"),
         (lambda d: set_job(d, "ga", model="gpu"), "jobs[0].group",
          "R3: group 'g' is not admissible: its cycle"),
@@ -1215,7 +1215,7 @@ def _failing_pair_doc() -> dict[str, Any]:
 
 
 def test_the_rest_of_a_stopped_job_runs_alone(solver: str, solve_verified: SolveVerified) -> None:
-    # the rests of a and b, each one "iteration" of its own (planner.resume), made an
+    # the rests of a and b, each one "iteration" of its own (planner.live.resume), made an
     # admissible group by §4's formula, which is not how they run by §8: the plan failed
     # the verifier and was replaced by greedy:srsf's (with no groups at all; on
     # cluster_trace.csv replanned at 1,000,000 with a node down: 189,018 s average JCT
@@ -1429,7 +1429,7 @@ def test_a_preemptive_live_states_bound_holds_for_plans_that_stop_at_now(
     # the X, Y, W state of test_the_plan_in_force_is_carried_on_past_a_stopped_job at 15:
     # stopping W at now gives 503, while the residual (running jobs kept to their ends)
     # bounded every plan by 730 and every solver reported that bound; the relaxation
-    # (live_progress.Restartable: every job restartable from now) gives 496
+    # (live.running.Restartable: every job restartable from now) gives 496
     jobs = [_segmented("X", (0, 10, 0), (20, 43, 0)), _segmented("Y", (10, 20, 0), (43, 66, 0)),
             {"id": "W", "start": 0, "end": 100, "placement": _on(1)}]  # fmt: skip
     doc_in = _two_gpus({"id": "X", "duration": 30, "gpus": 1, "weight": 10},
@@ -1453,7 +1453,7 @@ def test_a_bound_holds_for_plans_that_regroup_the_stopped_jobs(
     solver: str, solve_verified: SolveVerified
 ) -> None:
     # X and Y run as a group on n-0, which goes down at now: both stop. The residual runs
-    # each one's rest alone (resume.resume_job), and its bound, 211.6, was reported beside
+    # each one's rest alone (live.resume.resume_job), and its bound, 211.6, was reported beside
     # a verified 182 in which X and then Y run grouped with Z on n-1
     running = {"gpus": 1, "state": "running", "started": 0, "group": "G",
                "placement": [{"node": "n-0", "gpus": [0]}]}  # fmt: skip
@@ -1576,8 +1576,8 @@ def test_a_resumed_done_job_holds_no_pool_through_its_gap(tmp_path: Path) -> Non
 def test_replanning_muris_plan_mid_way_keeps_every_job_s_work(seed: int) -> None:
     # Muri's engine stops and regroups jobs all the time: most replans of its plans find
     # jobs resumed before now. Each such job is running from its current segment with the
-    # work of its whole history as progress (planner.history), and the replan verifies
-    from planner.history import work_done
+    # work of its whole history as progress (planner.live.history), and the replan verifies
+    from planner.live.history import work_done
     from planner.online import make_policy
     from planner.replan import stopped_at
     from planner.simulate import result_to_schedule_dict, simulate
@@ -1691,7 +1691,7 @@ def test_running_jobs_that_meet_after_now_are_infeasible_without_preemption(
     d["policy"] = {"preemption": {"enabled": True}}
     inst = instance_from_dict(d)
     s = solve_verified(inst, "greedy")
-    assert s.status == "feasible" and s.lower_bound is not None  # live_progress.Restartable's
+    assert s.status == "feasible" and s.lower_bound is not None  # live.running.Restartable's
     assert (
         s.lower_bound["total_weighted_jct"]
         <= objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
@@ -2132,7 +2132,7 @@ def test_a_segment_ending_at_now_is_stopped_so_its_group_is_not_left_inadmissibl
     # at T) and its group as held by it; on a fuzzed chain of replans such a group was no
     # admissible group (exit 2 on a plan `plan check` accepts). B is stopped at T now and
     # waits again; A runs on alone
-    from planner.history import retimed
+    from planner.live.history import retimed
 
     inst = _two_gpus(*({"id": i, "model": m, "gpus": 1, "iterations": n}
                        for i, m, n in (("A", "bert", 2000), ("B", "bert", 2000),
@@ -2287,7 +2287,7 @@ def test_a_stopped_job_keeps_its_own_place_in_the_greedy_rules_order() -> None:
     # h (4 GPUs, 100 left) runs on GPUs 0-3 of the only node, which r takes from now (2)
     # to 12, so it stops and resumes; x (8 GPUs, 10 units, weight 100) waits, all of
     # priority 0. The residual gives h a top priority only to take it out of R9
-    # (`live._exempt_from_r9`): srsf and sjf still put x first (x at 12, h at 22: 2322),
+    # (`live.residual._exempt_from_r9`): srsf and sjf still put x first (x at 12, h at 22: 2322),
     # not h first whatever the rule (h at 2, x at 102: 11302)
     doc: dict[str, Any] = {
         "name": "order",
@@ -2348,7 +2348,7 @@ def test_no_solver_says_no_schedule_when_a_co_member_need_not_stop(
     units from 10, misses 14) and the one that runs A on to the hold has no room for w:
     the solvers said 'no schedule exists' (job B: deadline 14 passed), then 'no schedule
     found' (all but `auto` and `greedy`, which plan from the present). B now runs on
-    without A, alone and faster (`live_progress.runs_until`): every solver has a plan."""
+    without A, alone and faster (`live.running.runs_until`): every solver has a plan."""
     inst = instance_from_dict(_co_member_doc())
     on = [{"node": "n-0", "gpus": [0]}]
     hand = schedule_from_dict({
@@ -2403,7 +2403,7 @@ def test_a_co_member_that_runs_on_slower_stops_at_the_hold_it_then_meets(
     """h1 at 20 admits all but j3, which stops there; j1, in a group of three from then,
     ends at 42, inside h2 [40, 50), which admits only j2 and j4: j1 must stop too. The
     residual kept j1 to 42 over h2, and every solver but `auto` and `greedy` found no plan
-    ('running job j1 cannot keep its segment'): stops now settle (`resume.stop_times`)."""
+    ('running job j1 cannot keep its segment'): stops now settle (`live.resume.stop_times`)."""
     on = {"nodes": ["n-0"]}
     holds = [
         {"id": "h1", "start": 20, "end": 400, **on, "for": {"jobs": ["j1", "j2", "j4"]}},

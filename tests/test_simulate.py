@@ -20,7 +20,7 @@ from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
 from planner.importers.psplib import parse_sm
 from planner.instance import Admits, Instance, Interleaving, Job, NodeGroup, Preemption
-from planner.live import residual
+from planner.live.residual import residual
 from planner.metrics import metrics
 from planner.online import POLICIES, make_policy
 from planner.read import instance_from_dict, read_instance
@@ -439,7 +439,7 @@ def test_a_stopped_job_of_a_residual_holds_no_waiting_job_back(policy: str) -> N
     # At now 2 node n-0 goes down under `h` (4 GPUs, running since 0), which stops and
     # resumes; `r` runs on 2 GPUs of n-1 to 60, and four 1-GPU jobs wait, all of priority 0.
     # The residual takes `h` out of R9 with a priority above every other and the latest
-    # arrival (planner.live._exempt_from_r9); the engine's gate compared releases (all 2),
+    # arrival (planner.live.residual._exempt_from_r9); the engine's gate compared releases (all 2),
     # so it held w0-w3 back until h resumed at 60. Two of them start at 2 on n-1's free GPUs.
     doc = {
         "name": "gate", "now": 2,

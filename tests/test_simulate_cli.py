@@ -167,7 +167,7 @@ def test_a_co_member_that_runs_on_slower_stops_too(tmp_path: Path, policy: str) 
     # tests/test_live.py's four jobs in one group: a hold over [40, 50) admits j2 and j4;
     # j3 must stop, and j1, which ends at 39 in the group of four, ends at 42 in the group
     # of three left: a policy that stops nothing stopped j3 at now and ran j1 into the
-    # hold (exit 3, "broke the rules"); j1 stops at now too (`resume.stop_times`)
+    # hold (exit 3, "broke the rules"); j1 stops at now too (`live.resume.stop_times`)
     from tests.test_live import _four_doc
 
     hold = {"id": "hold", "start": 40, "end": 50, "nodes": ["n-0"], "for": {"jobs": ["j2", "j4"]}}
@@ -208,7 +208,7 @@ def test_a_running_job_a_later_hold_would_cut_stops_at_now(
     tmp_path: Path, policy: str, preemption: bool
 ) -> None:
     # a running job on GPUs that a reservation takes later, before it would end: the
-    # planners stop it at now (resume.must_stop); the engine kept it on under a policy
+    # planners stop it at now (live.resume.must_stop); the engine kept it on under a policy
     # that stops nothing and reported an engine bug (exit 3). Without
     # preemption no schedule exists (exit 1, as `plan solve` says)
     live = {

@@ -1,8 +1,8 @@
 """Valid lower bounds on every objective, cheap enough for 100,000-job instances.
 
 `lower_bounds(instance)` returns, per objective, a value that no schedule satisfying rules
-R1-R10 can beat (a live state's energy objectives get none, `live.Residual.shift`; a
-preemptive one with running jobs is bounded by `live_progress.Restartable`); every planner can
+R1-R10 can beat (a live state's energy objectives get none, `live.residual.Residual.shift`; a
+preemptive one with running jobs is bounded by `live.running.Restartable`); every planner can
 report it so that a gap is known even when no exact model runs. All bounds below come
 from relaxations: they drop the rules that only make a schedule worse (R6 placement
 details, R7, R10 for admitted jobs, deadlines, horizon; R9 and reservations enter only
@@ -228,7 +228,7 @@ from planner.instance import ENERGY_OBJECTIVES, OBJECTIVES, Instance
 from planner.schedule import Schedule, SolveInfo
 
 if TYPE_CHECKING:
-    from planner.live import Residual
+    from planner.live.residual import Residual
 
 
 def gap(value: float | None, bound: float | None) -> float | None:
@@ -265,8 +265,8 @@ def _named(
 ) -> dict[str, tuple[float, str]]:
     """`named_lower_bounds` of known objective `names`."""
     if instance.is_live:  # contract §9: bound the waiting jobs, add what the fixed ones give
-        from planner.live import residual
-        from planner.live_progress import restartable
+        from planner.live.residual import residual
+        from planner.live.running import restartable
 
         res = residual(instance)
         # a plan may stop a running job (not `bounded`), or the residual holds a node whole
@@ -303,7 +303,7 @@ def _r9_kept(static: Instance, res: Residual) -> Instance:
     compares the waiting jobs' own releases (`Instance.arrived`); not `restartable`'s
     relaxation (when not `res.bounded`), whose releases are moved to `now` and whose running
     jobs wait. A stopped job that resumes is in no R9 pair of the residual, as in the live
-    state (`planner.live._exempt_from_r9`)."""
+    state (`planner.live.residual._exempt_from_r9`)."""
     if res.bounded:
         return static
     return replace(static, priority_policy="none")
@@ -384,7 +384,7 @@ def earliest_ends(instance: Instance) -> dict[str, float]:
     shortest duration on any node it may use (the per-job floor of the bounds above,
     without 2a and 2b: the solvers test a live state's residual with it, whose holds of
     free GPUs for running jobs may be stricter than the state's reservations,
-    `planner.live.Residual.conservative`)."""
+    `planner.live.residual.Residual.conservative`)."""
     if not instance.jobs:
         return {}
     b = JobBounds(instance, starts=False)

@@ -71,7 +71,7 @@ def replan(
     )
     # the schedule names the live instance when it is written, as `plan check` needs it
     source = live_out or instance
-    # the plan in force is a start (`planner.live.Residual.start_of`): kept when nothing
+    # the plan in force is a start (`planner.live.residual.Residual.start_of`): kept when nothing
     # better is found and it still holds
     settings = replace(settings, start=sched)
     plan_and_write(live, source, args.solver, settings, replace(outs, extra=extra))

@@ -299,7 +299,7 @@ def plan_and_write(
 
 
 # The status of a run that wrote nothing, in words (a live state's residual is stricter
-# than the instance, so its "infeasible" is reported as unknown: planner/live.py, merge).
+# than the instance, so its "infeasible" is reported as unknown: planner/live/residual.py, merge).
 NOT_FOUND = {
     "infeasible": "no schedule exists",
     "unknown": "no schedule found (none proved impossible)",

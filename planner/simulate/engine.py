@@ -26,8 +26,8 @@ from planner.durations import (
     stage_tuple,
 )
 from planner.instance import Instance, Job, NodeGroup
-from planner.live_progress import progress_at
-from planner.resume import stop_times
+from planner.live.resume import stop_times
+from planner.live.running import progress_at
 from planner.schedule import Placement
 from planner.simulate.engine_state import (
     JobViews,
@@ -169,7 +169,7 @@ class Engine:
             # takes from now (a node down, `plan replan`) ends there whatever the policy:
             # no policy may run it on. Under a policy that stops no job (it makes no
             # decision when the reservation begins), so does one that a reservation would
-            # cut later (`resume.stop_times`); a preemptive policy stops it when the
+            # cut later (`live.resume.stop_times`); a preemptive policy stops it when the
             # reservation begins. Under a policy that stops no job its co-members run on
             # without it (at the smaller group's rates: one that then meets a reservation
             # is in `stop_times` too); a preemptive policy gets the whole run back to

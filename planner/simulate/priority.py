@@ -7,7 +7,7 @@ arrival(b) has started, or starts now too. A job counts from its release even wh
 waits for its predecessors (`after`): R9 is about releases, and the arrival is
 `Instance.arrival`, the release R9 compares (in a live state's residual a waiting job's own,
 before `now`; a stopped job's is after every other's, which takes it out of R9,
-`planner.live._exempt_from_r9`). Comparing the residual's releases, all `now`, held every
+`planner.live.residual._exempt_from_r9`). Comparing the residual's releases, all `now`, held every
 waiting job back behind a stopped job (tests/test_simulate.py). The jobs it holds back, and
 every job behind a job that does not start now, are hidden from the policy, which decides
 again without them (`Engine._decide`), so the GPUs it meant for them can go to other jobs;

@@ -22,7 +22,7 @@ from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.plain import missed_limit, plain_infeasibility, reserved_out
 
 if TYPE_CHECKING:
-    from planner.live import Residual
+    from planner.live.residual import Residual
 
 
 # Share of a live state's time limit the residual plan gets when the preemptive planner
@@ -136,11 +136,11 @@ def _dispatch(instance: Instance, name: str, rule: str | None, options: SolveOpt
 
 def _solve_live(instance: Instance, spec: str, options: SolveOptions) -> Schedule:
     """A live state (contract §9): plan the waiting jobs around the fixed ones
-    (`planner.live`), with the solver named by `spec`; with preemption, `auto` and
+    (`planner.live.residual`), with the solver named by `spec`; with preemption, `auto` and
     `greedy` then run the engine from the present, which may stop running jobs at `now`
     (`_from_the_present`); with every solver, the plan is never worse than the plan in
     force (`options.start`, `plan replan`) carried on."""
-    from planner.live import residual
+    from planner.live.residual import residual
 
     t0 = time.perf_counter()
     res = residual(instance)
@@ -181,7 +181,7 @@ def _from_the_present(
 
 def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
     """The residual's plan; when the running jobs that must stop could stop in more than one
-    way (`Residual.stop_chosen`, `live.stop_choices`: run on after `now` until the
+    way (`Residual.stop_chosen`, `live.residual.stop_choices`: run on after `now` until the
     reservation that stops them begins, or stop at `now`; their co-members run on without
     them, or stop with them), the best of one plan per way, the time shared evenly:
     running on keeps the work done meanwhile, stopping at `now` frees GPUs sooner for a
@@ -196,7 +196,7 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
     later: it runs no faster than alone)."""
     if not res.stop_chosen:
         return _plan_residual(instance, res, spec, options)
-    from planner.live import residual, stop_choices
+    from planner.live.residual import residual, stop_choices
     from planner.metrics import objective_values
 
     t0 = time.perf_counter()
@@ -230,7 +230,7 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
 
 def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveOptions) -> Schedule:
     from planner.bounds import earliest_ends
-    from planner.live import HELD_FOR_RUNNING
+    from planner.live.residual import HELD_FOR_RUNNING
     from planner.verify import verify
 
     # a waiting job's earliest end in the residual, released at now at the earliest, is
@@ -264,7 +264,7 @@ def _plan_residual(instance: Instance, res: Residual, spec: str, options: SolveO
     sched = _solve_static(res.instance, *parse_spec(spec), options)
     merged = res.merge(sched)
     if res.stopped and merged.jobs and verify(instance, merged):
-        # a resumed job's own profile holds only its solo time (planner.resume): a group
+        # a resumed job's own profile holds only its solo time (planner.live.resume): a group
         # formed with it would not be one of §8. Its profile forbids every group, so this
         # is only a safety net: plan again without groups
         merged = res.merge(solve(res.instance, "greedy:srsf", options))

@@ -78,7 +78,7 @@ class Occupancy:
         """A reservation for nobody that begins by the first release holds its GPUs as a
         running job would: they are taken now and given back at its end (`held`, which the
         engine turns into events), and `_usable` no longer scans it. A live state's running
-        jobs are such reservations (`live._held`); scanned at every try, they made the
+        jobs are such reservations (`live.residual._held`); scanned at every try, they made the
         greedy part of a 2,000-job `plan replan` take most of its 56 s (README "Replanning
         a schedule under way"). The per-GPU reservations left, by node (none: absent)."""
         first = min((j.release for j in self.inst.jobs), default=0)

@@ -250,7 +250,7 @@ def is_release_batch(instance: Instance) -> bool:
     """Jobs released at different times that `release_plan` plans in one go: no preemption
     (the preemptive planner regroups instead), groups allowed, at most BATCH_MAX_JOBS
     profiled jobs, no dependencies, no present (contract §9; `plan replan` plans the
-    waiting jobs of a live state as such an instance, `planner.live`) and only GPU
+    waiting jobs of a live state as such an instance, `planner.live.residual`) and only GPU
     reservations for nobody that start by the first release (the estimate takes them as
     GPUs busy until their end, `partition.Batcher`)."""
     first = min((j.release for j in instance.jobs), default=0)

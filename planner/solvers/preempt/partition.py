@@ -191,7 +191,7 @@ class Batcher:
         """Per node, its GPUs' free times before any group (sorted): the end of the GPU
         reservations that hold them (`is_release_batch` admits only reservations for nobody
         that start by the first release, such as a live state's running jobs,
-        `planner.live`), else 0."""
+        `planner.live.residual`), else 0."""
         index = {n.name: n.index for n in self.inst.nodes}
         free = [[0.0] * n.gpus for n in self.inst.nodes]
         for r in self.inst.reservations:

@@ -4,10 +4,10 @@ R8 (pools) and R10 (GPU reservations). No plan moves those jobs, so no plan mend
 
 `clashes` takes each fixed job with the interval it holds its resources over. Two callers
 choose the intervals:
-- the cross-reference pass (`planner.state.check_live_input`) takes what the fixed data alone
+- the cross-reference pass (`planner.live.state.check_live_input`) takes what the fixed data alone
   make certain: a done job's `[started, ended)`, a running job's `[started, now)` (and
   its first time unit when it started at `now`); a break there is bad input;
-- `planner.live.Residual.clash` takes the segments the planners keep (a running job's
+- `planner.live.residual.Residual.clash` takes the segments the planners keep (a running job's
   until its §8 end); a break there leaves no plan that keeps them.
 Members of one interleaving group (one `group` label; a done job may carry one, README)
 share their GPUs, which the group holds from its start to its last member's end (R6);

@@ -5,7 +5,7 @@ of a preemptive live state that the lower bounds use.
 `runs_until` how each segment ends when some of them stop; `run_units` walks the sets of
 running segments (a group, or a solo job) that they and `fixed_assignments` share;
 `restartable` builds `Restartable`, the live state with every job restartable from `now`,
-for `planner.bounds` when `Residual.bounded` is false. Separate from `planner.live` (the
+for `planner.bounds` when `Residual.bounded` is false. Separate from `planner.live.residual` (the
 residual around the fixed jobs and its merge) so that each module holds one
 responsibility; the simulation's engine uses `progress_at` too.
 """

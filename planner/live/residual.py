@@ -35,11 +35,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner.history import retimed
-from planner.holds import Hold, clashes
 from planner.instance import TOL, Instance, Job, Reservation, over
-from planner.live_progress import assignments_of, fixed_assignments, runs_until
-from planner.resume import resume_job, stop_times
+from planner.live.history import retimed
+from planner.live.holds import Hold, clashes
+from planner.live.resume import resume_job, stop_times
+from planner.live.running import assignments_of, fixed_assignments, runs_until
 from planner.schedule import Assignment, Group, Schedule
 
 STAND_IN = "~after:"  # id prefix of the stand-in for a running predecessor
@@ -199,7 +199,7 @@ class Residual:
     def co_runners(self) -> frozenset[str]:
         """Running jobs with a running co-member, with preemption: a plan may stop a
         co-member at `now` (or before the residual does) and so end such a job sooner than
-        the residual keeps it (its co-members run on without it, `live_progress.runs_until`):
+        the residual keeps it (its co-members run on without it, `running.runs_until`):
         a deadline or horizon the residual sees it miss proves nothing (tests/test_live.py)."""
         if not self.live.preemption.enabled:
             return frozenset()
@@ -211,9 +211,9 @@ class Residual:
 
     def clash(self) -> str | None:
         """A rule of §5 that the fixed jobs break among themselves as the planners keep
-        them (`planner.holds`; what they held for certain is checked on reading), or None.
+        them (`planner.live.holds`; what they held for certain is checked on reading), or None.
         Without preemption no plan mends it; with it, a plan might stop a running job at
-        `now`, which the residual's planners do only for a reservation (`planner.resume`)
+        `now`, which the residual's planners do only for a reservation (`planner.live.resume`)
         and the engine from the present does whenever it pays (`solvers.dispatch`)."""
         return _clash(self.live, self.fixed)
 

@@ -8,9 +8,9 @@ with its restart cost. Running on until then keeps the work it does meanwhile, a
 preemptive simulation policies do; a plan that stops it at `now` instead frees its GPUs
 sooner, which `planner.solvers.dispatch` tries too (`stop_times(..., at_now=True)`).
 A co-member that no reservation stops (it ends before the hold begins, or the hold admits
-it) runs on without it at the smaller group's rates (§8, `live_progress.runs_until`), or
-stops with it (`with_group`): `planner.live.stop_choices` gives the solvers both.
-`planner.live` plans the rest as a waiting job of its own (`resume_job`), same id,
+it) runs on without it at the smaller group's rates (§8, `running.runs_until`), or
+stops with it (`with_group`): `planner.live.residual.stop_choices` gives the solvers both.
+`planner.live.residual` plans the rest as a waiting job of its own (`resume_job`), same id,
 released when the segment ends, whose solo duration on any node is exactly what §8 gives
 for the second segment: restart plus the work left at the node's speed. For
 a profiled job that is a one-iteration profile of its own whose GPU stage is the work
@@ -29,7 +29,7 @@ from dataclasses import replace
 
 from planner.durations import restart_units
 from planner.instance import GpuProfile, Instance, Job, Profile, Reservation, Stages
-from planner.live_progress import fixed_assignments
+from planner.live.running import fixed_assignments
 from planner.schedule import Assignment
 
 RESUME = "~resume:"  # model name prefix of a resumed job's own profile
@@ -38,7 +38,7 @@ RESUME = "~resume:"  # model name prefix of a resumed job's own profile
 def stop_times(inst: Instance, at_now: bool = False, with_group: bool = False) -> dict[str, int]:
     """Running jobs that must stop (`must_stop`), each with the time its segment ends, on
     the ends that their stops leave the others: a co-member that runs on without a stopped
-    job runs at the smaller group's rates (`live_progress.runs_until`), which may be slower
+    job runs at the smaller group's rates (`running.runs_until`), which may be slower
     and meet a reservation it missed before, so this repeats until no job is added. With
     `with_group` a stopped job's running co-members stop with it (when the first member
     of their group stops), unless they end before. Empty when preemption is disabled."""

@@ -72,7 +72,7 @@ def retimed(inst: Instance, s: Schedule) -> Schedule:
     done sooner ends there and loses its later segments (a group label left on one of them
     is dropped). A live state's running jobs count from their `progress` at `now`; its done
     jobs stay as they are. `plan replan` carries the plan in force on with it when a job
-    waits again with the work it has left (`planner.live.Residual.in_force`)."""
+    waits again with the work it has left (`planner.live.residual.Residual.in_force`)."""
     left = {j.id: j.work - _given(j) for j in inst.jobs}
     last = {a.id: len(a.pieces()) - 1 for a in s.jobs}
     done = {j.id for j in inst.jobs if j.live is not None and j.state == "done"}

@@ -11,7 +11,7 @@ No plan moves a running or done job (§9), so whatever rule of §5 the fixed dat
 break is bad input, not a planner's failure: R1 (a done job that is not zero-length
 ends after it started), R3 (a group must be admissible), R5 (the placement's shape and
 node group), R7 (the job fits its node) and, over the intervals the jobs certainly held
-their resources, R6, R7, R8 and R10 (`planner.holds`).
+their resources, R6, R7, R8 and R10 (`planner.live.holds`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 from planner.checker import Checker, join, kind, suggest
 from planner.durations import inadmissible_reason
 from planner.errors import Problem
-from planner.holds import Hold, clashes
 from planner.instance import Instance, Job, Live
-from planner.live_progress import fixed_assignments
+from planner.live.holds import Hold, clashes
+from planner.live.running import fixed_assignments
 
 STATE_FIELDS = ("state", "started", "ended", "placement", "group", "progress")
 STATES = ("waiting", "running", "done")
