@@ -108,6 +108,56 @@ def retimed(inst: Instance, s: Schedule) -> Schedule:
     return s.with_(jobs=jobs, groups=groups)
 
 
+# Rounds of `carried_on`: each moves the plan on past every slip the last retiming showed;
+# chosen, not tuned (a slip comes from rounding one job's work up, so one or two rounds
+# settle what a plan carried on can; a plan still slipping after them is left to the
+# verifier, which refuses it).
+CARRY_ROUNDS = 8
+
+
+def carried_on(inst: Instance, s: Schedule) -> Schedule:
+    """`retimed(inst, s)`, the plan moved on where a segment would otherwise overlap what
+    follows it: a job waiting again has its work rounded up to whole iterations (§9), and
+    in a group whose cycle is longer than the time unit that can end its last segment
+    more than the unit §4 lets a checker accept after `s` planned it, on GPUs the plan
+    gives to another segment from then on. Every start and end at or after such a planned
+    end moves by the slip, so what followed it still follows it; what ends earlier than
+    planned leaves a gap (tests/test_live.py)."""
+    out = retimed(inst, s)
+    for _ in range(CARRY_ROUNDS):
+        slips = _slips(s, out)
+        if not slips:
+            break
+        s = _moved_on(s, slips)
+        out = retimed(inst, s)
+    return out
+
+
+def _slips(planned: Schedule, out: Schedule) -> list[tuple[int, int]]:
+    """(planned end, slip) of each last segment that `out` ends later than `planned` did,
+    by more than `_end` keeps, in order of planned end."""
+    ends = {a.id: a.pieces() for a in planned.jobs}
+    slips = []
+    for a in out.jobs:
+        was, now = ends[a.id], a.pieces()
+        if len(was) == len(now) and was[-1].start == now[-1].start and now[-1].end > was[-1].end:
+            slips.append((was[-1].end, now[-1].end - was[-1].end))
+    return sorted(slips)
+
+
+def _moved_on(s: Schedule, slips: list[tuple[int, int]]) -> Schedule:
+    """`s` with every time at or after a slip's planned end later by that slip (summed)."""
+
+    def moved(t: int) -> int:
+        return t + sum(by for at, by in slips if at <= t)
+
+    jobs = tuple(
+        a.with_pieces([replace(p, start=moved(p.start), end=moved(p.end)) for p in a.pieces()])
+        for a in s.jobs
+    )
+    return s.with_(jobs=jobs)
+
+
 def _end(j: Job, p: Segment, origin: int, at_ms: float, unit_ms: float, finished: bool) -> int:
     """Segment `p`'s end when it is run from `origin` and leaves at `at_ms`. A profiled job's
     end the plan gives stays when it is within the time unit §4 lets a checker accept: a job

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.instance import TOL, Instance, Job, Reservation, over
-from planner.live.history import retimed
+from planner.live.history import carried_on, retimed
 from planner.live.holds import Hold, clashes
 from planner.live.resume import resume_job, stop_times
 from planner.live.running import assignments_of, fixed_assignments, runs_until
@@ -161,10 +161,12 @@ class Residual:
         segments from its current one (running) or from `now` (waiting; all of them but
         for a job stopped before `now`), done jobs as fixed, the ends by §8
         (`history.retimed`: a job waiting again with the work it has left starts without
-        its restart and ends sooner). The plans of preemptive instances stop running jobs
-        after `now`, which the residual cannot (it keeps them to their §8 ends), so
-        `start_of` does not hold them. Why not, when a job has no part in `s` from its
-        current segment or `now` (added, or stopped at now to start again)."""
+        its restart and ends sooner; `history.carried_on`: where its rounded-up work ends
+        a segment later than planned, what follows moves on). The plans of preemptive
+        instances stop running jobs after `now`, which the residual cannot (it keeps them
+        to their §8 ends), so `start_of` does not hold them. Why not, when a job has no
+        part in `s` from its current segment or `now` (added, or stopped at now to start
+        again)."""
         by_id = {a.id: a for a in s.jobs}
         jobs = []
         for j in self.live.jobs:
@@ -178,7 +180,7 @@ class Residual:
             if part is None:
                 return "a job has no part in it from now (stopped at now, it starts again)"
             jobs.append(part)
-        kept = retimed(self.live, s.with_(jobs=tuple(jobs)))
+        kept = carried_on(self.live, s.with_(jobs=tuple(jobs)))
         return kept.with_(
             instance=self.live.name, solver="plan-in-force", lower_bound=None, info={}
         )
