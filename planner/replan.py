@@ -523,6 +523,8 @@ def _history(j: Job, placed: bool) -> Job:
 
 
 def _stopped(inst: Instance, j: Job) -> Job:
+    """Running job `j` stopped at `now`: with preemption waiting with the work it has left,
+    without it waiting to start again from scratch."""
     assert j.live is not None
     if inst.preemption.enabled:
         return _left(j, j.live.progress or 0.0)

@@ -109,9 +109,8 @@ def retimed(inst: Instance, s: Schedule) -> Schedule:
 
 
 # Rounds of `carried_on`: each moves the plan on past every slip the last retiming showed;
-# chosen, not tuned (a slip comes from rounding one job's work up, so one or two rounds
-# settle what a plan carried on can; a plan still slipping after them is left to the
-# verifier, which refuses it).
+# chosen, not tuned (tests/data/carried-on-slip*.json settles in one round; a plan still
+# slipping after them is left to the verifier, which refuses it).
 CARRY_ROUNDS = 8
 
 
