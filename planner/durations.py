@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from itertools import permutations
 
+from planner.errors import gpus_phrase
 from planner.instance import TOL, GpuProfile, Instance, Job, over
 
 StageTuple = tuple[float, float, float]  # (data, gpu / speed, net) in ms
@@ -181,7 +182,7 @@ def inadmissible_reason(
     profs = [instance.profiles[j.model] for j in jobs if j.model is not None]
     for p in profs:
         if gpus not in p.by_gpus:
-            return f"{p.model} has no profile for {gpus} GPUs"
+            return f"{p.model} has no profile for {gpus_phrase(gpus)}"
     if not gpu_mem_fits(instance, jobs, gpu_mem_gb):
         need = group_gpu_mem(instance, jobs)
         return f"the members need {need:g} GB per GPU, the GPUs have {gpu_mem_gb:g} GB"

@@ -16,6 +16,11 @@ class Problem:
         return f"{self.path}: {self.message}"
 
 
+def gpus_phrase(count: int) -> str:
+    """A count of GPUs as a message says it: "1 GPU", "4 GPUs"."""
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
 class InputError(Exception):
     """An input file that cannot be used; `problems` lists all that were found."""
 

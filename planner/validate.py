@@ -12,7 +12,7 @@ from typing import Any
 
 from planner.checker import join, suggest
 from planner.durations import ceil_units, solo_iteration_ms
-from planner.errors import Problem
+from planner.errors import Problem, gpus_phrase
 from planner.instance import Instance, Job, Profile, Reservation, over
 from planner.limits import MAX_DURATION
 from planner.live.state import check_live_input, ends_before_now
@@ -256,9 +256,8 @@ def counts_profiled(path: str, job: Job, prof: Profile, out: list[Problem]) -> b
             ok = False
             counts = ", ".join(str(g) for g in prof.by_gpus)
             where = f"{path}.gpus[{k}]" if job.elastic else f"{path}.gpus"
-            out.append(
-                Problem(where, f"{job.model} has no profile for {c} GPUs (it runs at {counts})")
-            )
+            msg = f"{job.model} has no profile for {gpus_phrase(c)} (it runs at {counts})"
+            out.append(Problem(where, msg))
     return ok
 
 

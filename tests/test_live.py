@@ -217,7 +217,7 @@ def _reserve(what: dict[str, Any], admits: Any = None, start: int = 0, end: int 
         (_node_group_m(["m"]), "jobs[2].placement", "R5: node group n is not in"),
         (lambda d: set_job(d, "d1", gpus=2, placement=[{"node": "n-0", "gpus": [1]},
                                                        {"node": "n-1", "gpus": [0]}]),
-         "jobs[3].placement", "R5: 2 GPUs fit one 2-GPU node"),
+         "jobs[3].placement", "R5: a job of 2 GPUs fits one 2-GPU node"),
         (lambda d: set_job(d, "r1", placement=[{"node": "n-0", "gpus": [0]}]),
          "jobs[2].placement", "R6: job r1 holds GPU(s) 0 of n-0 over [5, 8), as does group g"),
         (lambda d: set_job(d, "d1", ended=6, placement=[{"node": "n-0", "gpus": [1]}]),
@@ -234,9 +234,9 @@ def _reserve(what: dict[str, Any], admits: Any = None, start: int = 0, end: int 
         (_done_pair({}), "jobs[7].group", "a group needs the job's placement"),
         # an elastic job runs at any of its listed counts (§12), no other
         (_elastic([4, 2], [{"node": "n-0", "gpus": [1]}]), "jobs[2].placement",
-         "places 1 GPUs, the job may run at 4, 2"),
+         "places 1 GPU, the job may run at 4, 2"),
         (_elastic([2, 1], [{"node": "n-0", "gpus": [1]}, {"node": "n-1", "gpus": [1]}]),
-         "jobs[2].placement", "R5: 2 GPUs fit one 2-GPU node"),
+         "jobs[2].placement", "R5: a job of 2 GPUs fits one 2-GPU node"),
     ],
 )  # fmt: skip
 def test_bad_live_state_names_the_path(mutate: Any, path: str, fragment: str) -> None:

@@ -99,7 +99,8 @@ def test_colour_by_gpu_count(case: tuple[Instance, ShowData]) -> None:
     data = show_data(SCHEDULE, inst, "gpus")
     assert data.bars
     for b in data.bars:
-        assert b.key == f"{expected[(b.job, b.segment)]} GPUs"
+        count = expected[(b.job, b.segment)]
+        assert b.key == ("1 GPU" if count == 1 else f"{count} GPUs")
     assert len(set(data.colours.values())) == len({b.key for b in data.bars})
 
 

@@ -150,10 +150,19 @@ def test_r4_checks_every_predecessor():
         (8, [place("a-0", 0, 1, 2, 3), place("a-0", 0, 1, 2, 3)], None, "node appears twice"),
         (4, [place("b-0", 0, 1), place("a-0", 0, 1)], None, "different node groups"),
         (2, [place("a-0", 0), place("a-1", 0)], None, "2 nodes are used"),  # fits one node
+        (1, [place("a-0", 0), place("a-1", 0)], None, "a job of 1 GPU fits one 4-GPU node"),
         (1, [place("a-0", 0, 1)], "a-0", "uses 2 GPUs"),  # one GPU too many
         (6, [place("a-0", 0, 1, 2, 3), place("a-1", 0, 1)], None, "not a whole number"),
     ],
-    ids=["gpu-twice", "node-twice", "mixed-groups", "split", "too-many", "not-a-multiple"],
+    ids=[
+        "gpu-twice",
+        "node-twice",
+        "mixed-groups",
+        "split",
+        "split-one-gpu",
+        "too-many",
+        "not-a-multiple",
+    ],
 )
 def test_r5_placement_shapes(gpus, placement, node, fragment):
     # R5: g <= GPUs per node: g distinct GPUs of one node; else g / GPUs-per-node whole

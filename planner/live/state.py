@@ -21,7 +21,7 @@ from typing import Any
 
 from planner.checker import Checker, join, kind, suggest
 from planner.durations import inadmissible_reason
-from planner.errors import Problem
+from planner.errors import Problem, gpus_phrase
 from planner.instance import Instance, Job, Live
 from planner.live.holds import Hold, clashes
 from planner.live.running import fixed_assignments
@@ -141,7 +141,7 @@ def _times(path: str, j: Job, now: int | None, out: list[Problem]) -> None:
 
 
 def _needs_placement(gpus: int) -> str:
-    return f"a running job needs its placement ({gpus} GPUs)"
+    return f"a running job needs its placement ({gpus_phrase(gpus)})"
 
 
 def _place(path: str, j: Job, inst: Instance, out: list[Problem]) -> None:
@@ -177,7 +177,7 @@ def _place(path: str, j: Job, inst: Instance, out: list[Problem]) -> None:
         out.append(Problem(p, "a node is listed twice"))
     if count not in j.gpu_counts:  # an elastic job runs at any of its counts (§12)
         has = f"may run at {', '.join(map(str, j.gpu_counts))}" if j.elastic else f"has {j.gpus}"
-        out.append(Problem(p, f"places {count} GPUs, the job {has}"))
+        out.append(Problem(p, f"places {gpus_phrase(count)}, the job {has}"))
     if len(out) == n0:
         _shape(p, j.as_placed(), inst, out)
 
@@ -198,7 +198,8 @@ def _shape(p: str, j: Job, inst: Instance, out: list[Problem]) -> None:
         msg = f"R5: node group {g.name} is not in the job's node_types ({', '.join(j.node_types)})"
         out.append(Problem(p, msg))
     if j.gpus <= g.gpus and len(nodes) > 1:
-        msg = f"R5: {j.gpus} GPUs fit one {g.gpus}-GPU node, the placement uses {len(nodes)}"
+        fits = f"a job of {gpus_phrase(j.gpus)} fits one {g.gpus}-GPU node"
+        msg = f"R5: {fits}, the placement uses {len(nodes)}"
         out.append(Problem(p, msg))
     elif j.gpus > g.gpus and any(len(set(gpus)) != g.gpus for _, gpus in j.live.placement):
         out.append(Problem(p, f"R5: a job of {j.gpus} GPUs uses whole {g.gpus}-GPU nodes"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from planner.errors import gpus_phrase
 from planner.instance import Instance
 
 COLOUR_BY = ("group", "priority", "tenant", "gpus")
@@ -89,9 +90,9 @@ def _by_count(bars: Sequence[Any]) -> tuple[list[str], dict[str, str]]:
     count: dict[tuple[str, int], int] = {}
     for b in bars:
         count[(b.job, b.segment)] = count.get((b.job, b.segment), 0) + len(b.gpus)
-    keys = [f"{count[(b.job, b.segment)]} GPUs" for b in bars]
+    keys = [gpus_phrase(count[(b.job, b.segment)]) for b in bars]
     sizes = sorted(set(count.values()))
-    colours = {f"{n} GPUs": PALETTE[i % len(PALETTE)] for i, n in enumerate(sizes)}
+    colours = {gpus_phrase(n): PALETTE[i % len(PALETTE)] for i, n in enumerate(sizes)}
     return keys, colours
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from planner.checker import kind
+from planner.errors import gpus_phrase
 from planner.figures import figure
 from planner.instance import Instance, Job
 from planner.show.colours import alternate, colour_keys
@@ -309,7 +310,7 @@ def header_numbers(
 def _utilisation_name(instance: Instance | None, drawn: int) -> str:
     """Without the instance the cluster's size is unknown: the curve is a share of the GPUs
     drawn, not the `gpu_utilization` of contract §6, and says so."""
-    return "GPU utilisation" if instance is not None else f"share of the {drawn} GPUs drawn"
+    return "GPU utilisation" if instance is not None else f"share of the {gpus_phrase(drawn)} drawn"
 
 
 def _header(doc: Mapping[str, Any], instance: Instance | None) -> list[tuple[str, str]]:

@@ -79,6 +79,12 @@ def piece_count(a: Assignment | Segment) -> int:
     return sum(len(set(p.gpus)) for p in a.placement)
 
 
+def gpus_text(count: int) -> str:
+    """ "1 GPU", "4 GPUs": `planner.errors.gpus_phrase`'s wording, kept here because the
+    verifier imports only the data it checks (tests/test_import_graph.py)."""
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
 def job_for(inst: Instance, a: Assignment) -> Job:
     """The job as it runs in segment `a`: at the segment's count when that is one of an
     elastic job's counts; else the job itself (R5 reports a count it may not run at)."""

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from planner.instance import Instance, Job, Node
 from planner.schedule import Assignment
-from planner.verify.base import Key, Violation, is_int, job_for, piece_count, piece_key
+from planner.verify.base import (
+    Key,
+    Violation,
+    gpus_text,
+    is_int,
+    job_for,
+    piece_count,
+    piece_key,
+)
 
 
 def check_count_field(inst: Instance, ok: dict[str, Assignment], out: list[Violation]) -> None:
@@ -12,7 +20,7 @@ def check_count_field(inst: Instance, ok: dict[str, Assignment], out: list[Viola
     for jid, a in ok.items():
         first = a.pieces()[0]
         if a.gpus is not None and a.gpus != piece_count(first):
-            msg = f"gpus is {a.gpus}, the first segment runs at {piece_count(first)} GPUs"
+            msg = f"gpus is {a.gpus}, the first segment runs at {gpus_text(piece_count(first))}"
             out.append(Violation("R5", msg, jid, time=a.start))
 
 
@@ -31,7 +39,7 @@ def check_r5(inst: Instance, pieces: list[Assignment], out: list[Violation]) -> 
             continue
         if j.elastic and a.placement and piece_count(a) not in j.gpu_counts:
             allowed = ", ".join(map(str, j.gpu_counts))
-            msg = f"runs at {piece_count(a)} GPUs, the job may run at {allowed}"
+            msg = f"runs at {gpus_text(piece_count(a))}, the job may run at {allowed}"
             out.append(Violation("R5", msg, a.id, time=a.start))
             continue
         _placement(inst, job_for(inst, a), a, out)
@@ -49,7 +57,7 @@ def _placement(inst: Instance, j: Job, a: Assignment, out: list[Violation]) -> N
             bad("a job with 0 GPUs must have no placement")
         return
     if not a.placement:
-        bad(f"needs {j.gpus} GPUs but has no placement")
+        bad(f"needs {gpus_text(j.gpus)} but has no placement")
         return
     n0 = len(out)
     nodes: list[Node] = []
@@ -79,10 +87,11 @@ def _placement(inst: Instance, j: Job, a: Assignment, out: list[Violation]) -> N
         bad(f"node group {ng.name} is not in node_types ({', '.join(j.node_types)})", nodes[0].name)
     if j.gpus <= ng.gpus:
         if len(a.placement) != 1:
-            bad(f"{j.gpus} GPUs fit one {ng.gpus}-GPU node but {len(a.placement)} nodes are used")
+            fits = f"a job of {gpus_text(j.gpus)} fits one {ng.gpus}-GPU node"
+            bad(f"{fits} but {len(a.placement)} nodes are used")
         elif len(set(a.placement[0].gpus)) != j.gpus:
             bad(
-                f"uses {len(set(a.placement[0].gpus))} GPUs, the job has {j.gpus}",
+                f"uses {gpus_text(len(set(a.placement[0].gpus)))}, the job has {j.gpus}",
                 a.placement[0].node,
             )
         return
