@@ -17,7 +17,9 @@ from planner.cli.show import show_page
 from planner.errors import InputError, Problem, UsageError
 
 if TYPE_CHECKING:
-    pass
+    from planner.instance import Instance
+    from planner.schedule import Schedule
+    from planner.simulate.model import Policy, SimResult
 
 
 @click.command()
@@ -106,7 +108,7 @@ def simulate(
             terminal.print_note(f"wrote {path}")
 
 
-def _feasible_or_exit(inst: Any) -> None:
+def _feasible_or_exit(inst: Instance) -> None:
     """Exit 1 naming the jobs when no policy can run every job (`infeasible_reason`)."""
     from planner.online import infeasible_reason
 
@@ -115,7 +117,9 @@ def _feasible_or_exit(inst: Any) -> None:
         fail(EXIT_INFEASIBLE, f"no schedule exists: {reason}; nothing written")
 
 
-def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tuple[Any, Any, Any]:
+def _run(
+    inst: Instance, pol: Policy, interval: int | None, keep: bool, bar: bool
+) -> tuple[dict[str, Any], Schedule, SimResult]:
     """Simulate under the progress bar and the signal handlers; verify the result. The
     document, the realized schedule read back from it (what was verified) and the run."""
     from planner.schedule import schedule_from_dict
@@ -149,10 +153,10 @@ def _run(inst: Any, pol: Any, interval: int | None, keep: bool, bar: bool) -> tu
 
 
 def _files(
-    inst: Any,
+    inst: Instance,
     doc: dict[str, Any],
-    realized: Any,
-    res: Any,
+    realized: Schedule,
+    res: SimResult,
     output: str | None,
     gantt: str | None,
     events: str | None,
