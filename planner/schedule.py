@@ -18,6 +18,23 @@ Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 STATUSES: tuple[Status, ...] = get_args(Status)
 
 
+# A MILP stage's status (`SolveInfo.stages`): its backend's (milp.backends.RunStatus), or
+# "skipped" when Ctrl-C or the time limit came before it was solved.
+StageStatus = Literal["optimal", "feasible", "infeasible", "none", "skipped"]
+
+
+class StageInfo(TypedDict, total=False):
+    """One lexicographic stage of the MILP, in the metric's units (`SolveInfo.stages`)."""
+
+    objective: str
+    status: StageStatus
+    value: float | None
+    bound: float | None
+    seconds: float
+    solver_says: str  # the backend's own words
+    proved: bool  # optimal by its status or by its bound (milp.solve._integral_proof)
+
+
 class SolveInfo(TypedDict, total=False):
     """Every key a planner may put in `Schedule.info`, declared once (all optional).
 
@@ -89,7 +106,7 @@ class SolveInfo(TypedDict, total=False):
     pool_conservative: bool
     exact_grid: bool
     warm_start: str
-    stages: list[dict[str, Any]]
+    stages: list[StageInfo]
     extract: str
     optimal_on_grid: bool
 

@@ -16,6 +16,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Literal
 
 from planner.instance import Instance
 from planner.metrics import objective_values, objective_vector
@@ -257,6 +258,12 @@ def meets_bound(
     return all(
         n in lower and v <= lower[n] + _TOL * abs(v) for n, v in zip(names, got, strict=True)
     )
+
+
+# The first stage's status, in the "no schedule" reason, when no stage ran (no time was
+# left for it, or Ctrl-C came first)
+NotRun = Literal["not run"]
+NOT_RUN: NotRun = "not run"
 
 
 def finish(

@@ -34,6 +34,7 @@ from planner.solvers.cpsat.objective import (
 )
 from planner.solvers.cpsat.variables import CpsatModel
 from planner.solvers.exact import (
+    NOT_RUN,
     best_start,
     cpsat_size,
     finish,
@@ -83,7 +84,7 @@ ALL_GROUPS_MAX = 400
 # the bounds' clock: hinted in 0.57 s; one run, idle machine, not in the README: 62,360
 # options, built in 5.16 s).
 BUILD_OPTIONS_PER_S = 10_000
-MIN_SOLVE_S = 0.05  # `_run_stages` runs no stage with less left
+MIN_SOLVE_S = 0.05  # `_solve_stages` runs no stage with less left
 
 
 class _Callback(cp_model.CpSolverSolutionCallback):
@@ -177,7 +178,23 @@ def _parameters(solver: cp_model.CpSolver, options: SolveOptions, left: float, s
 
 
 @dataclass
-class Outcome:
+class _Model:
+    """The built model, and what its answers prove."""
+
+    cm: CpsatModel
+    objs: list[Objective]
+    candidate_groups: int
+    complete: bool  # every admissible group is a candidate (`groups.exact_candidates`)
+    horizon: int
+    hinted: int  # hint variables set from the start
+    proof: bool  # its optimum, bound and infeasibility are the exact problem's
+
+
+@dataclass
+class _Stages:
+    """The lexicographic solves: CP-SAT's status per stage, the last stage's schedule, the
+    first stage's bound, whether Ctrl-C stopped them, and CP-SAT's refusal of the model."""
+
     schedule: Schedule | None = None
     statuses: list[str] = field(default_factory=list)
     bound: float | None = None
@@ -185,7 +202,7 @@ class Outcome:
     error: str | None = None
 
 
-def _run_stages(
+def _solve_stages(
     cm: CpsatModel,
     objs: list[Objective],
     options: SolveOptions,
@@ -194,8 +211,11 @@ def _run_stages(
     hinted: bool = False,
     floor: float | None = None,
     proof: bool = False,
-) -> Outcome:
-    out = Outcome()
+) -> _Stages:
+    """One solve per objective, each fixing the previous at its optimum; stops after the
+    first stage not proved optimal, on Ctrl-C, when the time is up, or when CP-SAT refuses
+    the model."""
+    st = _Stages()
     for i, obj in enumerate(objs):
         left = limit - (time.monotonic() - t0)
         if left <= MIN_SOLVE_S or options.stop.is_set():
@@ -223,18 +243,18 @@ def _run_stages(
             done.set()
             watcher.join()
         name = solver.status_name(status)
-        out.statuses.append(name)
+        st.statuses.append(name)
         if options.stop.is_set():
-            out.interrupted = True
+            st.interrupted = True
         if status == cp_model.MODEL_INVALID:
-            out.error = _why_invalid(cm.model.validate(), i, obj.name)
+            st.error = _why_invalid(cm.model.validate(), i, obj.name)
             break
         if i == 0 and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            out.bound = obj.bound_of(solver.best_objective_bound)
+            st.bound = obj.bound_of(solver.best_objective_bound)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
-        out.schedule = extract(cm, solver.value)
-        if status != cp_model.OPTIMAL or out.interrupted or i == len(objs) - 1:
+        st.schedule = extract(cm, solver.value)
+        if status != cp_model.OPTIMAL or st.interrupted or i == len(objs) - 1:
             break
         # Fix this objective at its optimum and hint the next stage with this solution.
         try:
@@ -242,12 +262,12 @@ def _run_stages(
         except (TypeError, ValueError, OverflowError):
             # its constant (weights x releases) passed 64-bit integers and became a
             # float, which a constraint refuses (tests/test_cpsat.py)
-            out.error = _why_invalid("overflow", i + 1, objs[i + 1].name)
+            st.error = _why_invalid("overflow", i + 1, objs[i + 1].name)
             break
         cm.model.clear_hints()
         sol = list(solver.response_proto.solution)
         set_hints(cm.model, list(range(len(sol))), sol)
-    return out
+    return st
 
 
 def _why_invalid(message: str, stage: int, objective: str) -> str:
@@ -275,13 +295,23 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     floor = _shown_floor(instance, names[0], options) if options.progress is not None else None
     why = _no_room_for_the_model(instance, options, t0)
     if why is not None:
-        if options.stop.is_set():
-            info["interrupted"] = True
-        lower = _lower_bound(instance, names, None, info, options.bound_iterations)
-        return finish(
-            instance, "cpsat", names, None, start, proved=False, lower=lower, info=info,
-            t0=t0, why_none=why,
-        )  # fmt: skip
+        return _without_the_model(instance, names, start, options, info, t0, why)
+    m = _build_model(instance, names, start)
+    st = _solve_stages(
+        m.cm, m.objs, options, t0, options.limit, hinted=m.hinted > 0, floor=floor,
+        proof=m.proof,
+    )  # fmt: skip
+    _model_info(info, m, st, names[0])
+    if st.interrupted or options.stop.is_set():
+        info["interrupted"] = True
+    lower = _lower_bound(
+        instance, names, st.bound if m.proof else None, info, options.bound_iterations
+    )
+    return _finish_cpsat(instance, names, start, m, st, lower, info, t0)
+
+
+def _build_model(instance: Instance, names: tuple[str, ...], start: Schedule | None) -> _Model:
+    """The model over the candidate groups, its objectives, hinted with `start`."""
     groups, complete = exact_candidates(instance, max_per_job(instance), ALL_GROUPS_MAX, start)
     horizon, ub = horizon_and_end_caps(instance, names, start, groups)
     cm = build(instance, groups, ub, horizon, makespan="makespan" in names)
@@ -296,44 +326,72 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     # The model has no preemption (contract §8): its optimum, bound and infeasibility
     # speak of schedules without segments only, so with preemption none is a proof.
     proof = cm.exact and complete and exact_objectives and not instance.preemption.enabled
-    out = _run_stages(
-        cm, objs, options, t0, options.limit, hinted=hinted > 0, floor=floor,
-        proof=proof,
+    return _Model(cm, objs, len(groups), complete, horizon, hinted, proof)
+
+
+def _without_the_model(
+    instance: Instance,
+    names: Sequence[str],
+    start: Schedule | None,
+    options: SolveOptions,
+    info: SolveInfo,
+    t0: float,
+    why: str,
+) -> Schedule:
+    """The start (or nothing), with planner.bounds' bounds, when the model is not built."""
+    if options.stop.is_set():
+        info["interrupted"] = True
+    lower = _lower_bound(instance, names, None, info, options.bound_iterations)
+    return finish(
+        instance, "cpsat", names, None, start, proved=False, lower=lower, info=info,
+        t0=t0, why_none=why,
     )  # fmt: skip
 
-    info["options"] = sum(len(jv.options) for jv in cm.jobs.values())
-    info["candidate_groups"], info["groups_complete"] = len(groups), complete
-    info["cpsat_status"], info["hint_vars"], info["horizon"] = out.statuses, hinted, horizon
-    if out.bound is not None:
-        info["model_bound"] = {names[0]: out.bound}
-    if cm.notes:
-        info["notes"] = list(cm.notes)
-    if out.error:
-        info["error"] = out.error
-    if out.interrupted or options.stop.is_set():
-        info["interrupted"] = True
-    lower = _lower_bound(
-        instance, names, out.bound if proof else None, info, options.bound_iterations
-    )
+
+def _model_info(info: SolveInfo, m: _Model, st: _Stages, first: str) -> None:
+    """The model's size and CP-SAT's statuses and bound, in `info`."""
+    info["options"] = sum(len(jv.options) for jv in m.cm.jobs.values())
+    info["candidate_groups"], info["groups_complete"] = m.candidate_groups, m.complete
+    info["cpsat_status"], info["hint_vars"], info["horizon"] = st.statuses, m.hinted, m.horizon
+    if st.bound is not None:
+        info["model_bound"] = {first: st.bound}
+    if m.cm.notes:
+        info["notes"] = list(m.cm.notes)
+    if st.error:
+        info["error"] = st.error
+
+
+def _finish_cpsat(
+    instance: Instance,
+    names: Sequence[str],
+    start: Schedule | None,
+    m: _Model,
+    st: _Stages,
+    lower: dict[str, float] | None,
+    info: SolveInfo,
+    t0: float,
+) -> Schedule:
+    """`exact.finish` on the last stage's schedule: "optimal" only when every stage was
+    proved on a model whose optimum is a proof."""
     proved = (
-        len(out.statuses) == len(names)
-        and all(s == "OPTIMAL" for s in out.statuses)
-        and proof
-        and not out.interrupted
+        len(st.statuses) == len(names)
+        and all(s == "OPTIMAL" for s in st.statuses)
+        and m.proof
+        and not st.interrupted
     )
-    first_status = out.statuses[0] if out.statuses else "not run"
+    first_status = st.statuses[0] if st.statuses else NOT_RUN
     return finish(
         instance,
         "cpsat",
         names,
-        out.schedule,
+        st.schedule,
         start,
         proved=proved,
         lower=lower,
         info=info,
         t0=t0,
-        why_none=out.error or f"CP-SAT found no schedule ({first_status})",
-        infeasible=first_status == "INFEASIBLE" and proof,
+        why_none=st.error or f"CP-SAT found no schedule ({first_status})",
+        infeasible=first_status == "INFEASIBLE" and m.proof,
     )
 
 

@@ -11,7 +11,7 @@ Status and bound:
   exact: slot length 1 (integer times and durations, so every exact schedule is on the
   grid), no horizon cut that could exclude optimal schedules, no conservative pool rows,
   no preemption (the model has no segments), and the candidate groups complete and not
-  split by reservations (`exact` in `solve_milp`).
+  split by reservations (`_Model.proof`).
   Otherwise the grid optimum is reported as "feasible", info["optimal_on_grid"] = True.
 - lower_bound: the solver's bound when the grid is exact, on the first objective only: a
   later stage's bound holds only among the schedules optimal on the earlier ones, so a
@@ -41,7 +41,6 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import pulp
 
@@ -54,9 +53,11 @@ from planner.groups import (
 )
 from planner.instance import ENERGY_OBJECTIVES, Instance
 from planner.metrics import objective_values
-from planner.schedule import Schedule, SolveInfo
+from planner.schedule import Schedule, SolveInfo, StageInfo, StageStatus
 from planner.solvers.exact import (
     MAX_GROUPS_PER_JOB,
+    NOT_RUN,
+    NotRun,
     best_start,
     earliest_starts,
     finish,
@@ -110,10 +111,10 @@ class _Run:
     def solver(self) -> str:
         return f"milp:{self.backend}"
 
-    # The live display follows the final lower bound's rule (_lower_bound): planner.bounds'
-    # bound, raised by the solver's only on an exact grid.
+    # The live display follows the final lower bound's rule (_valid_bounds): planner.bounds'
+    # bound, raised by the solver's only when the model's bound is a proof.
     floor: float | None = None
-    own_bound_valid: bool = False
+    proof: bool = False
     first_scale: float = 1.0  # the first objective's metric value per model unit
 
     def report(self, incumbent: float | None, bound: float | None, message: str = "") -> None:
@@ -123,15 +124,41 @@ class _Run:
     def report_solver(self, incumbent: float | None, bound: float | None) -> None:
         """The backend's report on the first objective, its bound taken as the final one's."""
         scaled = [None if v is None else v * self.first_scale for v in (incumbent, bound)]
-        own = scaled[1] if self.own_bound_valid else None
+        own = scaled[1] if self.proof else None
         self.report(scaled[0], max((b for b in (own, self.floor) if b is not None), default=None))
+
+
+@dataclass
+class _Model:
+    """The built model, and what its answers prove."""
+
+    units: Sequence[milp_vars.StartUnit]
+    grid: Grid
+    built: milp_model.Built
+    caps: dict[str, int]  # the horizon's end caps (`Horizon.caps`)
+    exact_grid: bool  # the grid holds the exact problem's optimum (`_exact_grid`)
+    # every admissible group is a candidate and none is split by a reservation
+    # (`groups.split_by_reservation`): the model's bound holds on every grid schedule
+    sound: bool
+    warm: str  # the warm start: "used", or why not
+
+    @property
+    def proof(self) -> bool:
+        """The model's optimum and bound are the exact problem's."""
+        return self.exact_grid and self.sound
+
+    @property
+    def proof_of_infeasibility(self) -> bool:
+        """Its infeasibility too: end caps (set from the start's value) may leave a capped
+        model infeasible where schedules exist."""
+        return self.proof and not self.caps
 
 
 @dataclass
 class _Stages:
     """The lexicographic solves: per-stage facts, and what they proved."""
 
-    stages: list[dict[str, Any]] = field(default_factory=list)
+    stages: list[StageInfo] = field(default_factory=list)
     chosen: dict[str, float] | None = None  # variable values of the last solution
     proved_all: bool = True
     interrupted: bool = False
@@ -144,26 +171,55 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     r = _Run(instance, options, objectives_of(instance, options), backend)
     r.info["backend"] = backend
     start = best_start(instance, options, r.info)
+    named = _relaxation_bounds(r)
+    m = _build_model(r, start, _values(named))
+    if isinstance(m, str):
+        return _without_the_model(r, start, named, m)
+    st = _solve_stages(r, m)
+    r.info["stages"] = st.stages
+    if st.interrupted or options.stop.is_set():
+        r.info["interrupted"] = True
+    lower = _lower_bound(r, m, st, named)
+    out = _finish_milp(r, start, m, st, lower)
+    retry = options.slot is None and m.grid.length > 1 and "coarsened" not in r.info
+    if retry and not out.jobs and out.status != "infeasible":
+        out = _on_the_exact_grid(r, out, m.grid.length)
+        if out.jobs or out.status == "infeasible":
+            return out  # the second solve's answer, which its own run reported
+    first = r.names[0]
+    final = objective_values(instance, out, r.names)[first] if out.jobs else None
+    r.report(final, (lower or {}).get(first), "done")
+    return out
+
+
+def _relaxation_bounds(r: _Run) -> dict[str, tuple[float, str]]:
+    """planner.bounds' bounds and their ingredients (a failure noted in `info`); the first
+    objective's is shown beside the start's value and with the backend's progress."""
+    named = optional_bounds(r.instance, r.names, r.options.bound_iterations, r.info)
+    first = r.names[0]
+    r.floor = named[first][0] if first in named else None
     gvals = r.info.get("greedy_objective")
-    named = optional_bounds(instance, r.names, options.bound_iterations, r.info)
-    simple = {k: v for k, (v, _) in named.items()}
+    r.report(gvals[first] if gvals else None, r.floor, "greedy start")
+    return named
+
+
+def _values(named: dict[str, tuple[float, str]]) -> dict[str, float]:
+    return {k: v for k, (v, _) in named.items()}
+
+
+def _build_model(r: _Run, start: Schedule | None, simple: dict[str, float]) -> _Model | str:
+    """The model on the finest grid it fits (`_choose_grid`), warm-started from `start`;
+    or why none fits."""
+    instance = r.instance
     groups, complete = exact_candidates(instance, MAX_GROUPS_PER_JOB, ALL_GROUPS_MAX, start)
     units = milp_vars.build_units(instance, groups)
-    first = r.names[0]
-    r.report(gvals[first] if gvals else None, simple.get(first), "greedy start")
-
-    hz = horizon_and_end_caps(instance, units, r.names, start, gvals)
+    hz = horizon_and_end_caps(instance, units, r.names, start, r.info.get("greedy_objective"))
     earliest = earliest_starts(instance, min_durations(instance, units))
-    left = options.limit - (time.monotonic() - r.t0)
+    left = r.options.limit - (time.monotonic() - r.t0)
     affordable = int((left - MIN_SOLVE_S) * BUILD_NONZEROS_PER_S)
     gridded = _choose_grid(r, start, units, hz, earliest, affordable)
     if isinstance(gridded, str):
-        if first in named:  # as the model's path names it (`plan solve` prints the word)
-            r.info["bound_by"] = {first: named[first][1]}
-        return finish(
-            instance, r.solver, r.names, None, start, proved=False, lower=simple or None,
-            info=r.info, t0=r.t0, why_none=gridded,
-        )  # fmt: skip
+        return gridded
     grid, grid_caps, warm_slots = gridded
     built = milp_model.build(
         instance, units, grid, r.names, grid_caps, earliest=earliest,
@@ -173,68 +229,96 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     r.info["slot"], r.info["slots"], r.info["horizon"] = grid.length, grid.slots, grid.horizon
     r.info.update(built.sizes)  # type: ignore[typeddict-item]  # binaries, variables, rows
     r.info.update(built.notes)  # type: ignore[typeddict-item]  # precedence, no_start, pool_conservative
-    exact_grid = (
-        grid.length == 1
-        and hz.exact
-        and not built.notes.get("pool_conservative")
-        # no preemption in the model (contract §8): no proof over schedules with segments
-        and not instance.preemption.enabled
-    )
+    exact_grid = _exact_grid(instance, grid, hz, built)
     r.info["exact_grid"] = exact_grid
     # the model's candidate groups may be a pruned subset of the admissible ones, or held
     # to stricter reservation rules than R10 (`groups.split_by_reservation`): then its
     # optimum, bound and infeasibility speak of that model only, and prove nothing
     split = split_by_reservation(instance, groups)
     r.info["groups_complete"], r.info["groups_split"] = complete, split
-    exact = exact_grid and complete and not split
     warm = "no greedy" if start is None else set_warm(instance, built, start, warm_slots)
     r.info["warm_start"] = warm
+    return _Model(units, grid, built, hz.caps, exact_grid, complete and not split, warm)
 
-    r.floor, r.own_bound_valid = simple.get(first), exact
-    r.first_scale = built.scales.get(first, 1.0)
-    st = _solve_stages(r, built, warm == "used")
-    r.info["stages"] = st.stages
-    if st.interrupted or options.stop.is_set():
-        r.info["interrupted"] = True
+
+def _exact_grid(instance: Instance, grid: Grid, hz: Horizon, built: milp_model.Built) -> bool:
+    """The grid holds the exact problem's optimum: slot length 1 (integer times and
+    durations, so every exact schedule is on the grid), no horizon cut that could exclude
+    optimal schedules (`Horizon.exact`), no conservative pool rows."""
+    return (
+        grid.length == 1
+        and hz.exact
+        and not built.notes.get("pool_conservative")
+        # no preemption in the model (contract §8): no proof over schedules with segments
+        and not instance.preemption.enabled
+    )
+
+
+def _without_the_model(
+    r: _Run, start: Schedule | None, named: dict[str, tuple[float, str]], why: str
+) -> Schedule:
+    """The start (or nothing), with planner.bounds' bounds, when no model fits."""
+    first = r.names[0]
+    if first in named:  # as the model's path names it (`plan solve` prints the word)
+        r.info["bound_by"] = {first: named[first][1]}
+    return finish(
+        r.instance, r.solver, r.names, None, start, proved=False, lower=_values(named) or None,
+        info=r.info, t0=r.t0, why_none=why,
+    )  # fmt: skip
+
+
+def _lower_bound(
+    r: _Run, m: _Model, st: _Stages, named: dict[str, tuple[float, str]]
+) -> dict[str, float]:
+    """`_valid_bounds`, and which ingredient gave the first objective's (`bound_by`)."""
+    first = r.names[0]
+    gvals = r.info.get("greedy_objective")
     gfirst = None if gvals is None else gvals[first]
-    sound = complete and not split  # the model's bound holds on every grid schedule
-    lower = _lower_bound(instance, units, r.names, grid, st.bounds, simple, exact, sound, gfirst)
+    lower = _valid_bounds(
+        r.instance, m.units, r.names, m.grid, st.bounds, _values(named), m.proof, m.sound,
+        gfirst,
+    )  # fmt: skip
     best = tightest(named.get(first), (lower[first], "milp")) if first in lower else None
     if best is not None:  # ties: the relaxation's ingredient, listed first
         r.info["bound_by"] = {first: best[1]}
-    schedule = extract(instance, built) if st.chosen is not None else None
-    first_status = st.stages[0]["status"] if st.stages else "not run"
-    # "none" says nothing: the solver's own words do ("stopped: no solution better than
-    # the start", "some jobs have no start slot on this grid", its time-limit line)
-    said = st.stages[0].get("solver_says") if first_status == "none" else None
-    why_none = f"no MILP schedule ({said or first_status})"
-    proof = exact and not hz.caps
-    if first_status == "infeasible" and not proof:  # said beside "none proved impossible"
-        why_none = "no MILP schedule (its model is infeasible, which proves nothing here)"
+    return lower
+
+
+def _finish_milp(
+    r: _Run, start: Schedule | None, m: _Model, st: _Stages, lower: dict[str, float]
+) -> Schedule:
+    """`exact.finish` on the last stage's schedule: "optimal" only when every stage was
+    proved on a model whose optimum is a proof (module docstring)."""
+    schedule = extract(r.instance, m.built) if st.chosen is not None else None
+    first_status: StageStatus | NotRun = st.stages[0]["status"] if st.stages else NOT_RUN
+    why_none = _why_none(st, first_status, m.proof_of_infeasibility)
     if st.chosen is not None and schedule is None:
         r.info["extract"] = why_none = "GPU index colouring failed"
     proved = (
         st.proved_all
-        and exact
+        and m.proof
         and len(st.stages) == len(r.names)
         and all(s["status"] == "optimal" or s.get("proved") for s in st.stages)
     )
     out = finish(
-        instance, r.solver, r.names, schedule, start, proved=proved, lower=lower or None,
+        r.instance, r.solver, r.names, schedule, start, proved=proved, lower=lower or None,
         info=r.info, t0=r.t0, why_none=why_none,
-        infeasible=first_status == "infeasible" and proof,
+        infeasible=first_status == "infeasible" and m.proof_of_infeasibility,
     )  # fmt: skip
-    grid_optimum = st.proved_all and sound and not exact_grid  # a coarse grid the only gap
+    grid_optimum = st.proved_all and m.sound and not m.exact_grid  # a coarse grid the only gap
     if out.info.get("returned") == "milp" and grid_optimum:
         out = out.with_(info={**out.info, "optimal_on_grid": True})
-    retry = options.slot is None and grid.length > 1 and "coarsened" not in r.info
-    if retry and not out.jobs and out.status != "infeasible":
-        out = _on_the_exact_grid(r, out, grid.length)
-        if out.jobs or out.status == "infeasible":
-            return out  # the second solve's answer, which its own run reported
-    final = objective_values(instance, out, r.names)[first] if out.jobs else None
-    r.report(final, (lower or {}).get(first), "done")
     return out
+
+
+def _why_none(st: _Stages, first_status: StageStatus | NotRun, proof: bool) -> str:
+    """Why the model gave no schedule. "none" says nothing: the solver's own words do
+    ("stopped: no solution better than the start", "some jobs have no start slot on this
+    grid", its time-limit line). `proof`: the model's infeasibility is a proof."""
+    if first_status == "infeasible" and not proof:  # said beside "none proved impossible"
+        return "no MILP schedule (its model is infeasible, which proves nothing here)"
+    said = st.stages[0].get("solver_says") if first_status == "none" else None
+    return f"no MILP schedule ({said or first_status})"
 
 
 def _on_the_exact_grid(r: _Run, out: Schedule, slot: int) -> Schedule:
@@ -314,11 +398,12 @@ def _choose_grid(
     return grid, grid_caps, warm_slots
 
 
-def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
+def _solve_stages(r: _Run, m: _Model) -> _Stages:
     """One solve per objective, each fixing the previous at its value; stops at the first
     stage without a solution, on Ctrl-C, or when the time is up."""
     st = _Stages()
-    names, options = r.names, r.options
+    names, options, built, warm = r.names, r.options, m.built, m.warm == "used"
+    r.proof, r.first_scale = m.proof, built.scales.get(names[0], 1.0)  # for report_solver
     for k, name in enumerate(names):
         if built.notes.get("no_start"):
             reason = "some jobs have no start slot on this grid"
@@ -339,7 +424,7 @@ def _solve_stages(r: _Run, built: milp_model.Built, warm: bool) -> _Stages:
         )  # fmt: skip
         st.interrupted = st.interrupted or res.interrupted
         scale = built.scales.get(name, 1.0)  # model units -> the metric's
-        stage = {
+        stage: StageInfo = {
             "objective": name,
             "status": res.status,
             "value": None if res.objective is None else res.objective * scale,
@@ -418,23 +503,24 @@ def _integral_proof(instance: Instance, name: str, res: RunResult) -> bool:
     return integral and math.ceil(res.bound - 1e-6) >= res.objective - 1e-6
 
 
-def _lower_bound(
+def _valid_bounds(
     instance: Instance,
     units: Sequence[milp_vars.StartUnit],
     names: Sequence[str],
     grid: Grid,
     bounds: dict[str, float],
     simple: dict[str, float],
-    exact: bool,
+    proof: bool,
     complete: bool,
     start_first: float | None,
 ) -> dict[str, float]:
-    """Valid bounds: planner.bounds' (`simple`), raised by the solver's on an exact model
-    (`exact`: grid and candidate groups), or for makespan by the grid bound less the
-    rounding allowance when every admissible group was a candidate (`complete`)."""
+    """Valid bounds: planner.bounds' (`simple`), raised by the solver's when the model's
+    bound is a proof (`proof`: exact grid and candidate groups), or for makespan by the
+    grid bound less the rounding allowance when every admissible group was a candidate
+    (`complete`)."""
     out: dict[str, float] = dict(simple)  # valid for every schedule, so for the optimum too
     first = names[0]
-    if exact and first in bounds:  # a later stage's bound is conditional (module docstring)
+    if proof and first in bounds:  # a later stage's bound is conditional (module docstring)
         out[first] = max(out.get(first, -math.inf), bounds[first])
     elif complete and first == "makespan" and first in bounds and not instance.preemption.enabled:
         no_windows = not instance.reservations and all(j.deadline is None for j in instance.jobs)
