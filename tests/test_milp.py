@@ -610,3 +610,20 @@ def test_the_milp_is_never_worse_than_its_start_even_within_its_tolerance(backen
     inst = make_instance(jobs, [NodeGroup("n", 1, 1)], objective=("makespan",), time_unit="ms")
     s = run_verified(inst, "milp", time_limit=5.0, milp_backend=backend)
     assert objective_values(inst, s, ["makespan"])["makespan"] == 2_592_001_464
+
+
+@pytest.mark.parametrize("names", [("makespan",), ("makespan", "total_weighted_jct")])
+def test_a_fractional_cbc_answer_is_solved_again_without_preprocessing(
+    names: tuple[str, ...],
+) -> None:
+    # tests/data/cbc-fractional-answer.json (plan generate --family rcpsp --jobs 10 --nodes 1
+    # --seed 4): from the greedy start (makespan 25, optimal: CP-SAT and HiGHS prove it), CBC
+    # 2.10.3's postprocessing gave back start variables of 0.5 as "Optimal", makespan 21;
+    # the model's schedule lacked job a7, the start was returned as a planner bug's, and
+    # with a second objective its stage fixed makespan <= 21 and came back infeasible
+    inst = read_instance(DATA / "cbc-fractional-answer.json")
+    s = run_verified(inst, "milp:cbc", time_limit=20.0, objective=names)
+    assert s.status == "optimal" and s.info.get("returned") == "milp", s.info
+    assert value(inst, s, "makespan") == 25
+    first = s.info["stages"][0]
+    assert first["value"] == 25 and "without preprocessing" in first["solver_says"]
