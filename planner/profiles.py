@@ -54,7 +54,11 @@ def parse_profile(v: Any, path: str, ck: Checker, name: str | None = None) -> Pr
             if s is None or it is None:
                 continue
             st = [ck.number(s, k, sp) for k in STAGE_FIELDS]
-            if all(x is not None for x in st):
+            if all(x == 0 for x in st):
+                # a group's cycle (contract §4) is at least its members' stage sums: all 0,
+                # it would be 0 and interleaving's speeds (solo / cycle) infinite
+                ck.add(sp, f"every stage is 0, but an iteration takes {it:g} ms")
+            elif all(x is not None for x in st):
                 by_gpus[int(key)] = GpuProfile(it, Stages(*st), restart)
     if ck.fatal != before or model is None:
         return None

@@ -34,7 +34,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner.catalogue import load_catalogue
 from planner.changes import Changes
@@ -47,6 +47,9 @@ from planner.live.history import work_done
 from planner.live.state import check_live_input
 from planner.schedule import Schedule, Segment
 from planner.validate import counts_profiled, job_fit, job_limits
+
+if TYPE_CHECKING:
+    from planner.verify.base import Violation
 
 DOWN = "~down:"  # id prefix of the reservation that takes a failed node out
 
@@ -111,8 +114,21 @@ def check_plan_in_force(instance: Instance, schedule: Schedule, source: str) -> 
 
     wrong = verify(instance, schedule)
     if wrong or (not schedule.jobs and instance.jobs):  # no jobs: an empty plan is one
-        problems = [Problem("jobs", str(v)) for v in wrong[:20]] or [Problem("jobs", "no jobs")]
+        problems = [Problem(_where(schedule, v), str(v)) for v in wrong[:20]]
+        problems = problems or [Problem("jobs", "no jobs")]
         raise InputError(source, [Problem("$", "not a valid schedule of the instance")] + problems)
+
+
+def _where(schedule: Schedule, v: Violation) -> str:
+    """The JSON path of what a violation names: its job's entry (`jobs[3]`) and, for a
+    node of that entry's own placement, the placement (`jobs[3].placement[0]`)."""
+    index = next((i for i, a in enumerate(schedule.jobs) if a.id == v.job), None)
+    if index is None:
+        return "jobs"
+    nodes = [p.node for p in schedule.jobs[index].placement]
+    if v.node in nodes:
+        return f"jobs[{index}].placement[{nodes.index(v.node)}]"
+    return f"jobs[{index}]"
 
 
 def state_counts(instance: Instance, live: Instance) -> dict[str, int]:

@@ -22,7 +22,8 @@ chose where the contract is silent"):
   are merged.
 - A top-level `description` string is accepted and ignored (importers record provenance).
 - `"for"` absent on a reservation means null: nobody may use the reserved resource.
-- At most MAX_NODES (100,000) nodes after expansion.
+- At most MAX_NODES (100,000) nodes after expansion, MAX_GPUS_PER_NODE (1,024) GPUs on a
+  node and MAX_GPUS (1,000,000) in all.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from planner.instance import (
     Preemption,
     PriceInterval,
 )
-from planner.limits import MAX_NODES
+from planner.limits import MAX_GPUS, MAX_GPUS_PER_NODE, MAX_NODES
 from planner.profiles import parse_profile
 from planner.schedule import FORMAT
 from planner.structure_items import Parsed, parse_job, parse_reservation
@@ -93,6 +94,10 @@ def _node_group(v: Any, path: str, ck: Checker, out: Parsed) -> None:
         ck.add(join(path, "count"), f"{count} nodes is more than the {MAX_NODES} supported")
         count = None
     gpus = ck.integer(d, "gpus", path, minimum=1)
+    if gpus is not None and gpus > MAX_GPUS_PER_NODE:
+        msg = f"{gpus} GPUs on a node is more than the {MAX_GPUS_PER_NODE} supported"
+        ck.add(join(path, "gpus"), msg)
+        gpus = None
     gpu_type = ck.string(d, "gpu_type", path, default=None, nullable=True)
     gpu_mem = ck.number(d, "gpu_mem_gb", path, default=None, positive=True, nullable=True)
     cpus = ck.number(d, "cpus", path, default=None, nullable=True)
@@ -134,8 +139,12 @@ def _cluster(v: Any, ck: Checker, out: Parsed) -> None:
         for i, g in enumerate(d["nodes"]):
             _node_group(g, f"cluster.nodes[{i}]", ck, out)
         total = sum(g.count for _, g in out.node_groups)
+        gpus = sum(g.count * g.gpus for _, g in out.node_groups)
         if total > MAX_NODES:
             ck.add("cluster.nodes", f"{total} nodes in all is more than the {MAX_NODES} supported")
+            out.node_groups.clear()
+        elif gpus > MAX_GPUS:
+            ck.add("cluster.nodes", f"{gpus} GPUs in all is more than the {MAX_GPUS} supported")
             out.node_groups.clear()
     if "power_price" in d:
         out.power_price = _power_price(d["power_price"], ck)

@@ -150,6 +150,18 @@ BAD = [
         "cluster.nodes[0].count",
         "more than the 100000",
     ),
+    (
+        "gpus-per-node-huge",
+        _set(["cluster", "nodes", 0, "gpus"], 10**7),
+        "cluster.nodes[0].gpus",
+        "10000000 GPUs on a node is more than the 1024 supported",
+    ),
+    (
+        "gpus-in-all-huge",  # 1,000 nodes of 1,024 GPUs and one of 4
+        lambda d: d["cluster"]["nodes"][0].update(count=1_000, gpus=1_024),
+        "cluster.nodes",
+        "1024004 GPUs in all is more than the 1000000 supported",
+    ),
     ("speed-zero", _set(["cluster", "nodes", 0, "speed"], 0), "cluster.nodes[0].speed", "> 0"),
     ("bad-time-unit", _set(["time_unit"], "h"), "time_unit", "not one of ms, s, min"),
     ("bad-objective", _set(["objective"], "makespn"), "objective", "did you mean 'makespan'"),
@@ -381,6 +393,12 @@ BAD = [
         "model needs 40 GB of GPU memory",
     ),
     # inline profiles
+    (
+        "profile-stages-all-zero",  # a group's cycle would be 0 (contract §4)
+        _profile({"data": 0, "gpu": 0, "net": 0}),
+        "profiles.gpt2.by_gpus.8.stages_ms",
+        "every stage is 0, but an iteration takes 400 ms",
+    ),
     (
         "profile-negative-stage",
         _profile({"data": 1, "gpu": -1, "net": 0}),

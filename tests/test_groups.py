@@ -154,3 +154,31 @@ def test_a_reservation_admitting_part_of_a_group(
     else:
         assert s.status == "feasible" and s.info["groups_split"] is True, s.info
     assert s.lower_bound is not None and s.lower_bound["total_weighted_jct"] <= best
+
+
+@pytest.mark.parametrize("preemption", [False, True])
+def test_an_overhead_near_zero_leaves_every_solver_a_plan(
+    solver: str, preemption: bool, solve_verified: SolveVerified
+) -> None:
+    # interleaving.overhead 1e-300 is valid input (any factor > 0); the pair's efficiency
+    # (sum of solo iterations / cycle) near 1e300 made the weights of Muri's matching
+    # infinite, or integers past 64 bits, and every solver exit 3
+    # (planner/simulate/matching.py, MAX_WEIGHT)
+    stages = ({"data": 3, "gpu": 5, "net": 2}, {"data": 6, "gpu": 1, "net": 1})
+    doc = {
+        "version": 1,
+        "time_unit": "ms",
+        "cluster": {"nodes": [{"name": "n", "gpus": 1}]},
+        "interleaving": {"enabled": True, "overhead": {"2": 1e-300}},
+        "policy": {"preemption": {"enabled": preemption}},
+        "profiles": {
+            m: {"by_gpus": {"1": {"iteration_ms": 10, "stages_ms": st}}}
+            for m, st in zip(("m", "k"), stages, strict=True)
+        },
+        "jobs": [
+            {"id": "a", "model": "m", "gpus": 1, "iterations": 50},
+            {"id": "b", "model": "k", "gpus": 1, "iterations": 60},
+        ],
+    }
+    s = solve_verified(instance_from_dict(doc), solver, time_limit=2.0)
+    assert s.status in ("optimal", "feasible") and len(s.jobs) == 2

@@ -1104,6 +1104,21 @@ def test_replan_refuses_a_schedule_that_does_not_verify(
     bad.write_text(json.dumps(doc))
     code, out = run("replan", inst_path, bad, "--now", 4, "-o", tmp_path / "x.json")
     assert code == 2 and "not a valid schedule" in out and "R3" in out, out
+    # each rule it breaks names the entry's JSON path (it said `jobs` for every one)
+    assert f"{bad}: jobs[0]: R3 job {doc['jobs'][0]['id']}" in out, out
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_replan_names_the_placement_of_a_schedule_on_an_unknown_node(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    inst_path, sched_path, _ = under_way
+    doc = json.loads(sched_path.read_text())
+    doc["jobs"][1]["placement"] = [{"node": "nope-9", "gpus": [0]}]
+    bad = tmp_path / "elsewhere.json"
+    bad.write_text(json.dumps(doc))
+    code, out = run("replan", inst_path, bad, "--now", 4, "-o", tmp_path / "x.json")
+    assert code == 2 and f"{bad}: jobs[1].placement[0]: R5" in out and "nope-9" in out, out
     assert not (tmp_path / "x.json").exists()
 
 

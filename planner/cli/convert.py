@@ -11,7 +11,7 @@ import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors, stops_on_signals
 from planner.cli.params import SEED
 from planner.errors import UsageError
-from planner.limits import MAX_NODES
+from planner.limits import MAX_GPUS_PER_NODE, MAX_NODES
 
 # The options every command that writes an instance shares (`plan import`, `plan generate`).
 OUTPUT_OPTION = click.option(
@@ -60,7 +60,7 @@ def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool
 )
 @click.option(
     "--gpus-per-node",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_GPUS_PER_NODE),
     default=8,
     show_default=True,
     help="muri: GPUs per node.",

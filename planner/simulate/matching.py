@@ -29,6 +29,12 @@ EXACT_NODES = 32
 # rustworkx's matching takes integer weights: the weights (interleaving efficiencies near
 # 1) times this, rounded, keep every difference above 1e-12.
 WEIGHT_SCALE = 10**12
+# Weights above this count as equal (efficiencies in the catalogue are at most about 2.2):
+# an interleaving overhead of 1e-300 (valid input: any factor > 0) gives a group an
+# efficiency near 1e300, which times WEIGHT_SCALE was infinite, and 1e100 an integer
+# past rustworkx's 64 bits (exit 3 both: tests/test_groups.py); 1e5 keeps the matched
+# weights of up to EXACT_NODES nodes under 2**63
+MAX_WEIGHT = 1e5
 
 
 def _reduce(
@@ -103,7 +109,7 @@ def blossom(nodes: int, edges: Sequence[tuple[int, int, float]]) -> set[tuple[in
     """rustworkx's maximum-weight matching of the graph (its weights scaled to integers)."""
     g: rx.PyGraph[None, int] = rx.PyGraph()
     g.add_nodes_from([None] * nodes)
-    g.add_edges_from([(u, v, round(wt * WEIGHT_SCALE)) for u, v, wt in edges])
+    g.add_edges_from([(u, v, round(min(wt, MAX_WEIGHT) * WEIGHT_SCALE)) for u, v, wt in edges])
     return set(rx.max_weight_matching(g, weight_fn=int))
 
 
