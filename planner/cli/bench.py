@@ -140,23 +140,12 @@ def bench(
     Ray: --executor ray starts a local Ray instance, or joins --address; remote workers
     need the planner package installed (instance files are sent with the tasks).
     """
-    from planner.batch.executors import check_executor
-    from planner.batch.suite import collect_instances, make_tasks, run_bench
+    from planner.batch.suite import make_tasks, run_bench
     from planner.batch.summary import summarize
-    from planner.outputs import check_outputs, check_pictures, files_only, no_link
 
-    # the results file is where a rerun resumes from: it cannot be standard output
-    files_only({"-o": output, "--report": report})
-    no_link("-o", output)  # it is appended to as runs finish
-    specs = parse_solvers(solvers)
-    if baseline is None:
-        baseline = DEFAULT_BASELINE if DEFAULT_BASELINE in specs else specs[0]
-    elif baseline and baseline not in specs:
-        raise UsageError(f"--baseline {baseline} is not among --solvers")
-    check_pictures(report, None, "--report")
-    check_executor(executor, address)
-    files = collect_instances(instances)
-    check_outputs([output, report], files)
+    files, specs, baseline = _checked(
+        instances, output, solvers, baseline, executor, address, report
+    )
     tasks = make_tasks(files, specs, repeat, seed, time_limit, solver_threads, margin)
     # In-process runs fork each job: no refresh thread then (a fork copies no threads
     # but may copy a lock one of them holds).
@@ -176,14 +165,7 @@ def bench(
     except Interrupted as e:  # run_bench has put the finished rows in order
         fail(e.exit_code, f"interrupted: {output} holds the finished runs; rerun to resume")
     summary = summarize(result.rows, baseline or None, specs)
-    unwritten: WriteError | None = None  # the report; the rows are in `output` already
-    if report:
-        from planner.show.files import write_report
-
-        try:
-            write_report(report, result.rows, baseline or None, specs)
-        except WriteError as e:
-            unwritten = e
+    unwritten = _write_report(report, result.rows, baseline, specs)
     summary["output"] = str(output)
     summary["skipped"] = result.skipped
     if as_json:
@@ -203,6 +185,51 @@ def bench(
         fail(code, f"every instance is bad input (the error column of {output})")
     if code == EXIT_INFEASIBLE:
         fail(code, f"no run gave a verified schedule (the rows of {output})")
+
+
+def _checked(
+    instances: tuple[str, ...],
+    output: str,
+    solvers: str,
+    baseline: str | None,
+    executor: str,
+    address: str | None,
+    report: str | None,
+) -> tuple[list[str], list[str], str]:
+    """The instance files, the solver specs and the baseline, once every option is known
+    to be usable (UsageError otherwise), before any run."""
+    from planner.batch.executors import check_executor
+    from planner.batch.suite import collect_instances
+    from planner.outputs import check_outputs, check_pictures, files_only, no_link
+
+    # the results file is where a rerun resumes from: it cannot be standard output
+    files_only({"-o": output, "--report": report})
+    no_link("-o", output)  # it is appended to as runs finish
+    specs = parse_solvers(solvers)
+    if baseline is None:
+        baseline = DEFAULT_BASELINE if DEFAULT_BASELINE in specs else specs[0]
+    elif baseline and baseline not in specs:
+        raise UsageError(f"--baseline {baseline} is not among --solvers")
+    check_pictures(report, None, "--report")
+    check_executor(executor, address)
+    files = collect_instances(instances)
+    check_outputs([output, report], files)
+    return files, specs, baseline
+
+
+def _write_report(
+    report: str | None, rows: list[dict[str, Any]], baseline: str, specs: list[str]
+) -> WriteError | None:
+    """The --report page, or why it could not be written (the rows are in -o already)."""
+    if not report:
+        return None
+    from planner.show.files import write_report
+
+    try:
+        write_report(report, rows, baseline or None, specs)
+    except WriteError as e:
+        return e
+    return None
 
 
 def exit_code(rows: list[dict[str, Any]]) -> int:
