@@ -270,8 +270,8 @@ INTEGRALITY_TOL = 1e-6
 _FRACTIONAL = "CBC returned a fractional solution"
 
 
-def _fractional(prob: pulp.LpProblem, values: dict[str, float]) -> bool:
-    for v in prob.variables():
+def _fractional(variables: list[pulp.LpVariable], values: dict[str, float]) -> bool:
+    for v in variables:
         x = values.get(v.name)
         if v.cat == pulp.LpInteger and x is not None and abs(x - round(x)) > INTEGRALITY_TOL:
             return True
@@ -350,7 +350,8 @@ def _run_cbc(
             proc.wait()
         solver.delete_tmp_files(*files)
         del _CBC_RUNS[files]
-    if _fractional(prob, values):  # the model's variables keep their values (the start)
+    # `vs`: writeMPS's variables (`prob.variables()` would walk every row again)
+    if _fractional(vs, values):  # the model's variables keep their values (the start)
         return RunResult("none", None, None, interrupted, time.monotonic() - t0, _FRACTIONAL)
     prob.assignVarsVals(values)
     return _cbc_result(text, head, sol_status, interrupted, t0)
