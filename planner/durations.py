@@ -16,8 +16,12 @@ StageTuple = tuple[float, float, float]  # (data, gpu / speed, net) in ms
 
 
 def ceil_units(ms: float, unit_ms: float) -> int:
-    # TOL guards the ceiling against float noise such as 437.00000000000006 time units.
-    return max(0, math.ceil(ms / unit_ms - TOL))
+    # TOL guards the ceiling against float noise such as 437.00000000000006 time units. A
+    # positive time below TOL still takes one unit, as contract §4's ceiling gives: a group
+    # whose cycle is vanishingly small (an overhead of 1e-12) ends its members a unit after
+    # their start, never at it (R1; tests/test_durations.py, the vanishing cycle test).
+    units = ms / unit_ms
+    return max(1 if units > 0 else 0, math.ceil(units - TOL))
 
 
 def solo_iteration_ms(gp: GpuProfile, speed: float = 1.0) -> float:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from planner.checker import join, suggest
-from planner.durations import ceil_units, solo_iteration_ms
+from planner.durations import solo_iteration_ms
 from planner.errors import Problem, gpus_phrase
 from planner.instance import Instance, Job, Profile, Reservation, over
 from planner.limits import MAX_DURATION
@@ -305,17 +305,14 @@ def after_cycles(p: Parsed) -> list[Problem]:
 def _too_long(instance: Instance, job: Job, groups: Any, path: str, out: list[Problem]) -> bool:
     """A profiled job whose duration on its slowest allowed node exceeds MAX_DURATION
     (a huge iteration count or a tiny node speed) is refused before any arithmetic
-    overflows; one whose duration rounds to 0 units (a vanishing iteration time) too, as
-    the verifier holds profiled jobs to a positive length."""
+    overflows. A vanishing iteration time is not refused: its duration is a unit, as
+    contract §4's ceiling gives (`durations.ceil_units`)."""
     if job.iterations is None:
         return False
     gp = instance.gpu_profile(job)
     times = [job.iterations * solo_iteration_ms(gp, g.speed) for g in groups]
-    if not all(math.isfinite(ms) and ms / instance.unit_ms <= MAX_DURATION for ms in times):
-        why = f"would run longer than the limit {MAX_DURATION:g} time units"
-    elif any(ceil_units(ms, instance.unit_ms) == 0 for ms in times):
-        why = "would last 0 time units (its iteration time is vanishingly small)"
-    else:
+    if all(math.isfinite(ms) and ms / instance.unit_ms <= MAX_DURATION for ms in times):
         return False
+    why = f"would run longer than the limit {MAX_DURATION:g} time units"
     out.append(Problem(path, f"job '{job.id}' {why}"))
     return True

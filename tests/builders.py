@@ -17,6 +17,7 @@ from planner.instance import (
     Job,
     Node,
     NodeGroup,
+    Preemption,
     Profile,
     Reservation,
     Stages,
@@ -178,3 +179,22 @@ def small_schedule(**replace_: Assignment) -> Schedule:
     jobs = small_assignments()
     jobs.update(replace_)
     return make_schedule(jobs.values())
+
+
+def vanishing_cycle_instance(release: int = 0, preemption: bool = False) -> Instance:
+    """Two complementary jobs on one GPU (ms units) whose pair cycle is 1e-12 of its slot
+    cycle: together `a` does its 50 iterations in about 5e-10 ms, far below the rounding
+    tolerance of `durations.ceil_units`; `b` then runs its last 10 alone (100 ms)."""
+    profiles = [profile("m", {1: (10, 3, 5, 2)}), profile("k", {1: (10, 6, 1, 1)})]
+    jobs = [
+        Job("a", 1, model="m", iterations=50, release=release),
+        Job("b", 1, model="k", iterations=60, release=release),
+    ]
+    return make_instance(
+        jobs,
+        [NodeGroup("n", 1, 1)],
+        profiles,
+        time_unit="ms",
+        interleaving=Interleaving(True, 4, {2: 1e-12, 3: 1e-12, 4: 1e-12}),
+        preemption=Preemption(preemption, 0),
+    )

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
-from builders import make_instance, profile
+from builders import make_instance, profile, vanishing_cycle_instance
 
 from planner.durations import (
     ceil_units,
@@ -178,3 +178,27 @@ def test_planners_form_no_group_the_verifier_rejects(spec):
     # the exact solvers' own answer verified: they did not fall back to their start
     assert not {"cpsat_invalid", "milp_invalid"} & set(sched.info)
     assert [len(g.jobs) for g in sched.groups] == [2]
+
+
+def test_a_positive_time_below_the_rounding_tolerance_takes_a_unit():
+    # contract §4: an end is start + ceil(elapsed / unit); the ceiling of a positive time
+    # is at least 1, and TOL only absorbs float noise above a whole number of units
+    assert ceil_units(5e-10, 1.0) == 1
+    assert ceil_units(0.0, 1.0) == 0
+    assert ceil_units(437.00000000000006, 1.0) == 437
+    inst = vanishing_cycle_instance()
+    assert group_member_durations(inst, inst.jobs) == [1, 100]
+
+
+@pytest.mark.parametrize("release", [0, 5])
+@pytest.mark.parametrize("preemption", [False, True])
+def test_every_solver_plans_a_vanishing_group_cycle(solver, solve_verified, release, preemption):
+    # Before, a member's duration rounded to 0: the engine ended it at its start (R1, "broke
+    # the rules") or, by an absolute 1e-9 ms margin, ended its co-runner with it (R3), so
+    # the planners dropped the group and returned 1,600 ms of JCT where 101 is optimal.
+    inst = vanishing_cycle_instance(release, preemption)
+    sched = solve_verified(inst, solver)
+    ends = {a.id: a.end - release for a in sched.jobs}
+    if solver in ("greedy", "greedy:interleave", "cpsat", "auto"):
+        assert ends == {"a": 1, "b": 100}, ends
+        assert [g.jobs for g in sched.groups] == [("a", "b")]

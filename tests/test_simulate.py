@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from builders import make_instance, profile, reservation
+from builders import make_instance, profile, reservation, vanishing_cycle_instance
 
 from planner.durations import group_cycle, stage_tuple
 from planner.generate import generate
@@ -634,3 +634,17 @@ def test_every_policy_runs_an_instance_without_gpus(policy: str) -> None:
     res = simulate(inst, make_policy(policy))
     assert all(res.segments[j.id] for j in inst.jobs)
     assert_valid(inst, res)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("release", [0, 5])
+def test_every_policy_keeps_the_rules_under_a_vanishing_group_cycle(policy, release):
+    # A member whose work takes less than the ceiling's tolerance (builders) lasts one unit,
+    # also when its run starts after 0; before, `muri-s` and `regroup` ended it at its
+    # start (R1) and a 1e-9 ms margin ended its co-runner with it (R3).
+    inst = vanishing_cycle_instance(release, preemption=True)
+    res = simulate(inst, make_policy(policy))
+    assert_valid(inst, res)
+    if policy in ("muri-s", "muri-l", "regroup"):
+        assert spans(res, "a") == [(release, release + 1)]
+        assert spans(res, "b") == [(release, release + 100)]

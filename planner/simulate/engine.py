@@ -306,7 +306,11 @@ class Engine:
                 continue
             rem, rst = self._state(run, t)
             for a in ended:
-                end = ceil_units(run.epoch_ms + run.traj.finish[a], self.unit)
+                # a member whose work took less than the ceiling's tolerance still lasts a
+                # unit (R1), also in a run whose epoch is not 0 (`durations.ceil_units`)
+                end = max(
+                    run.seg_start[a] + 1, ceil_units(run.epoch_ms + run.traj.finish[a], self.unit)
+                )
                 self._close(run, a, end)
                 self.done[a] = end
                 del self.active[a]
