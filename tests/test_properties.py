@@ -15,7 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner.cli import main
+from planner.online import POLICIES, infeasible_reason, make_policy
 from planner.read import instance_from_dict
+from planner.schedule import schedule_from_dict
+from planner.simulate import inapplicable, result_to_schedule_dict, simulate
 from planner.solvers import GREEDY_RULES, SolveOptions, solve
 from planner.verify import verify
 
@@ -27,10 +30,13 @@ QUICK = settings(
 
 
 @st.composite
-def instances(draw: st.DrawFn, max_jobs: int = 6, min_jobs: int = 0) -> dict[str, Any]:
+def instances(
+    draw: st.DrawFn, max_jobs: int = 6, min_jobs: int = 0, crowded: bool = False
+) -> dict[str, Any]:
     """A valid instance: nodes of 8 GPUs, profiled and explicit jobs, releases, weights,
     priorities, dependencies on earlier jobs, a power pool, optional interleaving,
-    preemption with a restart cost, and a maintenance window on the first node."""
+    preemption with a restart cost, and a maintenance window on the first node.
+    `crowded`: one node and releases within 30 units, so that jobs wait and interleave."""
     n_jobs = draw(st.integers(min_jobs, max_jobs))
     jobs: list[dict[str, Any]] = []
     for i in range(n_jobs):
@@ -41,7 +47,7 @@ def instances(draw: st.DrawFn, max_jobs: int = 6, min_jobs: int = 0) -> dict[str
         else:
             job["duration"] = draw(st.integers(1, 500))
             job["gpus"] = draw(st.sampled_from([0, job["gpus"]]))
-        job["release"] = draw(st.integers(0, 300))
+        job["release"] = draw(st.integers(0, 30 if crowded else 300))
         job["weight"] = draw(st.sampled_from([0, 0.5, 1, 3]))
         job["priority"] = draw(st.integers(0, 2))
         job["demand"] = {"power_kw": draw(st.sampled_from([0, 0.5, 2]))}
@@ -55,14 +61,17 @@ def instances(draw: st.DrawFn, max_jobs: int = 6, min_jobs: int = 0) -> dict[str
     doc: dict[str, Any] = {
         "name": "generated",
         "cluster": {
-            "nodes": [{"name": "n", "count": draw(st.integers(1, 3)), "gpus": 8}],
+            "nodes": [{"name": "n", "count": 1 if crowded else draw(st.integers(1, 3)), "gpus": 8}],
             "pools": {"power_kw": draw(st.sampled_from([2, 5, 100]))},
         },
         "policy": {"priority": draw(st.sampled_from(["strict", "none"]))},
         "jobs": jobs,
     }
     if draw(st.booleans()):
-        doc["interleaving"] = {"enabled": True, "max_group": 2}
+        # Muri's measured overhead, or one so small that a group's work takes less than
+        # the ceiling's tolerance (durations.ceil_units: a unit, never 0)
+        overhead = draw(st.sampled_from([1.33 / 1.015, 0.5, 1e-6, 1e-15]))
+        doc["interleaving"] = {"enabled": True, "max_group": 2, "overhead": {"2": overhead}}
     if draw(st.booleans()):
         doc["policy"]["preemption"] = {"enabled": True, "restart": draw(st.integers(0, 20))}
     if draw(st.booleans()):
@@ -81,6 +90,19 @@ def test_every_greedy_rule_passes_verify(doc: dict[str, Any]) -> None:
         assert sched.status in ("optimal", "feasible"), (rule, sched.info)
         assert {a.id for a in sched.jobs} == {j.id for j in inst.jobs}
         assert verify(inst, sched) == [], rule
+
+
+@QUICK
+@given(instances(crowded=True))
+def test_every_simulation_policy_passes_verify(doc: dict[str, Any]) -> None:
+    inst = instance_from_dict(doc, file="<generated>")
+    for name in POLICIES:
+        policy = make_policy(name)
+        if inapplicable(inst, policy) is not None or infeasible_reason(inst) is not None:
+            continue
+        res = simulate(inst, policy)
+        sched = schedule_from_dict(result_to_schedule_dict(inst, res))
+        assert verify(inst, sched) == [], name
 
 
 @settings(max_examples=6, deadline=None)
