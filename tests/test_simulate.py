@@ -648,3 +648,79 @@ def test_every_policy_keeps_the_rules_under_a_vanishing_group_cycle(policy, rele
     if policy in ("muri-s", "muri-l", "regroup"):
         assert spans(res, "a") == [(release, release + 1)]
         assert spans(res, "b") == [(release, release + 100)]
+
+
+def _one_model(unit: str, iteration_ms: float, gpu_ms: float, jobs: list[dict]) -> Instance:
+    return instance_from_dict(
+        {
+            "version": 1,
+            "name": "rounding",
+            "time_unit": unit,
+            "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+            "profiles": {
+                "x": {
+                    "by_gpus": {
+                        "1": {
+                            "iteration_ms": iteration_ms,
+                            "stages_ms": {"data": iteration_ms - gpu_ms, "gpu": gpu_ms, "net": 0},
+                        }
+                    }
+                }
+            },
+            "jobs": jobs,
+        },
+        file="<test>",
+    )
+
+
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "srsf", "priority"])
+def test_a_job_ends_at_the_decision_its_end_rounds_to(policy):
+    # Under time unit "ms", `a`'s 1.0000005 ms last 2 units: at `b`'s release (1) it still
+    # holds the GPU (before, an absolute 1e-6 ms margin freed it and `b` started on it: R6).
+    inst = _one_model(
+        "ms",
+        1.0000005,
+        1.0000005,
+        [
+            {"id": "a", "model": "x", "gpus": 1, "iterations": 1},
+            {"id": "b", "duration": 5, "gpus": 1, "release": 1},
+        ],
+    )
+    res = simulate(inst, make_policy(policy))
+    assert_valid(inst, res)
+    assert spans(res, "a") == [(0, 2)] and spans(res, "b") == [(2, 7)]
+    # Under "min", 60,000.00003 ms is one unit (within the ceiling's tolerance): the next job
+    # starts at once (before, each GPU stood idle a unit after every job).
+    jobs = [{"id": f"j{i}", "model": "x", "gpus": 1, "iterations": 1} for i in range(5)]
+    inst = _one_model("min", 60000.00003, 60000, jobs)
+    res = simulate(inst, make_policy(policy))
+    assert_valid(inst, res)
+    assert sorted(spans(res, f"j{i}")[0] for i in range(5)) == [(i, i + 1) for i in range(5)]
+
+
+@pytest.mark.parametrize("policy", ["muri-s", "muri-l", "regroup"])
+def test_a_co_runner_keeps_the_work_it_did_just_after_a_decision(policy):
+    # a1 and b1 restart together at 5 (3 s each) in a group of cycle 1e-12 x its slot
+    # cycle; a1's work is done 2.8e-8 ms after 8 s. Closing a1 at 8, the engine read b1's
+    # state at 8 s, before the pair's phase, and b1 lost its ~270 iterations with a1 (R3).
+    stages = {"A": (90, 10, 5), "B": (5, 90, 5), "C": (10, 10, 85)}
+    profiles = {
+        name: {"by_gpus": {"1": {"iteration_ms": 100, "stages_ms": dict(data=d, gpu=g, net=n)}}}
+        for name, (d, g, n) in stages.items()
+    }
+    doc = {
+        "version": 1,
+        "name": "vanishing-regroup",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "interleaving": {"enabled": True, "max_group": 2, "overhead": {"2": 1e-12}},
+        "policy": {"preemption": {"enabled": True, "restart": 3}},
+        "profiles": profiles,
+        "jobs": [
+            {"id": "a1", "model": "A", "gpus": 1, "iterations": 300},
+            {"id": "b1", "model": "B", "gpus": 1, "iterations": 400},
+            {"id": "c1", "model": "C", "gpus": 1, "iterations": 200, "release": 5},
+        ],
+    }
+    inst = instance_from_dict(doc, file="<test>")
+    res = simulate(inst, make_policy(policy))
+    assert_valid(inst, res)

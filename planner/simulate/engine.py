@@ -221,8 +221,18 @@ class Engine:
     def _state(self, run: Run, t: int) -> tuple[dict[str, float], dict[str, float]]:
         return state_at(run.traj, t * self.unit - run.epoch_ms)
 
-    def _retraj(self, run: Run, t: int, rem: Mapping[str, float], rst: Mapping[str, float]) -> None:
-        run.epoch_ms = t * self.unit
+    def _retraj(
+        self,
+        run: Run,
+        t: int,
+        rem: Mapping[str, float],
+        rst: Mapping[str, float],
+        at_ms: float | None = None,
+    ) -> None:
+        """`run` goes on from the state `rem`, `rst` of `t`, or of the instant `at_ms` when
+        that is later (`_finish_until`). An epoch already past `t` stays: the state read
+        there (`_state`) is its own, so it is not counted twice."""
+        run.epoch_ms = max(t * self.unit, run.epoch_ms) if at_ms is None else at_ms
         run.traj = trajectory(rem, rst, self._its(run.node_group))
 
     # -- snapshots ----------------------------------------------------------------------
@@ -301,10 +311,21 @@ class Engine:
         t_ms = t * self.unit
         for rid in list(self.runs):
             run = self.runs[rid]
-            ended = [a for a, f in run.traj.finish.items() if run.epoch_ms + f <= t_ms + 1e-6]
+            # a member ends at `t` when its end rounds to `t` (the rule `_next_time` wakes
+            # by); an absolute margin in ms freed a GPU a unit early under time unit "ms"
+            # (R6) and a unit late under "min" (tests/test_simulate.py, the unit tests)
+            ended = [
+                a
+                for a, f in run.traj.finish.items()
+                if ceil_units(run.epoch_ms + f, self.unit) <= t
+            ]
             if not ended:
                 continue
-            rem, rst = self._state(run, t)
+            # the co-runners' state once the last of them is done, which may be a hair
+            # after `t` (within the ceiling's tolerance): read at `t`, they lost the work
+            # of that hair, many iterations under a vanishingly small group cycle (R3)
+            at = max(t_ms - run.epoch_ms, max(run.traj.finish[a] for a in ended))
+            rem, rst = state_at(run.traj, at)
             for a in ended:
                 # a member whose work took less than the ceiling's tolerance still lasts a
                 # unit (R1), also in a run whose epoch is not 0 (`durations.ceil_units`)
@@ -325,7 +346,7 @@ class Engine:
                 rem.pop(a)
                 rst.pop(a)
             if rem:
-                self._retraj(run, t, rem, rst)
+                self._retraj(run, t, rem, rst, at_ms=run.epoch_ms + at)
             else:
                 del self.runs[rid]
 
