@@ -724,3 +724,36 @@ def test_a_co_runner_keeps_the_work_it_did_just_after_a_decision(policy):
     inst = instance_from_dict(doc, file="<test>")
     res = simulate(inst, make_policy(policy))
     assert_valid(inst, res)
+
+
+@pytest.mark.parametrize("policy", ["sjf", "srsf", "srtf", "srsf-p", "muri-s"])
+def test_policies_rank_jobs_by_their_time_on_the_nodes_they_may_use(policy):
+    # One node of speed 0.001: l (all GPU work) takes 10 s there and s (no GPU work) 1 s,
+    # though at speed 1 l would take 0.01 s. Ranked at speed 1, l ran first (21 s of JCT);
+    # the greedy rules, whose online versions these are (contract §10), run s first (12).
+    doc = {
+        "version": 1,
+        "name": "slow-node",
+        "cluster": {"nodes": [{"name": "slow", "count": 1, "gpus": 1, "speed": 0.001}]},
+        "policy": {"preemption": {"enabled": True, "restart": 0}},
+        "profiles": {
+            "L": {
+                "by_gpus": {
+                    "1": {"iteration_ms": 0.1, "stages_ms": {"data": 0, "gpu": 0.1, "net": 0}}
+                }
+            },
+            "S": {
+                "by_gpus": {
+                    "1": {"iteration_ms": 10, "stages_ms": {"data": 10, "gpu": 0, "net": 0}}
+                }
+            },
+        },
+        "jobs": [
+            {"id": "l", "model": "L", "gpus": 1, "iterations": 100},
+            {"id": "s", "model": "S", "gpus": 1, "iterations": 100},
+        ],
+    }
+    inst = instance_from_dict(doc, file="<test>")
+    res = simulate(inst, make_policy(policy))
+    assert_valid(inst, res)
+    assert spans(res, "s") == [(0, 1)] and spans(res, "l") == [(1, 11)]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.durations import solo_iteration_ms
+from planner.durations import best_speed, solo_iteration_ms
 from planner.instance import Instance, Job, NodeGroup
 from planner.simulate.model import PlacementT, SimJob
 from planner.simulate.trajectory import Trajectory
@@ -32,6 +32,7 @@ class JobViews:
         self.instance = instance
         self.blind = blind
         self.seen: dict[str, tuple[tuple[Any, ...], SimJob]] = {}
+        self.iteration_ms: dict[tuple[str, int], float] = {}  # on its fastest node group
 
     def of(
         self, job: Job, released: int, rem: float, att: int, run: int | None, since: int | None
@@ -46,11 +47,18 @@ class JobViews:
         if not self.blind:
             solo = rem
             if job.model is not None:
-                gp = self.instance.gpu_profile(job)
-                solo = rem * solo_iteration_ms(gp) / self.instance.unit_ms
+                solo = rem * self._iteration_ms(job) / self.instance.unit_ms
         sj = SimJob(job, released, None if self.blind else rem, solo, att, run, since)
         self.seen[job.id] = (made, sj)
         return sj
+
+    def _iteration_ms(self, job: Job) -> float:
+        """`job`'s solo iteration at its count on its fastest node group (`best_speed`)."""
+        key = (job.id, job.gpus)
+        if key not in self.iteration_ms:
+            gp = self.instance.gpu_profile(job)
+            self.iteration_ms[key] = solo_iteration_ms(gp, best_speed(self.instance, job))
+        return self.iteration_ms[key]
 
 
 class Stopped(Exception):

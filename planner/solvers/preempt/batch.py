@@ -20,7 +20,7 @@ import math
 import threading
 import time
 
-from planner.durations import solo_iteration_ms
+from planner.durations import best_speed, solo_iteration_ms
 from planner.instance import Admits, Instance
 from planner.metrics import objective_vector
 from planner.schedule import Placement, Schedule, schedule_from_dict
@@ -268,13 +268,15 @@ def is_release_batch(instance: Instance) -> bool:
 
 def unstarted(instance: Instance) -> list[SimJob]:
     """Every job as a policy sees it at its release before anything ran: all its work left
-    (iterations, or time for an explicit duration), and that work in solo time units."""
+    (iterations, or time for an explicit duration), and that work in solo time units on
+    its fastest node group (`durations.best_speed`), as the engine's views show it."""
     out = []
     for j in instance.jobs:
         left = float(j.iterations or 0) if j.model is not None else float(j.duration or 0)
         solo = left
         if j.model is not None:
-            solo = left * solo_iteration_ms(instance.gpu_profile(j)) / instance.unit_ms
+            it = solo_iteration_ms(instance.gpu_profile(j), best_speed(instance, j))
+            solo = left * it / instance.unit_ms
         out.append(SimJob(j, j.release, left, solo, 0, None))
     return out
 
