@@ -166,6 +166,27 @@ def objective_vector(instance: Instance, schedule: Schedule, names: Sequence[str
     return [float(v[n]) for n in names]
 
 
+def strictly_better(a: Sequence[float], b: Sequence[float], tol: float = 0.0) -> bool:
+    """Whether the objective vector `a` (objective_vector) beats `b`: lexicographically
+    smaller, every objective minimised, the first listed first (contract §2, `objective`).
+    The first objective on which they differ by more than `tol` decides; where none does
+    they tie and the answer is False, so a caller that replaces its plan only on True keeps
+    the one it holds: the tie rule is the caller's, by which side it passes as `a`.
+
+    `tol` is relative to `b`'s value, absolute below 1 (an energy cost's terms may cancel
+    to float noise around 0). 0, the planners' comparison of their own plans, compares
+    exactly, as Python's list `<` does on the (finite) objective values; the exact solvers
+    pass theirs (`planner/solvers/exact.py`: ties within 10^-6 go to the earlier start rule;
+    a model's plan is refused only when its start is better by more than float error)."""
+    for x, y in zip(a, b, strict=True):
+        slack = tol * max(1.0, abs(y)) if tol else 0.0
+        if x < y - slack:
+            return True
+        if x > y + slack:
+            return False
+    return False
+
+
 def objective_values(
     instance: Instance, schedule: Schedule, names: Sequence[str]
 ) -> dict[str, float]:

@@ -1,8 +1,9 @@
 """What the two exact solvers (CP-SAT and MILP) share: the start, the horizon, the finish.
 
 - `best_start`: the best valid schedule over every greedy rule and, on plain RCPSP
-  instances, the RCPSP heuristic; compared lexicographically by `better`. It is the
-  CP-SAT hint / MILP warm start, bounds the horizon, and is the fallback.
+  instances, the RCPSP heuristic; compared by `metrics.strictly_better` within
+  OBJECTIVE_TOL. It is the CP-SAT hint / MILP warm start, bounds the horizon, and is the
+  fallback.
 - `semi_active_horizon` and `end_caps`: a horizon and per-job latest ends that cut off no
   schedule at least as good as the start, so "optimal" and bounds stay proofs.
 - `finish`: verify the model's schedule, keep it only if no worse than the start, and say
@@ -19,7 +20,7 @@ from dataclasses import replace
 from typing import Literal
 
 from planner.instance import Instance
-from planner.metrics import objective_values, objective_vector
+from planner.metrics import objective_values, objective_vector, strictly_better
 from planner.precedence import heads_tails
 from planner.schedule import Schedule, SolveInfo, Status
 from planner.solvers.greedy import RULES, solve_greedy
@@ -28,7 +29,10 @@ from planner.solvers.options import SolveOptions, objectives_of
 from planner.solvers.rcpsp_heuristic import applicable, rcpsp_start
 from planner.verify import verify
 
-_TOL = 1e-6
+# Relative tolerance on objective values: plans of the start portfolio within it tie (the
+# earlier rule wins, so the start does not depend on the order the rules ran in), and a
+# plan within it of a bound meets it (`meets_bound`)
+OBJECTIVE_TOL = 1e-6
 
 
 def values(instance: Instance, schedule: Schedule, names: Sequence[str]) -> tuple[float, ...]:
@@ -36,19 +40,8 @@ def values(instance: Instance, schedule: Schedule, names: Sequence[str]) -> tupl
     return tuple(objective_vector(instance, schedule, names))
 
 
-def better(a: Sequence[float], b: Sequence[float], tol: float = _TOL) -> bool:
-    """Lexicographically strictly smaller, with a small relative tolerance (absolute below
-    1, where an energy cost's terms may cancel to float noise around 0)."""
-    for x, y in zip(a, b, strict=True):
-        if x < y - tol * max(1.0, abs(y)):
-            return True
-        if x > y + tol * max(1.0, abs(y)):
-            return False
-    return False
-
-
 # "Never worse than the start" tells apart what float sums cannot: a MILP on a coarse
-# grid, optimal within _TOL, returned 600 ms more than its start at 2.6e9 ms
+# grid, optimal within OBJECTIVE_TOL, returned 600 ms more than its start at 2.6e9 ms
 # (tests/test_milp.py)
 _NOISE = 1e-12
 
@@ -117,17 +110,24 @@ def best_start(instance: Instance, options: SolveOptions, info: SolveInfo) -> Sc
         if len(s.jobs) != len(instance.jobs) or verify(instance, s):
             continue
         v = values(instance, s, names)
-        if best is None or better(v, best[2]) or (not better(best[2], v) and k < best[0]):
+        tol = OBJECTIVE_TOL  # ties (within it) go to the earlier rule of `rules`
+        if (
+            best is None
+            or strictly_better(v, best[2], tol)
+            or (not strictly_better(best[2], v, tol) and k < best[0])
+        ):
             best = (k, s, v)
     kept = _kept_start(instance, options, quiet, deadline)
     if kept is not None:
         v = values(instance, kept, names)
-        if best is None or better(v, best[2]):
+        if best is None or strictly_better(v, best[2], OBJECTIVE_TOL):  # ties: the rules'
             best = (len(rules), kept, v)
     given = given_start(instance, options)
     start = best[1] if best is not None else None
-    if given is not None and (best is None or better(values(instance, given, names), best[2])):
-        start = given
+    if given is not None and (
+        best is None or strictly_better(values(instance, given, names), best[2], OBJECTIVE_TOL)
+    ):
+        start = given  # strictly better only: ties keep the portfolio's start
     if errors:
         info["start_errors"] = errors
     if start is not None:
@@ -256,7 +256,8 @@ def meets_bound(
     # relative (README): an absolute 10^-6 called a plan of 3.77e-5 optimal beside a bound
     # of 3.73e-5 (tests/test_bounds.py)
     return all(
-        n in lower and v <= lower[n] + _TOL * abs(v) for n, v in zip(names, got, strict=True)
+        n in lower and v <= lower[n] + OBJECTIVE_TOL * abs(v)
+        for n, v in zip(names, got, strict=True)
     )
 
 
@@ -294,7 +295,8 @@ def finish(
             candidate, reason = None, "the model's schedule breaks a rule (a planner bug)"
     if candidate is not None:
         info["model_objective"] = dict(zip(names, values(instance, candidate, names), strict=True))
-        if start is not None and better(
+        # ties (within float error) go to the model's plan
+        if start is not None and strictly_better(
             values(instance, start, names), values(instance, candidate, names), _NOISE
         ):
             candidate, reason = None, "the model's schedule is worse than the start"

@@ -32,7 +32,7 @@ from planner.bounds import with_bounds
 from planner.elastic import count_choices, fixed_counts, held_back, hold_backs
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
-from planner.metrics import objective_values, objective_vector
+from planner.metrics import objective_values, objective_vector, strictly_better
 from planner.precedence import effective_priorities
 from planner.schedule import Schedule
 from planner.solvers.greedy.events import TIMED_OUT, Result, plan_in_order
@@ -134,7 +134,7 @@ def _variants(
             best = best or s
             continue
         val = objective_vector(instance, s, names)
-        if best_val is None or val < best_val:
+        if best_val is None or strictly_better(val, best_val):  # ties: the earlier variant
             info = {**s.info, "elastic": name} if instance.elastic else dict(s.info)
             if hold:
                 info["held_back"] = hold
@@ -176,7 +176,7 @@ def _solve_fixed(
             best = best or s
             continue
         val = objective_vector(instance, s, names)
-        if best_val is None or val < best_val:
+        if best_val is None or strictly_better(val, best_val):  # ties: serial, which runs first
             best, best_val = s, val
     assert best is not None
     return best
@@ -315,7 +315,8 @@ def _plan(
         return grouped if grouped.status == "feasible" else base
     og = objective_values(instance, grouped, names)
     ob = objective_values(instance, base, names)
-    if [ob[n] for n in names] < [og[n] for n in names]:
+    # ties: the plan with groups
+    if strictly_better([ob[n] for n in names], [og[n] for n in names]):
         info = {
             **base.info,
             "grouping": "dropped: the plan without groups is better",

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 
 from planner.instance import Instance
-from planner.metrics import objective_values, objective_vector
+from planner.metrics import objective_values, objective_vector, strictly_better
 from planner.schedule import Schedule, schedule_from_dict
 from planner.simulate.engine import simulate
 from planner.simulate.engine_state import Stopped
@@ -126,7 +126,8 @@ def kept_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
             continue
         s = schedule_from_dict(result_to_schedule_dict(instance, res))
         v = objective_vector(instance, s, names)
-        if (best is None or v < best[0]) and not verify(instance, s):
+        # ties: the earlier order of GPU_EXPONENTS
+        if (best is None or strictly_better(v, best[0])) and not verify(instance, s):
             best = (v, s.with_(solver=f"muri-kept:a={a:g}"))
     return None if best is None else best[1]
 
@@ -145,8 +146,8 @@ def the_better(
     if a is None or b is None:
         return a or b
     names = list(objectives_of(instance, options))
-    va, vb = objective_values(instance, a, names), objective_values(instance, b, names)
-    return b if [vb[n] for n in names] < [va[n] for n in names] else a
+    va, vb = objective_vector(instance, a, names), objective_vector(instance, b, names)
+    return b if strictly_better(vb, va) else a
 
 
 def better_of(
@@ -162,7 +163,8 @@ def better_of(
     note = {"solver": kept.solver, "objective": ok[names[0]]}
     if sched.status == "feasible" and sched.jobs:
         os_ = objective_values(instance, sched, names)
-        if [os_[n] for n in names] <= [ok[n] for n in names]:
+        # ties: `sched`, the plan of the solver asked for
+        if not strictly_better([ok[n] for n in names], [os_[n] for n in names]):
             return sched.with_(info={**sched.info, "kept": {**note, "returned": False}})
     # the solver name stays the one asked for (greedy rules keep their names); info says
     # that Muri's kept grouping produced the plan
