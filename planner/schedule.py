@@ -18,13 +18,17 @@ Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 STATUSES: tuple[Status, ...] = get_args(Status)
 
 
-# A MILP stage's status (`SolveInfo.stages`): its backend's (milp.backends.RunStatus), or
-# "skipped" when Ctrl-C or the time limit came before it was solved.
+# A stage's status in either exact back end: the MILP's backend's (milp.backends.RunStatus),
+# or "skipped" when Ctrl-C or the time limit came before it was solved (`SolveInfo.stages`);
+# CP-SAT's status named the same way (cpsat.solve._stage_status; CP-SAT's own names are
+# `SolveInfo.cpsat_status`).
 StageStatus = Literal["optimal", "feasible", "infeasible", "none", "skipped"]
 
 
 class StageInfo(TypedDict, total=False):
-    """One lexicographic stage of the MILP, in the metric's units (`SolveInfo.stages`)."""
+    """One lexicographic stage of an exact back end, in the metric's units: the MILP writes
+    them as `SolveInfo.stages`; CP-SAT keeps objective, status and solver_says (its status
+    name) and writes the last as `SolveInfo.cpsat_status`."""
 
     objective: str
     status: StageStatus
@@ -85,7 +89,7 @@ class SolveInfo(TypedDict, total=False):
     # CP-SAT
     options: int
     candidate_groups: int
-    cpsat_status: list[str]
+    cpsat_status: list[str]  # CP-SAT's status name per stage (StageInfo.solver_says)
     hint_vars: int
     model_bound: dict[str, float]
     relaxation_bound: dict[str, float]

@@ -23,7 +23,7 @@ from planner.groups import (
     exact_candidates,
 )
 from planner.instance import Instance
-from planner.schedule import Schedule, SolveInfo
+from planner.schedule import Schedule, SolveInfo, StageInfo, StageStatus
 from planner.solvers.cpsat.extract import extract
 from planner.solvers.cpsat.hint import add_hint, set_hints
 from planner.solvers.cpsat.horizon import horizon_and_end_caps, max_per_job
@@ -35,6 +35,7 @@ from planner.solvers.cpsat.objective import (
 from planner.solvers.cpsat.variables import CpsatModel
 from planner.solvers.exact import (
     NOT_RUN,
+    NotRun,
     best_start,
     cpsat_size,
     finish,
@@ -192,11 +193,12 @@ class _Model:
 
 @dataclass
 class _Stages:
-    """The lexicographic solves: CP-SAT's status per stage, the last stage's schedule, the
-    first stage's bound, whether Ctrl-C stopped them, and CP-SAT's refusal of the model."""
+    """The lexicographic solves: per-stage facts (status and CP-SAT's own status name,
+    `info.cpsat_status`), the last stage's schedule, the first stage's bound, whether
+    Ctrl-C stopped them, and CP-SAT's refusal of the model."""
 
     schedule: Schedule | None = None
-    statuses: list[str] = field(default_factory=list)
+    stages: list[StageInfo] = field(default_factory=list)
     bound: float | None = None
     interrupted: bool = False
     error: str | None = None
@@ -242,19 +244,23 @@ def _solve_stages(
         finally:
             done.set()
             watcher.join()
-        name = solver.status_name(status)
-        st.statuses.append(name)
+        stage: StageInfo = {
+            "objective": obj.name,
+            "status": _stage_status(status),
+            "solver_says": solver.status_name(status),
+        }
+        st.stages.append(stage)
         if options.stop.is_set():
             st.interrupted = True
         if status == cp_model.MODEL_INVALID:
             st.error = _why_invalid(cm.model.validate(), i, obj.name)
             break
-        if i == 0 and status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            st.bound = obj.bound_of(solver.best_objective_bound)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if stage["status"] not in ("optimal", "feasible"):
             break
+        if i == 0:
+            st.bound = obj.bound_of(solver.best_objective_bound)
         st.schedule = extract(cm, solver.value)
-        if status != cp_model.OPTIMAL or st.interrupted or i == len(objs) - 1:
+        if stage["status"] != "optimal" or st.interrupted or i == len(objs) - 1:
             break
         # Fix this objective at its optimum and hint the next stage with this solution.
         try:
@@ -268,6 +274,19 @@ def _solve_stages(
         sol = list(solver.response_proto.solution)
         set_hints(cm.model, list(range(len(sol))), sol)
     return st
+
+
+def _stage_status(status: cp_model.CpSolverStatus) -> StageStatus:
+    """CP-SAT's status as the MILP's stage status (`schedule.StageStatus`): UNKNOWN (no
+    solution in the time) and MODEL_INVALID (the model refused, `_Stages.error`) are
+    "none"."""
+    if status == cp_model.OPTIMAL:
+        return "optimal"
+    if status == cp_model.FEASIBLE:
+        return "feasible"
+    if status == cp_model.INFEASIBLE:
+        return "infeasible"
+    return "none"
 
 
 def _why_invalid(message: str, stage: int, objective: str) -> str:
@@ -352,7 +371,8 @@ def _model_info(info: SolveInfo, m: _Model, st: _Stages, first: str) -> None:
     """The model's size and CP-SAT's statuses and bound, in `info`."""
     info["options"] = sum(len(jv.options) for jv in m.cm.jobs.values())
     info["candidate_groups"], info["groups_complete"] = m.candidate_groups, m.complete
-    info["cpsat_status"], info["hint_vars"], info["horizon"] = st.statuses, m.hinted, m.horizon
+    info["cpsat_status"] = [s["solver_says"] for s in st.stages]
+    info["hint_vars"], info["horizon"] = m.hinted, m.horizon
     if st.bound is not None:
         info["model_bound"] = {first: st.bound}
     if m.cm.notes:
@@ -374,12 +394,12 @@ def _finish_cpsat(
     """`exact.finish` on the last stage's schedule: "optimal" only when every stage was
     proved on a model whose optimum is a proof."""
     proved = (
-        len(st.statuses) == len(names)
-        and all(s == "OPTIMAL" for s in st.statuses)
+        len(st.stages) == len(names)
+        and all(s["status"] == "optimal" for s in st.stages)
         and m.proof
         and not st.interrupted
     )
-    first_status = st.statuses[0] if st.statuses else NOT_RUN
+    first_status: StageStatus | NotRun = st.stages[0]["status"] if st.stages else NOT_RUN
     return finish(
         instance,
         "cpsat",
@@ -390,9 +410,16 @@ def _finish_cpsat(
         lower=lower,
         info=info,
         t0=t0,
-        why_none=st.error or f"CP-SAT found no schedule ({first_status})",
-        infeasible=first_status == "INFEASIBLE" and m.proof,
+        why_none=_why_none(st),
+        infeasible=first_status == "infeasible" and m.proof,
     )
+
+
+def _why_none(st: _Stages) -> str:
+    """Why the model gave no schedule: CP-SAT's refusal of it, else the first stage's
+    status in CP-SAT's own words ("UNKNOWN": nothing found in the time)."""
+    said = st.stages[0]["solver_says"] if st.stages else NOT_RUN
+    return st.error or f"CP-SAT found no schedule ({said})"
 
 
 def _no_room_for_the_model(instance: Instance, options: SolveOptions, t0: float) -> str | None:
