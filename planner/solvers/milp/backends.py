@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import pulp
 from pulp.apis.coin_api import PULP_CBC_CMD
@@ -288,18 +288,84 @@ def _run_cbc(
     progress: ProgressFn | None,
     preprocess: bool = True,
 ) -> RunResult:
+    """One CBC run (see run_backend): the model written to files, CBC run on them and
+    watched to its end, its answer read back into `prob`'s variables. `_end_run` leaves
+    no CBC and no file behind (`_abandon_cbc` at exit, for a run abandoned before it)."""
     t0 = time.monotonic()
     seconds = max(1.0, time_limit)
     solver = pulp.COIN_CMD(path=PULP_CBC_CMD.pulp_cbc_path, msg=False, warmStart=warm)
-    files = tuple(solver.create_tmp_files(prob.name, "mps", "sol", "mst", "log"))
-    mps, sol, mst, logf = files
+    files = _CbcFiles(*solver.create_tmp_files(prob.name, "mps", "sol", "mst", "log"))
     _CBC_RUNS[files] = None
-    vs, vnames, cnames, _ = prob.writeMPS(mps, rename=1)
-    args = ([STDBUF, "-oL"] if STDBUF else []) + [solver.path, mps]
+    model = _write_model(solver, prob, files, warm)
+    args = _cbc_command(solver.path, files, warm, seconds, threads, seed, preprocess)
+    try:
+        interrupted, killed = _start_and_watch(args, files, t0, seconds, stop, progress)
+        answer = _read_answer(solver, prob, model, files, interrupted, killed, t0)
+    finally:
+        _end_run(solver, files)
+    if isinstance(answer, RunResult):
+        return answer
+    # `model.variables`: writeMPS's (`prob.variables()` would walk every row again)
+    if _fractional(model.variables, answer.values):  # the model's variables keep the start
+        return RunResult("none", None, None, interrupted, time.monotonic() - t0, _FRACTIONAL)
+    prob.assignVarsVals(answer.values)
+    return _cbc_result(answer.text, answer.head, answer.sol_status, interrupted, t0)
+
+
+class _CbcFiles(NamedTuple):
+    """A CBC run's temporary files (a tuple: the key of `_CBC_RUNS`)."""
+
+    mps: str  # the model
+    sol: str  # CBC's solution
+    mst: str  # the warm start
+    log: str  # CBC's output
+
+
+@dataclass
+class _Written:
+    """`prob` as writeMPS wrote it: its variables and the names it gave them and the rows,
+    which reading CBC's solution back needs."""
+
+    variables: list[pulp.LpVariable]
+    vnames: dict[str, str]
+    cnames: dict[str, str]
+
+
+@dataclass
+class _CbcAnswer:
+    """What a CBC run that ended with a solution file left: its log, the values of its
+    solution, its solution status (pulp's) and the file's first line."""
+
+    text: str
+    values: dict[str, float]
+    sol_status: int
+    head: str
+
+
+def _write_model(
+    solver: pulp.COIN_CMD, prob: pulp.LpProblem, files: _CbcFiles, warm: bool
+) -> _Written:
+    """`prob` as an MPS file and, when `warm`, its variables' values as CBC's MIP start."""
+    vs, vnames, cnames, _ = prob.writeMPS(files.mps, rename=1)
     if warm:
-        solver.writesol(mst, prob, vs, vnames, cnames)
-        args += ["-mips", mst]
-    args += [
+        solver.writesol(files.mst, prob, vs, vnames, cnames)
+    return _Written(vs, vnames, cnames)
+
+
+def _cbc_command(
+    path: str,
+    files: _CbcFiles,
+    warm: bool,
+    seconds: float,
+    threads: int,
+    seed: int,
+    preprocess: bool,
+) -> list[str]:
+    """CBC's command line (PuLP's, line-buffered by `stdbuf` where there is one)."""
+    args = ([STDBUF, "-oL"] if STDBUF else []) + [path, files.mps]
+    if warm:
+        args += ["-mips", files.mst]
+    return args + [
         "-sec",
         f"{seconds:.2f}",
         "-timeMode",
@@ -316,45 +382,66 @@ def _run_cbc(
         "-printingOptions",
         "all",
         "-solution",
-        sol,
+        files.sol,
     ]
-    interrupted = False
-    text = ""
-    proc: subprocess.Popen[bytes] | None = None
-    log = _CbcLog(logf)
-    killed: str | None = None
-    try:
-        with open(logf, "w") as out:
-            proc = subprocess.Popen(
-                args,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=own_session(),
-            )
-            _CBC_RUNS[files] = proc
-            interrupted, killed = _watch_cbc(proc, log, t0, seconds, stop, progress)
-        with open(logf) as f:
-            text = f.read()
-        if killed or not os.path.exists(sol):
-            why = killed or _tail(text)
-            return RunResult("none", None, None, interrupted, time.monotonic() - t0, why)
-        status, values, _dj, _pi, _slacks, sol_status = solver.readsol_MPS(
-            sol, prob, vs, vnames, cnames
+
+
+def _start_and_watch(
+    args: list[str],
+    files: _CbcFiles,
+    t0: float,
+    seconds: float,
+    stop: threading.Event,
+    progress: ProgressFn | None,
+) -> tuple[bool, str | None]:
+    """Start CBC, its output to the log file, in a session of its own (module docstring),
+    and `_watch_cbc` it to its end: whether Ctrl-C interrupted it, why it was killed."""
+    log = _CbcLog(files.log)
+    with open(files.log, "w") as out:
+        proc = subprocess.Popen(
+            args,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=own_session(),
         )
-        with open(sol) as f:
-            head = f.readline().strip()
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()  # e.g. a second Ctrl-C raised KeyboardInterrupt: leave no orphan
-            proc.wait()
-        solver.delete_tmp_files(*files)
-        del _CBC_RUNS[files]
-    # `vs`: writeMPS's variables (`prob.variables()` would walk every row again)
-    if _fractional(vs, values):  # the model's variables keep their values (the start)
-        return RunResult("none", None, None, interrupted, time.monotonic() - t0, _FRACTIONAL)
-    prob.assignVarsVals(values)
-    return _cbc_result(text, head, sol_status, interrupted, t0)
+        _CBC_RUNS[files] = proc  # `_end_run` (or at exit `_abandon_cbc`) ends it
+        return _watch_cbc(proc, log, t0, seconds, stop, progress)
+
+
+def _read_answer(
+    solver: pulp.COIN_CMD,
+    prob: pulp.LpProblem,
+    model: _Written,
+    files: _CbcFiles,
+    interrupted: bool,
+    killed: str | None,
+    t0: float,
+) -> _CbcAnswer | RunResult:
+    """CBC's log and solution file, before they are deleted; no solution ("none", saying
+    why: CBC was killed, or its log's last lines) when CBC was killed or wrote none."""
+    with open(files.log) as f:
+        text = f.read()
+    if killed or not os.path.exists(files.sol):
+        why = killed or _tail(text)
+        return RunResult("none", None, None, interrupted, time.monotonic() - t0, why)
+    _status, values, _dj, _pi, _slacks, sol_status = solver.readsol_MPS(
+        files.sol, prob, model.variables, model.vnames, model.cnames
+    )
+    with open(files.sol) as f:
+        head = f.readline().strip()
+    return _CbcAnswer(text, values, sol_status, head)
+
+
+def _end_run(solver: pulp.COIN_CMD, files: _CbcFiles) -> None:
+    """CBC killed if it still runs (e.g. a second Ctrl-C raised KeyboardInterrupt: leave no
+    orphan) and the run's files deleted."""
+    proc = _CBC_RUNS[files]
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    solver.delete_tmp_files(*files)
+    del _CBC_RUNS[files]
 
 
 def _tail(text: str) -> str:
