@@ -266,6 +266,17 @@ POOL_PREC = [
     Job("c", 0, duration=2, demand={"p": 1}, after=("a",)),
 ]
 
+# The same amounts in ten-billionths: a pool of 1e-10 holds one job of 6e-11 at a time, so
+# c (3), a (5), b (5) run in turn: total weighted JCT 3 + 8 + 13 = 24. Rounded to
+# thousandths, CP-SAT's pool held 0 (its model infeasible); the MILP's rows of 1e-10 were
+# below its back ends' tolerances and it returned a plan breaking R8
+# (cpsat/variables.capacity_scale, milp/constraints.add_capacity_row).
+POOL_TINY = [
+    Job("a", 0, duration=5, demand={"p": 6e-11}),
+    Job("b", 0, duration=5, demand={"p": 6e-11}),
+    Job("c", 1, duration=3, demand={"p": 6e-11}),
+]
+
 POOLS = [
     Case("pool-reservation-admits-a-tenant",
          jobs_on(POOL_X, [node()], "makespan", pools={"p": 4}, reservations=POOL_X_HOLD), 15),
@@ -279,6 +290,8 @@ POOLS = [
          jobs_on(POOL_T, [node()], "total_weighted_jct", pools={"p": 10},
                  reservations=POOL_T_HOLD), 70, the_tenant_uses_the_held_units),
     Case("pool-and-precedence", jobs_on(POOL_PREC, [node()], "makespan", pools={"p": 3}), 7),
+    Case("pool-of-a-ten-billionth",
+         jobs_on(POOL_TINY, [node()], "total_weighted_jct", pools={"p": 1e-10}), 24),
 ]  # fmt: skip
 
 

@@ -18,6 +18,7 @@ node, pool and order rules over them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -136,15 +137,19 @@ CAPACITY_SCALED_MAX = 10**15
 def capacity_scale(values: Iterable[float]) -> tuple[int, bool]:
     """The scale of one capacity row and whether it is exact: the smallest power of ten up
     to CAPACITY_SCALE_MAX that makes every value integral without scaling the largest past
-    CAPACITY_SCALED_MAX; else 1,000, rounded (demands up, capacity down: inexact)."""
+    CAPACITY_SCALED_MAX; else 1,000, rounded (demands up, capacity down: inexact). A row
+    whose largest value is under a thousandth is first scaled until that value is at least
+    1 (a pool of 6e-10 rounded to thousandths held 0 and every demand 1: the model was
+    infeasible, tests/test_conformance.py)."""
     vals = list(values)
     top = max((abs(v) for v in vals), default=0.0)
-    s = 1
-    while s <= CAPACITY_SCALE_MAX and top * s <= CAPACITY_SCALED_MAX:
+    base = 1 if top == 0 or top * 1000 >= 1 else 10 ** math.ceil(-math.log10(top))
+    s = base
+    while s <= base * CAPACITY_SCALE_MAX and top * s <= CAPACITY_SCALED_MAX:
         if _integral(vals, s):
             return s, True
         s *= 10
-    return 1000, False
+    return base * 1000, False
 
 
 def scaled_exactly(values: Iterable[float]) -> bool:
