@@ -197,7 +197,7 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
     if not res.stop_chosen:
         return _plan_residual(instance, res, spec, options)
     from planner.live.residual import residual, stop_choices
-    from planner.metrics import objective_values
+    from planner.metrics import objective_values, strictly_better
 
     t0 = time.perf_counter()
     choices = stop_choices(instance)
@@ -216,7 +216,7 @@ def _plan_stops(instance: Instance, res: Residual, spec: str, options: SolveOpti
             continue
         values = objective_values(instance, plan, names)
         key = [values[n] for n in names]
-        if best is None or key < best[0]:
+        if best is None or strictly_better(key, best[0]):  # ties: the earlier choice
             best = (key, plan, when + ("+group" if choice.endswith("+group") else ""))
     if best is None:
         unproved = plan.with_(status="unknown") if plan.status == "infeasible" else plan

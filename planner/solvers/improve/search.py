@@ -38,7 +38,7 @@ from planner.bounds import with_bounds
 from planner.elastic import counts_of, fixed_counts
 from planner.groups import CandidateGroup, candidate_groups
 from planner.instance import Instance
-from planner.metrics import objective_vector
+from planner.metrics import objective_vector, strictly_better
 from planner.precedence import effective_priorities
 from planner.schedule import Schedule
 from planner.solvers.greedy import RULES, plan_order, rule_ranks, solve_greedy
@@ -174,7 +174,7 @@ class _Search:
         if s.status != "feasible":
             return
         v = self.value(s)
-        if v < self.best_val:
+        if strictly_better(v, self.best_val):  # ties: the plan held
             self.best, self.best_val, self.best_ranks = s, v, ranks
             self.improved += 1
             self.found_by = (label if label in ("keys", "shift") else f"rule {label}") + (

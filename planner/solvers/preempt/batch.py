@@ -22,7 +22,7 @@ import time
 
 from planner.durations import best_speed, solo_iteration_ms
 from planner.instance import Admits, Instance
-from planner.metrics import objective_vector
+from planner.metrics import objective_vector, strictly_better
 from planner.schedule import Placement, Schedule, schedule_from_dict
 from planner.simulate.engine import simulate
 from planner.simulate.model import Decision, PlacementT, Policy, SimJob, View, Want
@@ -324,7 +324,8 @@ def batch_plan(instance: Instance, options: SolveOptions) -> Schedule | None:
     else:
         # (a lane that failed leaves the odd seeds untried; the plan stands on the even ones)
         theirs, best, _ = side_by_side(lambda: lane(1, 2), lambda: lane(0, 2), share, options.stop)
-        if theirs is not None and (best is None or theirs[0] < best[0]):
+        # ties: the even seeds' lane
+        if theirs is not None and (best is None or strictly_better(theirs[0], best[0])):
             best = theirs
     return None if best is None else best[1]
 
@@ -352,6 +353,7 @@ def _seeds(
             break  # a rule the engine does not know: the other planners answer
         s = schedule_from_dict(result_to_schedule_dict(instance, res))
         v = objective_vector(instance, s, names)
-        if (best is None or v < best[0]) and not verify(instance, s):
+        # ties: the earlier seed
+        if (best is None or strictly_better(v, best[0])) and not verify(instance, s):
             best = (v, s.with_(solver=f"{pol.name}-kept:seed={s0}"))
     return best

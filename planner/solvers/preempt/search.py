@@ -60,7 +60,7 @@ from typing import Any
 
 from planner.bounds import with_bounds
 from planner.instance import Instance
-from planner.metrics import objective_values, objective_vector
+from planner.metrics import objective_values, objective_vector, strictly_better
 from planner.schedule import Schedule, schedule_from_dict
 from planner.simulate.engine import simulate
 from planner.simulate.engine_state import Snapshot, Stopped
@@ -218,7 +218,7 @@ class _Search:
             if plan is None or verify(self.instance, plan):
                 continue
             val = self.value(plan)
-            if best is None or val < best[1]:
+            if best is None or strictly_better(val, best[1]):  # ties: the earlier beta
                 best = (plan, val, keys)
         if best is None:
             raise RuntimeError("no plan of the weighted policy")
