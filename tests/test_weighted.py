@@ -175,3 +175,48 @@ def test_only_instances_it_can_price() -> None:
     doc = generate("mixed", 30, 3, 1, preemption=True)
     assert not eligible(instance_from_dict(doc))  # pools, strict priorities
     assert eligible(instance_from_dict(generate("dl", 30, 3, 1, preemption=True)))
+
+
+A_STAGES = {"data": 90, "gpu": 10, "net": 5}
+B_STAGES = {"data": 5, "gpu": 90, "net": 5}
+
+
+def fast_pair(speed: float) -> Instance:
+    """A data-bound and a GPU-bound job on one GPU of the given speed."""
+    doc = {
+        "version": 1,
+        "name": "fast",
+        "cluster": {"nodes": [{"name": "fast", "count": 1, "gpus": 1, "speed": speed}]},
+        "interleaving": {"enabled": True, "max_group": 2},
+        "policy": {"preemption": {"enabled": True, "restart": 0}},
+        "profiles": {
+            "A": {"by_gpus": {"1": {"iteration_ms": 100, "stages_ms": A_STAGES}}},
+            "B": {"by_gpus": {"1": {"iteration_ms": 100, "stages_ms": B_STAGES}}},
+        },
+        "jobs": [
+            {"id": "a", "model": "A", "gpus": 1, "iterations": 100},
+            {"id": "b", "model": "B", "gpus": 1, "iterations": 100},
+        ],
+    }
+    return instance_from_dict(doc, file="<test>")
+
+
+def test_rates_are_priced_at_the_speed_of_the_nodes_the_members_may_use() -> None:
+    # The GPU stage scales with the node's speed (contract §4), so the pair's cycle and
+    # rates do. At speed 1.5 both rates are the formula's there, not speed 1's; at speed 4
+    # the pair's cycle (127.8 ms) is not shorter than its solo iterations (92.5 + 32.5 ms):
+    # no node may run it, where priced at speed 1 (137.6 against 200 ms) it was a group
+    # the policy asked for and the engine's packer refused.
+    inst = fast_pair(1.5)
+    gps = [inst.gpu_profile(j) for j in inst.jobs]
+
+    def rates(speed: float) -> dict[str, float]:
+        c = group_cycle([stage_tuple(g, speed) for g in gps], inst.interleaving.overhead)
+        return {m: solo_iteration_ms(g, speed) / c for m, g in zip("AB", gps, strict=True)}
+
+    got = weighted.member_rates(inst, inst.jobs)
+    assert got == pytest.approx(rates(1.5))
+    assert got != pytest.approx(rates(1.0))
+    fast = fast_pair(4.0)
+    assert weighted.member_rates(fast, fast.jobs) is None
+    assert inadmissible_reason(fast, fast.jobs, 1.0, None) is None

@@ -88,15 +88,19 @@ def member_rates(
     inst: Instance, jobs: Sequence[Job], mem: float | None = None
 ) -> dict[str, float] | None:
     """Each member's model and its rate in a group of `jobs` against alone (contract §4:
-    solo iteration / c(G)); None when the group is not admissible (`mem`: the GPU memory
-    to check it against, as `durations.inadmissible_reason` takes it)."""
+    solo iteration / c(G)) on the fastest node group every member may use (speed 1.0
+    when they share none; the GPU stage scales with the speed, so rates and admissibility
+    depend on it); None when the group is not admissible there (`mem`: the GPU memory to
+    check it against, as `durations.inadmissible_reason` takes it)."""
     if len(jobs) == 1:
         return {jobs[0].model or "": 1.0}
-    if inadmissible_reason(inst, jobs, 1.0, mem) is not None:
+    shared = set.intersection(*({g.name for g in inst.eligible_groups(j)} for j in jobs))
+    speed = max((g.speed for g in inst.node_groups if g.name in shared), default=1.0)
+    if inadmissible_reason(inst, jobs, speed, mem) is not None:
         return None
     gps = [inst.gpu_profile(j) for j in jobs]
-    c = group_cycle([stage_tuple(g) for g in gps], inst.interleaving.overhead)
-    return {j.model or "": solo_iteration_ms(g) / c for j, g in zip(jobs, gps, strict=True)}
+    c = group_cycle([stage_tuple(g, speed) for g in gps], inst.interleaving.overhead)
+    return {j.model or "": solo_iteration_ms(g, speed) / c for j, g in zip(jobs, gps, strict=True)}
 
 
 class WeightedRegroup(Policy):
