@@ -229,7 +229,7 @@ def _apply(inst: Instance, ch: Changes, problems: list[Problem]) -> Instance:
     down = _nodes_down(inst, jobs, ch.nodes_down, problems)
     problems += told
     profiles = dict(inst.profiles)
-    added = _add(inst, jobs, ch.add, profiles, problems, set(ch.cancel))
+    added = _add(inst, jobs, ch.add, profiles, problems, ch.cancel)
     kept = tuple(jobs.values()) + added
     new = replace(
         inst,
@@ -292,6 +292,7 @@ def _cancel(
     jobs: dict[str, Job], cancel: tuple[str, ...], now: int, problems: list[Problem]
 ) -> None:
     gone = set(cancel)
+    refused: set[str] = set()  # a done job stays: it is not cancelled (nor unknown after)
     for k, jid in enumerate(cancel):
         j = jobs.get(jid)
         if jid in cancel[:k]:
@@ -303,12 +304,13 @@ def _cancel(
             problems.append(Problem(f"cancel[{k}]", f"unknown job '{jid}'{suggest(jid, jobs)}"))
         elif j.state == "done":
             problems.append(Problem(f"cancel[{k}]", f"job '{jid}' is done by now {now}"))
+            refused.add(jid)
         else:
             waiting = sorted(o.id for o in jobs.values() if jid in o.after and o.id not in gone)
             if waiting:
                 msg = f"{', '.join(waiting)} wait(s) for job '{jid}' (after): cancel them too"
                 problems.append(Problem(f"cancel[{k}]", msg))
-    for jid in gone:
+    for jid in gone - refused:
         jobs.pop(jid, None)
 
 
@@ -458,7 +460,7 @@ def _add(
     add: tuple[Job, ...],
     profiles: dict[str, Any],
     problems: list[Problem],
-    cancelled: set[str],
+    cancelled: tuple[str, ...],
 ) -> tuple[Job, ...]:
     known = set(jobs) | {j.id for j in add}
     groups = {g.name for g in inst.node_groups}
@@ -480,7 +482,10 @@ def _add(
         if j.model is not None and not counts_profiled(path, j, profiles[j.model], problems):
             continue
         for k, dep in enumerate(j.after):
-            if dep not in known:
+            if dep in cancelled and dep not in known:
+                msg = f"job '{dep}' is cancelled by these changes (cancel[{cancelled.index(dep)}])"
+                problems.append(Problem(f"{path}.after[{k}]", msg))
+            elif dep not in known:
                 problems.append(
                     Problem(f"{path}.after[{k}]", f"unknown job '{dep}'{suggest(dep, known)}")
                 )

@@ -299,6 +299,32 @@ def test_an_objective_past_64_bit_integers_keeps_the_start_with_a_one_line_reaso
     assert "\n" not in error and "64-bit" in error, error
 
 
+def test_a_price_integral_past_64_bit_integers_keeps_the_start(
+    solve_verified: SolveVerified,
+) -> None:
+    # A price of 10^12 for 10^7 s: the price integral's variable needs a domain past 2^63,
+    # which ortools refused with a TypeError while the model was built (exit 3).
+    doc = {
+        "version": 1,
+        "name": "dear",
+        "cluster": {
+            "nodes": [{"name": "n", "count": 1, "gpus": 1, "gpu_busy_w": 300, "gpu_idle_w": 0}],
+            "power_price": [
+                {"start": 0, "end": 10**7, "price": 10**12},
+                {"start": 10**7, "end": 10**7 + 10, "price": 1},
+            ],
+        },
+        "objective": ["energy_cost"],
+        "jobs": [{"id": "a", "duration": 10, "gpus": 1}],
+    }
+    inst = instance_from_dict(doc, file="<test>")
+    for spec in ("cpsat", "auto"):
+        s = solve_verified(inst, spec, time_limit=5)
+        assert s.jobs, spec
+    s = solve_verified(inst, "cpsat", time_limit=5)
+    assert "64-bit" in s.info["reason"] and "\n" not in s.info["reason"], s.info
+
+
 def _priced(idle_w: float) -> dict[str, object]:
     """Three jobs on one 2-GPU node under a three-step price (0 after 60, contract §12),
     deadlines at 60: when to run each is the question."""

@@ -763,6 +763,8 @@ def test_a_member_that_finished_early_leaves_its_co_member_alone_from_then() -> 
         # the release (exit 1, "no schedule")
         ({"cancel": ["d"], "add": [{"id": "d", "duration": 1, "gpus": 1}]}, "add[0].id",
          "cancelled by these changes"),
+        ({"cancel": ["d"], "add": [{"id": "x", "duration": 1, "gpus": 1, "after": ["d"]}]},
+         "add[0].after[0]", "job 'd' is cancelled by these changes (cancel[0])"),
         ({"add": [{"id": "x", "model": "bert", "gpus": [1, 3], "iterations": 9}]},
          "add[0].gpus[1]", "no profile for 3 GPUs"),
         ({"add": [{"id": "x", "model": "bert", "gpus": [1, 8], "iterations": 9}]},
@@ -824,6 +826,25 @@ def test_a_changes_file_gets_all_its_problems_at_once(
     for (path, fragment), (got_path, message) in zip(expected, found, strict=True):
         assert got_path == path and fragment in message, out
     assert f"{len(expected)} problem(s)" in out
+
+
+def test_a_refused_cancel_leaves_the_job_for_the_jobs_that_wait_for_it(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    # `a` is done: its cancel is refused, and an added job may wait for it (before, the
+    # refused cancel removed it and a second, false problem said "unknown job 'a'")
+    inst_path, sched_path, sched = under_way
+    now = next(x.end for x in sched.jobs if x.id == "a") + 1
+    ch = tmp_path / "changes.json"
+    add = {"id": "x", "duration": 1, "gpus": 1, "after": ["a"]}
+    ch.write_text(json.dumps({"cancel": ["a"], "add": [add]}))
+    code, out = run("replan", inst_path, sched_path, "--now", now, "--changes", ch,
+                    "--solver", "greedy")  # fmt: skip
+    flat = " ".join(out.split())
+    assert code == 2 and f"cancel[0]: job 'a' is done by now {now}" in flat, out
+    assert "1 problem(s)" in flat and "unknown job" not in flat, out
+    ch.write_text(json.dumps({"add": [add]}))
+    assert run("replan", inst_path, sched_path, "--now", now, "--changes", ch)[0] == 0
 
 
 def _replan_refused(
@@ -2563,3 +2584,22 @@ def test_a_replan_keeps_a_resumed_member_that_ended_in_its_group(
     assert run("check", live, out)[0] == 0
     j6 = next(j for j in read_instance(live).jobs if j.id == "j6")
     assert j6.live is not None and (j6.state, j6.live.group) == ("done", "g6")
+
+
+@pytest.mark.parametrize("solver", ["greedy", "auto"])
+def test_a_job_stopped_with_less_than_an_iteration_left_resumes(tmp_path: Path, solver: str):
+    # j3 (10^9 iterations of about 1 s) is stopped by its node's failure at 999,999,755
+    # with less than one iteration left. The verifier took work left below 10^-9 of a
+    # job's work as nothing, so every plan's resume segment "starts after its job's work
+    # is done" and `plan replan` was exit 3 (verify/work._nothing).
+    data = Path(__file__).parent / "data"
+    ch, out, live = tmp_path / "c.json", tmp_path / "r.json", tmp_path / "l.json"
+    ch.write_text(json.dumps({"nodes_down": [{"node": "n-0", "until": 999999756}]}))
+    args = ["--now", 999999755, "--changes", ch, "-o", out, "--live", live]
+    code, text = run("replan", data / "nearly-done-instance.json",
+                     data / "nearly-done-schedule.json", *args, "--solver", solver,
+                     "--time-limit", 2)  # fmt: skip
+    assert code == 0, text
+    assert run("check", live, out)[0] == 0
+    j3 = next(j for j in json.loads(out.read_text())["jobs"] if j["id"] == "j3")
+    assert len(j3["segments"]) >= 2 and j3["end"] > 999999756

@@ -19,7 +19,10 @@ from builders import (
 )
 
 from planner.instance import Interleaving, Job, NodeGroup
-from planner.schedule import Group
+from planner.online import make_policy
+from planner.read import instance_from_dict
+from planner.schedule import Group, schedule_from_dict
+from planner.simulate import result_to_schedule_dict, simulate
 from planner.verify import Violation, rules, verify
 
 
@@ -585,3 +588,39 @@ def test_capacities_allow_float_rounding_relatively(
     assert rules(verify(inst, _all_at_zero(inst))) == (set() if fits else {rule})
     s = solve_verified(inst, solver, time_limit=3.0)
     assert max(a.end for a in s.jobs) == (10 if fits else 10 * len(needs))
+
+
+def test_a_long_job_preempted_near_its_end_may_resume():
+    # a (10^12 s) stops 500 s before its end for b (1 s) and resumes: 500 s are 5 x 10^-10
+    # of its work, which the verifier once took as nothing left (R3, "starts after its
+    # job's work is done"), so srtf and srsf-p stopped at exit 3 and `auto` kept a whole.
+    doc = {
+        "version": 1,
+        "name": "long",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "policy": {"preemption": {"enabled": True, "restart": 0}},
+        "jobs": [
+            {"id": "a", "duration": 10**12, "gpus": 1},
+            {"id": "b", "duration": 1, "gpus": 1, "release": 10**12 - 500},
+        ],
+    }
+    inst = instance_from_dict(doc, file="<test>")
+    on = [{"node": "n-0", "gpus": [0]}]
+    seg = [
+        {"start": 0, "end": 10**12 - 500, "placement": on, "group": None},
+        {"start": 10**12 - 499, "end": 10**12 + 1, "placement": on, "group": None},
+    ]
+    hand = {
+        "jobs": [
+            {"id": "a", "start": 0, "end": 10**12 + 1, "placement": on, "segments": seg},
+            {"id": "b", "start": 10**12 - 500, "end": 10**12 - 499, "placement": on},
+        ]
+    }
+    assert verify(inst, schedule_from_dict(hand)) == []
+    for policy in ("srtf", "srsf-p"):
+        res = simulate(inst, make_policy(policy))
+        assert verify(inst, schedule_from_dict(result_to_schedule_dict(inst, res))) == []
+        assert [(s.start, s.end) for s in res.segments["a"]] == [
+            (0, 10**12 - 500),
+            (10**12 - 499, 10**12 + 1),
+        ]

@@ -67,6 +67,12 @@ def kwh_expr(cm: CpsatModel) -> tuple[Any, float]:
     return expr, s / kwh_per_watt_unit(cm.instance)
 
 
+# A price integral's bound beyond which CP-SAT's 64-bit domains (and the sums built on
+# them) could overflow: a price of 10^12 over 10^7 s passed 2^63 and ortools raised a
+# TypeError, exit 3 (tests/test_cpsat.py).
+PRICE_MOST = 2**62
+
+
 class _Price:
     """`P(t)` on the model: the price integral from 0 to t, prices scaled to integers."""
 
@@ -90,6 +96,8 @@ class _Price:
         hi_v = max(abs(v) for v in vals.values()) + round(
             max(abs(p.price) for p in self.cm.instance.power_price) * self.scale * (hi - lo + 1)
         )
+        if hi_v >= PRICE_MOST:  # CP-SAT's domains are 64-bit: `solve._build_model` says so
+            raise OverflowError("its energy cost could pass 64-bit integers (prices x times)")
         pv = m.new_int_var(-hi_v, hi_v, f"price_{self.count}")
         lits = []
         for a, b in pieces:

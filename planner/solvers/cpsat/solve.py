@@ -315,7 +315,11 @@ def solve_cpsat(instance: Instance, options: SolveOptions) -> Schedule:
     why = _no_room_for_the_model(instance, options, t0)
     if why is not None:
         return _without_the_model(instance, names, start, options, info, t0, why)
-    m = _build_model(instance, names, start)
+    try:
+        m = _build_model(instance, names, start)
+    except OverflowError as e:  # a number past CP-SAT's 64 bits (`energy.PRICE_MOST`)
+        why = f"CP-SAT refused the model, so the start is returned: {e}"
+        return _without_the_model(instance, names, start, options, info, t0, why)
     st = _solve_stages(
         m.cm, m.objs, options, t0, options.limit, hinted=m.hinted > 0, floor=floor,
         proof=m.proof,
