@@ -44,8 +44,8 @@ def add_capacity_row(
     """`sum(terms) <= cap` when the terms can pass the capacity by more than float rounding
     (`instance.over`, the verifier's test). A row whose largest value is under a thousandth
     is divided by it: coefficients of 1e-10 were below CBC's and HiGHS's tolerances, so a
-    pool of 1e-10 held three jobs of 6e-11 (R8; tests/test_conformance.py), and an absolute 1e-9
-    had left that row out."""
+    pool of 1e-10 held three jobs of 6e-11 (R8; tests/test_conformance.py), and an
+    absolute 1e-9 had left that row out."""
     if not over(sum(terms.values()), cap):
         return
     top = max([abs(cap), *(abs(v) for v in terms.values())])
