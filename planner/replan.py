@@ -434,6 +434,12 @@ def _free_id(rid: str, taken: set[str]) -> str:
     return out
 
 
+def horizon_at_the_cap(before: Instance, live: Instance) -> bool:
+    """Whether `live`'s horizon is one this replan set for nodes down for good and cut at
+    the most an instance may hold (`_for_good`): a plan that needs longer has none there."""
+    return live.horizon == MAX_NUMBER - 1 and before.horizon != live.horizon
+
+
 def _far(inst: Instance) -> int:
     """A time every plan that can do without the nodes taken out meets: after now, the
     last release and the last reservation, every job run alone one after another (on the

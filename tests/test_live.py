@@ -2603,3 +2603,22 @@ def test_a_job_stopped_with_less_than_an_iteration_left_resumes(tmp_path: Path, 
     assert run("check", live, out)[0] == 0
     j3 = next(j for j in json.loads(out.read_text())["jobs"] if j["id"] == "j3")
     assert len(j3["segments"]) >= 2 and j3["end"] > 999999756
+
+
+def test_a_horizon_set_at_the_numeric_cap_is_said(tmp_path: Path) -> None:
+    # n-1 down for good: F, every job one after another, is 1.2 x 10^12, past what an
+    # instance may hold, so the live horizon is 10^12 - 1 and the jobs cannot fit in it;
+    # "no schedule exists" is then about a horizon the replan set, which a note says.
+    doc = {
+        "version": 1,
+        "name": "cap",
+        "cluster": {"nodes": [{"name": "n", "count": 2, "gpus": 1}]},
+        "jobs": [{"id": x, "duration": 4 * 10**11, "gpus": 1} for x in "abc"],
+    }
+    inst, plan, ch = tmp_path / "i.json", tmp_path / "p.json", tmp_path / "c.json"
+    inst.write_text(json.dumps(doc))
+    ch.write_text(json.dumps({"nodes_down": ["n-1"]}))
+    assert run("solve", inst, "--solver", "greedy", "-o", plan)[0] == 0
+    code, out = run("replan", inst, plan, "--now", 1, "--changes", ch, "--solver", "greedy")
+    flat = " ".join(out.split())
+    assert code == 1 and "the horizon, 999,999,999,999: the most an instance may hold" in flat

@@ -50,7 +50,13 @@ def replan(
     from planner.live_file import live_document
     from planner.outputs import check_outputs, files_only
     from planner.read import raw_json, read_instance, read_schedule
-    from planner.replan import check_now, check_plan_in_force, live_instance, state_counts
+    from planner.replan import (
+        check_now,
+        check_plan_in_force,
+        horizon_at_the_cap,
+        live_instance,
+        state_counts,
+    )
 
     outs, settings = args.prepared()
     files_only({"--live": live_out})
@@ -66,6 +72,11 @@ def replan(
         counts = ", ".join(f"{n[s]} {s}" for s in ("done", "running", "waiting"))
         left = f" ({n['stopped']} stopped, with the work left)" if n["stopped"] else ""
         terminal.print_note(f"at {now}: {counts}{left}")
+        if horizon_at_the_cap(inst, live):
+            terminal.print_note(
+                f"nodes down for good hold their nodes to the horizon, {live.horizon:,}: the"
+                " most an instance may hold, so no plan may end later"
+            )
     extra = (
         ((live_out, json_text(live_document(raw_json(instance), live, ch))),) if live_out else ()
     )
