@@ -5,6 +5,7 @@ optima, are in test_conformance.py). Small time limits; no timing assertions."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -323,6 +324,19 @@ def test_a_price_integral_past_64_bit_integers_keeps_the_start(
         assert s.jobs, spec
     s = solve_verified(inst, "cpsat", time_limit=5)
     assert "64-bit" in s.info["reason"] and "\n" not in s.info["reason"], s.info
+
+
+def test_weights_far_below_one_still_order_the_jobs(solve_verified: SolveVerified) -> None:
+    # tests/data/tiny-weights.json: a mixed instance's weights times 10^-17 (the greedy
+    # start 549e-17; 542e-17 is optimal, as on the unscaled instance). At a scale capped
+    # at 10^15 every weight rounded to 0 and CP-SAT returned its start unimproved.
+    inst = read_instance(Path(__file__).parent / "data" / "tiny-weights.json")
+    s = solve_verified(inst, "cpsat", time_limit=10)
+    got = objective_values(inst, s, ["total_weighted_jct"])["total_weighted_jct"]
+    assert s.status == "optimal" and got == pytest.approx(542e-17, rel=1e-9), (got, s.info)
+    # 10^-310 rounds away at any scale a float holds: the start, valid, no overflow
+    tiny = replace(inst, jobs=tuple(replace(j, weight=j.weight * 1e-293) for j in inst.jobs))
+    assert solve_verified(tiny, "cpsat", time_limit=5).jobs
 
 
 def _priced(idle_w: float) -> dict[str, object]:
