@@ -58,6 +58,9 @@ def changes_from_dict(d: Any, ck: Checker) -> Changes:
     for i, job in enumerate(add):
         if isinstance(job, dict) and "state" in job:
             ck.add(f"add[{i}].state", "an added job is waiting: it has no state")
+            # read as the waiting job it is: as the state it names, it was told to give
+            # `started` and `placement`, which an added job may not have
+            job = {k: v for k, v in job.items() if k != "state"}
         parse_job(job, f"add[{i}]", ck, parsed)
     for p in after_cycles(parsed):  # only among added jobs: the others cannot wait for them
         ck.add(p.path, p.message)

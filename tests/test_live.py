@@ -847,6 +847,16 @@ def test_a_refused_cancel_leaves_the_job_for_the_jobs_that_wait_for_it(
     assert run("replan", inst_path, sched_path, "--now", now, "--changes", ch)[0] == 0
 
 
+def test_an_added_job_with_a_state_is_told_only_that(
+    tmp_path: Path, under_way: tuple[Path, Path, Schedule]
+) -> None:
+    # an added job is waiting: read as the running job it named, it was also told to give
+    # `started` and `placement`, which an added job may not have
+    add = {"id": "x", "duration": 5, "gpus": 1, "state": "running"}
+    flat = " ".join(_replan_refused(tmp_path, under_way, {"add": [add]}).split())
+    assert "1 problem(s)" in flat and "add[0].state: an added job is waiting" in flat, flat
+
+
 def _replan_refused(
     tmp_path: Path, under_way: tuple[Path, Path, Schedule], changes: dict[str, Any]
 ) -> str:
