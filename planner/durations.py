@@ -29,11 +29,13 @@ def solo_iteration_ms(gp: GpuProfile, speed: float = 1.0) -> float:
     return gp.iteration_ms - gp.stages.gpu + gp.stages.gpu / speed
 
 
-def best_speed(instance: Instance, job: Job) -> float:
-    """The speed of the fastest node group `job` may use (1.0 when it may use none): where
-    its solo time is shortest, as greedy's `best_solo_duration` takes it. The simulation's
-    policies, the online versions of the greedy rules (contract §10), rank jobs by it."""
-    return max((g.speed for g in instance.eligible_groups(job)), default=1.0)
+def best_speed(instance: Instance, *jobs: Job) -> float:
+    """The speed of the fastest node group every one of `jobs` may use (1.0 when they share
+    none): where a job's solo time is shortest, as greedy's `best_solo_duration` takes it.
+    The simulation's policies, the online versions of the greedy rules (contract §10), rank
+    jobs by it; the weighted regrouping policy prices a group of `jobs` there."""
+    shared = set.intersection(*({g.name for g in instance.eligible_groups(j)} for j in jobs))
+    return max((g.speed for g in instance.node_groups if g.name in shared), default=1.0)
 
 
 def stage_tuple(gp: GpuProfile, speed: float = 1.0) -> StageTuple:

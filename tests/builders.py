@@ -22,6 +22,7 @@ from planner.instance import (
     Reservation,
     Stages,
 )
+from planner.read import instance_from_dict
 from planner.schedule import Assignment, Group, Placement, Schedule
 
 
@@ -198,3 +199,19 @@ def vanishing_cycle_instance(release: int = 0, preemption: bool = False) -> Inst
         interleaving=Interleaving(True, 4, {2: 1e-12, 3: 1e-12, 4: 1e-12}),
         preemption=Preemption(preemption, 0),
     )
+
+
+def one_gpu_priced(prices: list[tuple[int, int, float]], job: dict[str, Any]) -> Instance:
+    """One GPU drawing 300 W when busy (0 idle) under the price steps (start, end, price),
+    `job` (a job's JSON object) to place, objective `energy_cost` (contract §12)."""
+    doc = {
+        "version": 1,
+        "name": "priced",
+        "cluster": {
+            "nodes": [{"name": "n", "count": 1, "gpus": 1, "gpu_busy_w": 300, "gpu_idle_w": 0}],
+            "power_price": [{"start": a, "end": z, "price": p} for a, z, p in prices],
+        },
+        "objective": ["energy_cost"],
+        "jobs": [job],
+    }
+    return instance_from_dict(doc, file="<test>")

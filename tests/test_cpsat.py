@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from builders import make_instance
+from builders import make_instance, one_gpu_priced
 from conftest import SolveVerified
 
 from planner.importers.psplib import parse_sm
@@ -305,20 +305,9 @@ def test_a_price_integral_past_64_bit_integers_keeps_the_start(
 ) -> None:
     # A price of 10^12 for 10^7 s: the price integral's variable needs a domain past 2^63,
     # which ortools refused with a TypeError while the model was built (exit 3).
-    doc = {
-        "version": 1,
-        "name": "dear",
-        "cluster": {
-            "nodes": [{"name": "n", "count": 1, "gpus": 1, "gpu_busy_w": 300, "gpu_idle_w": 0}],
-            "power_price": [
-                {"start": 0, "end": 10**7, "price": 10**12},
-                {"start": 10**7, "end": 10**7 + 10, "price": 1},
-            ],
-        },
-        "objective": ["energy_cost"],
-        "jobs": [{"id": "a", "duration": 10, "gpus": 1}],
-    }
-    inst = instance_from_dict(doc, file="<test>")
+    inst = one_gpu_priced(
+        [(0, 10**7, 10**12), (10**7, 10**7 + 10, 1)], {"id": "a", "duration": 10, "gpus": 1}
+    )
     for spec in ("cpsat", "auto"):
         s = solve_verified(inst, spec, time_limit=5)
         assert s.jobs, spec

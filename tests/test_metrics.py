@@ -5,13 +5,20 @@ from __future__ import annotations
 import json
 
 import pytest
-from builders import assign, make_instance, make_schedule, place, small_instance, small_schedule
+from builders import (
+    assign,
+    make_instance,
+    make_schedule,
+    one_gpu_priced,
+    place,
+    small_instance,
+    small_schedule,
+)
 from conftest import run_verified
 
 from planner.export import schedule_document
 from planner.instance import Job, NodeGroup
 from planner.metrics import METRIC_KEYS, group_count, metrics, nearest_rank, objective_values
-from planner.read import instance_from_dict
 from planner.verify import verify
 
 # JCTs (end - release): d1 625, g1 1499, s1 238-10 = 228, big 1650, p_hi 20, p_lo 50,
@@ -104,22 +111,9 @@ def test_a_price_paid_after_a_huge_one_is_not_lost_in_rounding(solver):
     # 10^12 per kWh for 10^6 s, then 1 for 100 s, then 0.001: the price integral up to
     # 10^6 is about 10^18, whose rounding step (128) swallowed every later integral, so a
     # job's cost there read 0 and the planners ran it at price 1 (1,000 times the cost).
-    doc = {
-        "version": 1,
-        "name": "price-cancel",
-        "cluster": {
-            "nodes": [{"name": "n", "count": 1, "gpus": 1, "gpu_busy_w": 300, "gpu_idle_w": 0}],
-            "power_price": [
-                {"start": 0, "end": 10**6, "price": 10**12},
-                {"start": 10**6, "end": 10**6 + 100, "price": 1},
-                {"start": 10**6 + 100, "end": 10**6 + 200, "price": 0.001},
-                {"start": 10**6 + 200, "end": 2 * 10**6, "price": 1000},
-            ],
-        },
-        "objective": ["energy_cost"],
-        "jobs": [{"id": "a", "duration": 10, "gpus": 1, "release": 10**6, "deadline": 10**6 + 300}],
-    }
-    inst = instance_from_dict(doc, file="<test>")
+    steps = [(0, 10**6, 10**12), (10**6, 10**6 + 100, 1), (10**6 + 100, 10**6 + 200, 0.001)]
+    job = {"id": "a", "duration": 10, "gpus": 1, "release": 10**6, "deadline": 10**6 + 300}
+    inst = one_gpu_priced([*steps, (10**6 + 200, 2 * 10**6, 1000)], job)
     kwh = 300 * 10 / 3.6e6
     at_one = make_schedule([assign("a", 10**6, 10**6 + 10, place("n-0", 0))])
     assert metrics(inst, at_one)["energy_cost"] == pytest.approx(kwh, rel=1e-9)

@@ -25,7 +25,13 @@ from typing import Any
 import numpy as np
 
 from planner.bounds.lp import quiet_highs
-from planner.durations import group_cycle, inadmissible_reason, solo_iteration_ms, stage_tuple
+from planner.durations import (
+    best_speed,
+    group_cycle,
+    inadmissible_reason,
+    solo_iteration_ms,
+    stage_tuple,
+)
 from planner.instance import Instance, Job
 from planner.simulate.model import Decision, Policy, SimJob, View
 from planner.simulate.policies import settle
@@ -94,8 +100,7 @@ def member_rates(
     check it against, as `durations.inadmissible_reason` takes it)."""
     if len(jobs) == 1:
         return {jobs[0].model or "": 1.0}
-    shared = set.intersection(*({g.name for g in inst.eligible_groups(j)} for j in jobs))
-    speed = max((g.speed for g in inst.node_groups if g.name in shared), default=1.0)
+    speed = best_speed(inst, *jobs)
     if inadmissible_reason(inst, jobs, speed, mem) is not None:
         return None
     gps = [inst.gpu_profile(j) for j in jobs]
