@@ -6,13 +6,12 @@ which is renamed over it only when complete.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from planner.csvtext import csv_text
 from planner.instance import Instance
 from planner.jsonio import dumps
 from planner.metrics import metrics, objective_values
@@ -96,11 +95,7 @@ def gantt_rows(schedule: Schedule, instance: Instance | None) -> list[tuple[Any,
 
 
 def gantt_csv(rows: Iterable[Sequence[Any]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(GANTT_HEADER)
-    w.writerows(rows)
-    return buf.getvalue()
+    return csv_text([GANTT_HEADER, *rows])
 
 
 def write_gantt(path: str | Path, schedule: Schedule, instance: Instance | None) -> None:

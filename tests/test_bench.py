@@ -168,6 +168,18 @@ def test_one_file_under_several_names_is_one_instance(tmp_path: Path) -> None:
     assert other.ran == 2 and len(read_csv(out)) == 4
 
 
+def test_an_instance_named_with_a_carriage_return_resumes(tmp_path: Path) -> None:
+    # Unquoted, the "\r" split the row and the rerun refused the file (planner/csvtext.py).
+    odd = tmp_path / "a\rb.json"
+    shutil.copy(sorted(DATA.glob("*.json"))[0], odd)
+    out = tmp_path / "r.csv"
+    first = bench(out, [str(odd)])
+    assert first.ran == 2 and [r["instance"] for r in read_csv(out)] == [str(odd)] * 2
+    assert {r["verified"] for r in read_csv(out)} == {"true"}
+    again = bench(out, [str(odd)])
+    assert again.ran == 0 and again.skipped == 2
+
+
 def test_torn_last_line_is_dropped_and_rerun(tmp_path: Path) -> None:
     out = tmp_path / "r.csv"
     bench(out)

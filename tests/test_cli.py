@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import shutil
@@ -347,6 +348,26 @@ def test_export_from_schedule(tmp_path: Path) -> None:
     assert {r["job"] for r in rows} == {j.id for j in demo.jobs}
     prep = [r for r in rows if r["job"] == "prep"]
     assert prep[0]["node"] == "" and prep[0]["tenant"] == "nlp"
+
+
+@pytest.mark.parametrize("text", ["cr\rlf", "new\nline", "a,b", 'say "hi"', "both\r\n"])
+def test_a_carriage_return_or_other_csv_character_in_user_text_keeps_its_row(
+    tmp_path: Path, text: str
+) -> None:
+    # A bare "\r" went out unquoted and split the row (planner/csvtext.py).
+    inst = small_instance(tmp_path)
+    doc = json.loads(inst.read_text())
+    doc["jobs"][0]["id"], doc["jobs"][0]["tenant"] = text, f"t{text}"
+    doc["jobs"][1]["after"] = [text]
+    inst.write_text(json.dumps(doc))
+    out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
+    assert run("solve", inst, "--solver", "greedy", "-o", out, "--gantt", gantt)[0] == 0
+    assert verify(read_instance(inst), schedule_from_dict(json.loads(out.read_text()))) == []
+    exported = CliRunner().invoke(main, ["export", str(out), "-o", "-"]).stdout_bytes
+    for written in (gantt.read_bytes().decode(), exported.decode()):  # bytes: as written
+        rows = list(csv.DictReader(io.StringIO(written, newline="")))
+        assert sorted(r["job"] for r in rows) == sorted([text, "b", "c"])
+        assert [r["tenant"] for r in rows if r["job"] == text] == [f"t{text}"]
 
 
 def test_models_names_the_folder_it_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from planner.csvtext import csv_text
 from planner.errors import UsageError, WriteError
 from planner.jsonio import printable
 from planner.metrics import METRIC_KEYS
@@ -109,14 +110,9 @@ def parse_row(raw: Mapping[str, str | None]) -> dict[str, Any]:
     return out
 
 
-def csv_text(rows: Iterable[Mapping[str, Any]], header: bool = True) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    if header:
-        w.writerow(COLUMNS)
-    for row in rows:
-        w.writerow([format_value(row.get(c)) for c in COLUMNS])
-    return buf.getvalue()
+def results_text(rows: Iterable[Mapping[str, Any]], header: bool = True) -> str:
+    lines = [[format_value(row.get(c)) for c in COLUMNS] for row in rows]
+    return csv_text([COLUMNS, *lines] if header else lines)
 
 
 def read_results(path: str | Path) -> tuple[list[dict[str, Any]], int]:
@@ -170,7 +166,7 @@ def write_results(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> None:
     """Rewrite the whole file atomically."""
     from planner.export import write_atomic
 
-    write_atomic(path, csv_text(rows))
+    write_atomic(path, results_text(rows))
 
 
 def canonical_order(
@@ -211,7 +207,7 @@ class ResultsFile:
         row = dict(row)
         try:
             with self.path.open("a", encoding="utf-8", newline="") as f:
-                f.write(csv_text([row], header=False))
+                f.write(results_text([row], header=False))
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as e:
