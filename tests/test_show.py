@@ -155,6 +155,33 @@ def test_pool_usage_and_reservations(case: tuple[Instance, ShowData]) -> None:
     assert data.span == 200
 
 
+def test_a_node_down_for_good_does_not_stretch_the_time_axis(tmp_path: Path) -> None:
+    # `plan replan` marks the node down up to its horizon + 1 (16,502 here), and the axis
+    # ran there: the plan, ending at 3,000, filled 18% of the chart (show/data.py).
+    doc = {
+        "version": 1,
+        "name": "down",
+        "cluster": {"nodes": [{"name": "n", "count": 8, "gpus": 1}]},
+        "jobs": [{"id": f"j{i}", "duration": 1000, "gpus": 1} for i in range(16)],
+    }
+    inst, plan, changes = tmp_path / "i.json", tmp_path / "s.json", tmp_path / "c.json"
+    inst.write_text(json.dumps(doc))
+    changes.write_text(json.dumps({"nodes_down": ["n-7"]}))
+    assert run("solve", inst, "--solver", "greedy", "-o", plan)[0] == 0
+    replanned, live = tmp_path / "r.json", tmp_path / "live.json"
+    args = ("--now", 500, "--changes", changes, "--solver", "greedy")
+    assert run("replan", inst, plan, *args, "-o", replanned, "--live", live)[0] == 0
+    doc = json.loads(replanned.read_text())
+    live_instance = read_instance(live)
+    assert verify(live_instance, schedule_from_dict(doc)) == []
+    (mark,) = live_instance.reservations
+    assert live_instance.horizon is not None and mark.end > live_instance.horizon
+    data = show_data(doc, live_instance)
+    assert data.span == doc["metrics"]["makespan"] == 3000
+    (box,) = data.boxes
+    assert (box.start, box.end) == (500, 3000)
+
+
 def test_hover_text_names_everything(case: tuple[Instance, ShowData]) -> None:
     _, data = case
     text = next(b.text for b in data.bars if b.job == "a" and b.segment == 1)

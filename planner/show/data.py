@@ -77,7 +77,7 @@ class ShowData:
     colour_by: str
     utilisation: Curve  # share of the cluster's GPUs busy
     pools: tuple[Curve, ...]  # per pool: share of its capacity in use, then what is held
-    span: int  # the time axis ends here: the last bar or reservation end
+    span: int  # the time axis ends here: the last bar or reservation end (`_fit_axis`)
 
 
 def runs_of(gpus: Iterable[int]) -> tuple[tuple[int, int], ...]:
@@ -217,6 +217,20 @@ def _boxes(instance: Instance | None, lanes: Sequence[Lane]) -> list[Box]:
             for a, b in runs_of(gpus):
                 out.append(Box(r.id, label, r.start, r.end, (lane.offset + a, lane.offset + b)))
     return out
+
+
+def _fit_axis(
+    boxes: list[Box], bars: Sequence[Bar], instance: Instance | None
+) -> tuple[list[Box], int]:
+    """The boxes as drawn and where the time axis ends: at the last bar's or box's end,
+    except that a reservation ending past the instance's horizon (a node down for good,
+    whose mark `plan replan` puts at its horizon + 1, README "Replanning") is drawn only to
+    the end of the rest: to its horizon it squeezed the plan into a sliver of the chart."""
+    horizon = instance.horizon if instance is not None else None
+    endless = {b for b in boxes if horizon is not None and b.end > horizon}
+    ends = [b.end for b in bars] + [b.end for b in boxes if b not in endless]
+    span = max([1, *ends, *(b.start for b in endless)])
+    return [b._replace(end=span) if b in endless else b for b in boxes], span
 
 
 def step_curve(name: str, deltas: Mapping[int, float], scale: float) -> Curve:
@@ -360,8 +374,7 @@ def show_data(
     shades = alternate(bars)
     bars = [b._replace(key=k, shade=s) for b, k, s in zip(bars, keys, shades, strict=True)]
     total = sum(lane.rows for lane in lanes if lane.node != NO_GPU)
-    boxes = _boxes(instance, lanes)
-    span = max([1, *(b.end for b in bars), *(b.end for b in boxes)])
+    boxes, span = _fit_axis(_boxes(instance, lanes), bars, instance)
     return ShowData(
         title=f"{doc.get('instance', '')}: {doc.get('solver', '')}",
         time_unit=unit,
