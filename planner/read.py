@@ -107,16 +107,27 @@ def raw_json(path: str | Path) -> Any:
     return read_json(path)
 
 
+def instance_record(instance: str | Path) -> dict[str, str]:
+    """What a schedule records of the instance file it was made from: the path as typed
+    (`info.instance_file`) and as an absolute path (`info.instance_path`), which
+    `recorded_instance` finds from any folder."""
+    return {"instance_file": str(Path(instance)), "instance_path": str(Path(instance).absolute())}
+
+
 def recorded_instance(info: Any, schedule_path: str | Path) -> str | None:
-    """The instance file a schedule records (`info.instance_file`), looked for as written,
-    then as written from the schedule's folder (the path is recorded as typed, relative to
-    where the schedule was made), then by its name beside the schedule; None when it is not
-    there."""
-    recorded = info.get("instance_file") if isinstance(info, dict) else None
-    if not isinstance(recorded, str):
+    """The instance file a schedule records, looked for at its absolute path
+    (`info.instance_path`; a path typed relative to another folder was not found from the
+    schedule's, tests/test_show.py -k absolute), as written (`info.instance_file`), then as
+    written from the schedule's folder, then by its name beside the schedule; None when it
+    is not there."""
+    if not isinstance(info, dict):
         return None
+    recorded, absolute = info.get("instance_file"), info.get("instance_path")
     folder = Path(schedule_path).parent
-    for candidate in (Path(recorded), folder / recorded, folder / Path(recorded).name):
+    candidates = [Path(absolute)] if isinstance(absolute, str) else []
+    if isinstance(recorded, str):
+        candidates += [Path(recorded), folder / recorded, folder / Path(recorded).name]
+    for candidate in candidates:
         try:
             if candidate.is_file():
                 return str(candidate)

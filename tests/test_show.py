@@ -561,6 +561,31 @@ def test_a_recorded_relative_path_is_found_from_the_schedules_folder(
         assert "vgg16" in out.read_text()
 
 
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_an_instance_typed_relative_to_another_folder_is_found_by_its_absolute_path(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`plan solve inst/i.json -o out/s.json` recorded only "inst/i.json": from `out/` or
+    any other folder the instance was left out, with its tenants, models and priorities."""
+    (tmp_path / "inst").mkdir()
+    inst, _ = write_case(tmp_path / "inst")
+    project = tmp_path
+    (project / "out").mkdir()
+    monkeypatch.chdir(project)
+    typed = inst.relative_to(project)
+    assert run("solve", typed, "--solver", "greedy", "-o", Path("out") / "s.json")[0] == 0
+    doc = json.loads((project / "out" / "s.json").read_text())
+    assert doc["info"]["instance_file"] == str(typed)
+    assert verify(read_instance(inst), schedule_from_dict(doc)) == []
+    for folder in (project / "out", tmp_path.parent):
+        monkeypatch.chdir(folder)
+        out = tmp_path / ("g.html" if command == "show" else "g.csv")
+        code, _, err = run(command, project / "out" / "s.json", "-o", out)
+        assert code == 0 and "no instance file" not in err, err
+        if command == "export":
+            assert "vgg16" in out.read_text()
+
+
 @pytest.mark.parametrize("recorded", ["x" * 300 + ".json", "a\u0000b.json"])
 @pytest.mark.parametrize("command", ["show", "export"])
 def test_a_recorded_path_that_cannot_be_looked_up_is_left_out(

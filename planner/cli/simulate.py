@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from threading import Event
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +68,7 @@ def simulate(
     jobs realized so far is not a schedule of the instance."""
     from planner.online import make_policy
     from planner.outputs import STDOUT, check_outputs, check_pictures, files_only, one_print
-    from planner.read import read_instance
+    from planner.read import instance_record, read_instance
     from planner.simulate import inapplicable
 
     files_only({"--gantt": gantt, "--events": events, "--show": show})
@@ -90,7 +89,7 @@ def simulate(
         raise InputError(instance, [Problem("policy.preemption", f"policy {policy} {why}")])
     _feasible_or_exit(inst)
     doc, realized, res = _run(inst, pol, interval, bool(events), not as_json)
-    doc["info"]["instance_file"] = str(Path(instance))
+    doc["info"].update(instance_record(instance))
     files = _files(inst, doc, realized, res, output, gantt, events)
     from planner.outputs import write_all
 

@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from threading import Event
 from typing import Any, NamedTuple, TypeVar, cast
 
@@ -256,6 +255,7 @@ def plan_and_write(
     none, print (`plan solve` and `plan replan`)."""
     from planner.export import schedule_document, schedule_files
     from planner.outputs import write_all
+    from planner.read import instance_record
     from planner.solvers import solve as run_solver
     from planner.verify import verify
 
@@ -268,7 +268,7 @@ def plan_and_write(
         interrupted = {"interrupted": True} if options.stop.is_set() else {}
         sched = sched.with_(
             wall_s=time.perf_counter() - t0,
-            info={**sched.info, **interrupted, "instance_file": str(Path(instance))},
+            info={**sched.info, **interrupted, **instance_record(instance)},
         )
         found = sched.status in ("optimal", "feasible")
         violations = verify(inst, sched) if found else []
