@@ -6,6 +6,8 @@ at its start is named (the question an operator asks first):
 - a reservation that does not admit the job ending exactly then, on a node it uses or on
   a pool it draws from,
 - strict priority: a higher-priority job released no later starting exactly then (R9),
+- the present: a live state's `now` (contract §9: nothing not yet running starts before
+  it), when the job starts exactly then,
 - capacity: a job sharing a node with it ending exactly then (named),
 - a price: with `energy_cost` an objective, the price dropping exactly then (contract
   §12: a plan may hold a job back for a cheaper hour),
@@ -105,6 +107,8 @@ def _why(
         ]
         if ahead:
             return f"priority ({', '.join(sorted(ahead)[:3])})"
+    if a.start == instance.now > job.release:
+        return f"the present (now {instance.now})"
     ended = sorted(
         b.id
         for b in at.ending.get(a.start, ())

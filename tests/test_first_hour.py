@@ -219,6 +219,39 @@ def test_job_table_says_why_each_job_waited() -> None:
     }
 
 
+def test_a_job_held_only_by_the_present_is_not_said_to_wait_for_capacity(
+    tmp_path: Path,
+) -> None:
+    """An added job, released at 0, starts at `now` (50) on a GPU free all along: the
+    table said "capacity" (planner/waits.py)."""
+    from planner.read import read_instance
+    from planner.schedule import schedule_from_dict
+    from planner.verify import verify
+    from planner.waits import job_rows
+
+    doc = {
+        "version": 1,
+        "name": "now",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "jobs": [{"id": "a", "duration": 100, "gpus": 1}],
+    }
+    inst, plan, changes = tmp_path / "i.json", tmp_path / "s.json", tmp_path / "c.json"
+    inst.write_text(json.dumps(doc))
+    changes.write_text(json.dumps({"add": [{"id": "x", "duration": 10, "gpus": 1}]}))
+    runner = CliRunner()
+    r = runner.invoke(main, ["solve", str(inst), "--solver", "greedy", "-o", str(plan)])
+    assert r.exit_code == 0, r.output
+    out, live = tmp_path / "r.json", tmp_path / "live.json"
+    args = ["replan", str(inst), str(plan), "--now", "50", "--changes", str(changes)]
+    r = runner.invoke(main, [*args, "--solver", "greedy", "-o", str(out), "--live", str(live)])
+    assert r.exit_code == 0, r.output
+    state, sched = read_instance(live), schedule_from_dict(json.loads(out.read_text()))
+    assert verify(state, sched) == []
+    why = {row.job: (row.start, row.wait, row.why) for row in job_rows(state, sched)}
+    assert why["x"] == (50, 50, "the present (now 50)")
+    assert "the present (now 50)" in r.stdout
+
+
 def test_job_table_names_a_price_drop_when_energy_cost_is_the_objective() -> None:
     from planner.read import instance_from_dict
     from planner.schedule import Assignment, Placement, Schedule
