@@ -712,6 +712,36 @@ def test_an_empty_part_of_an_option_is_exit_2(
     assert code == 2 and fragment in err and not out.exists(), err
 
 
+@pytest.mark.parametrize(
+    "args, where",
+    [
+        (["solve", ""], "'INSTANCE'"),
+        (["solve", DEMO, "--gantt", ""], "'--gantt'"),
+        (["replan", DEMO, "PLAN", "--now", "2000", "--changes", ""], "'--changes'"),
+        (["show", "PLAN", "--instance", ""], "'--instance'"),
+        (["export", "PLAN", "--instance", ""], "'--instance'"),
+        (["simulate", DEMO, "--policy", "fifo", "--gantt", ""], "'--gantt'"),
+        (["bench", "", "--solvers", "greedy"], "'INSTANCES...'"),
+        (["check", DEMO, ""], "'SCHEDULE'"),
+    ],
+)
+def test_an_empty_name_for_a_file_is_exit_2_naming_its_option(
+    tmp_path: Path, args: list[str], where: str
+) -> None:
+    # an empty --changes replanned with no changes and an empty --instance was no
+    # instance (exit 0); an empty INSTANCE was ": $: file not found" (cli/params.FileName)
+    plan = tmp_path / "plan.json"
+    assert run("solve", DEMO, "--solver", "greedy", "-o", plan)[0] == 0
+    assert verify(read_instance(DEMO), schedule_from_dict(json.loads(plan.read_text()))) == []
+    out = tmp_path / (
+        "g.html" if args[0] == "show" else "out.csv" if args[0] == "bench" else "o.json"
+    )
+    given = [plan if a == "PLAN" else a for a in args]
+    code, _, err = run(*given, *(["-o", out] if args[0] != "check" else []))
+    assert code == 2 and f"Invalid value for {where}: the file name is empty" in err, err
+    assert not out.exists()
+
+
 def test_the_summary_shows_a_tiny_value_as_it_is() -> None:
     # the energy cost of a millisecond instance (3.7e-06) was printed as 0.00
     from planner.figures import figure

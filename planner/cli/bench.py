@@ -15,7 +15,7 @@ import click
 import planner.cli.terminal as terminal
 from planner.cli.common import EXIT_INFEASIBLE, EXIT_USAGE, fail, handle_errors
 from planner.cli.interrupts import Interrupted, Stopping
-from planner.cli.params import SECONDS, SEED, THREADS
+from planner.cli.params import SECONDS, SEED, THREADS, FileName
 from planner.errors import UsageError, WriteError
 
 DEFAULT_SOLVERS = "greedy:fifo,greedy:srsf,greedy:interleave,cpsat,milp"
@@ -47,12 +47,12 @@ def parse_solvers(text: str) -> list[str]:
 
 
 @click.command()
-@click.argument("instances", nargs=-1, required=True, type=click.Path())
+@click.argument("instances", nargs=-1, required=True, type=FileName(dir_okay=True))
 @click.option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=FileName(),
     help="Results CSV; rows already in it are skipped.",
 )
 @click.option(
@@ -106,9 +106,7 @@ def parse_solvers(text: str) -> list[str]:
     "--address", help="Ray cluster address (ray.init(address=...)); default: a local Ray instance."
 )
 @click.option("--retry-failed", is_flag=True, help="Rerun rows whose status is error or timeout.")
-@click.option(
-    "--report", type=click.Path(dir_okay=False), help="Write the benchmark as an HTML report."
-)
+@click.option("--report", type=FileName(), help="Write the benchmark as an HTML report.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
 def bench(

@@ -12,10 +12,11 @@ from planner.cli.common import (
     schedule_instance,
     stops_on_signals,
 )
+from planner.cli.params import FileName
 
 
 @click.command()
-@click.argument("instance", type=click.Path(dir_okay=False))
+@click.argument("instance", type=FileName())
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
 @stops_on_signals
@@ -40,8 +41,8 @@ def validate(instance: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("instance", type=click.Path(dir_okay=False))
-@click.argument("schedule", type=click.Path(dir_okay=False))
+@click.argument("instance", type=FileName())
+@click.argument("schedule", type=FileName())
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @handle_errors
 @stops_on_signals
@@ -86,20 +87,20 @@ def check(instance: str, schedule: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("schedule", type=click.Path(dir_okay=False))
+@click.argument("schedule", type=FileName())
 @click.option(
     "--gantt",
     "-o",
     "--output",
     "gantt",
     required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=FileName(allow_dash=True),
     help="Write the Gantt CSV here ('-': standard output; --gantt is the same).",
 )
 @click.option(
     "--instance",
     "instance",
-    type=click.Path(dir_okay=False),
+    type=FileName(),
     help="Instance file, for the priority, tenant and model columns "
     "(default: the file recorded in the schedule, when readable).",
 )

@@ -9,7 +9,7 @@ import click
 
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors, stops_on_signals
-from planner.cli.params import SEED
+from planner.cli.params import SEED, FileName
 from planner.errors import UsageError
 from planner.limits import MAX_GPUS_PER_NODE, MAX_NODES
 
@@ -18,7 +18,7 @@ OUTPUT_OPTION = click.option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
+    type=FileName(allow_dash=True),
     help="Write the instance here ('-': standard output).",
 )
 JSON_OPTION = click.option(
@@ -47,7 +47,7 @@ def _write_instance(doc: dict[str, Any], output: str, source: str, as_json: bool
 
 @click.command("import")
 @click.argument("kind", type=click.Choice(["psplib", "jobshop", "muri"]))
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=FileName())
 @OUTPUT_OPTION
 @JSON_OPTION
 @click.option("--name", help="Instance name (default: the file's stem).")

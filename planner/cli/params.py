@@ -31,6 +31,25 @@ class Seconds(click.ParamType):
 
 SECONDS = Seconds()
 
+
+OR_LEAVE_OUT = ": give one, or leave the option out"
+
+
+class FileName(click.Path):
+    """A file's name, refused when empty (exit 2, naming the option or argument): an empty
+    `--changes` or `--instance` was read as no file at all, and an empty INSTANCE was
+    reported as ": $: file not found" (tests/test_cli.py -k empty_name)."""
+
+    def __init__(self, *, dir_okay: bool = False, allow_dash: bool = False):
+        super().__init__(dir_okay=dir_okay, allow_dash=allow_dash)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "":  # a shell variable left empty, say
+            option = isinstance(param, click.Option)
+            self.fail(f"the file name is empty{OR_LEAVE_OUT if option else ''}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 # Solver seeds reach CP-SAT and HiGHS as 32-bit integers; bench adds the repeat number.
 SEED = click.IntRange(-(2**30), 2**30)
 

@@ -8,13 +8,14 @@ import click
 
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors
+from planner.cli.params import FileName
 from planner.cli.solve import SolveArgs, plan_and_write, solve_options
 from planner.limits import MAX_NUMBER
 
 
 @click.command()
-@click.argument("instance", type=click.Path(dir_okay=False))
-@click.argument("schedule", type=click.Path(dir_okay=False))
+@click.argument("instance", type=FileName())
+@click.argument("schedule", type=FileName())
 @click.option(
     "--now",
     "now",
@@ -24,13 +25,13 @@ from planner.limits import MAX_NUMBER
 )
 @click.option(
     "--changes",
-    type=click.Path(dir_okay=False),
+    type=FileName(),
     help="JSON: add, cancel, nodes_down, progress, finished (README, Replanning).",
 )
 @click.option(
     "--live",
     "live_out",
-    type=click.Path(dir_okay=False),
+    type=FileName(),
     help="Write the live-state instance here (plan check takes it with the new schedule).",
 )
 @solve_options

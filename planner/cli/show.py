@@ -10,6 +10,7 @@ import click
 
 import planner.cli.terminal as terminal
 from planner.cli.common import handle_errors, schedule_instance, stops_on_signals
+from planner.cli.params import FileName
 from planner.errors import UsageError
 from planner.instance import Instance
 from planner.show.colours import COLOUR_BY
@@ -18,20 +19,20 @@ COLOUR_CHOICE = click.Choice(list(COLOUR_BY))
 
 
 @click.command()
-@click.argument("schedule", type=click.Path(dir_okay=False))
+@click.argument("schedule", type=FileName())
 @click.option(
     "--instance",
-    type=click.Path(dir_okay=False),
+    type=FileName(),
     help="Instance file, for models, priorities, tenants, reservations and pools "
     "[default: the file recorded in the schedule, when readable].",
 )
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False),
+    type=FileName(),
     help="Write the HTML page here ('-': standard output).",
 )
-@click.option("--png", type=click.Path(dir_okay=False), help="Write a PNG picture here.")
+@click.option("--png", type=FileName(), help="Write a PNG picture here.")
 @click.option("--open", "open_", is_flag=True, help="Open the HTML page in a browser.")
 @click.option("--colour-by", type=COLOUR_CHOICE, default="group", show_default=True)
 @handle_errors

@@ -11,7 +11,7 @@ import click
 import planner.cli.terminal as terminal
 from planner.cli.common import EXIT_INFEASIBLE, EXIT_INTERNAL, EXIT_INTERRUPTED, fail, handle_errors
 from planner.cli.interrupts import Interrupts
-from planner.cli.params import SECONDS
+from planner.cli.params import SECONDS, FileName
 from planner.cli.show import show_page
 from planner.errors import InputError, Problem, UsageError
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("instance", type=click.Path(dir_okay=False))
+@click.argument("instance", type=FileName())
 @click.option(
     "--policy",
     required=True,
@@ -41,12 +41,12 @@ if TYPE_CHECKING:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False),
+    type=FileName(),
     help="Write the realized schedule here ('-': standard output).",
 )
-@click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here.")
-@click.option("--events", type=click.Path(dir_okay=False), help="Write one JSON line per decision.")
-@click.option("--show", type=click.Path(dir_okay=False), help="Write the Gantt chart (HTML) here.")
+@click.option("--gantt", type=FileName(), help="Write the Gantt CSV here.")
+@click.option("--events", type=FileName(), help="Write one JSON line per decision.")
+@click.option("--show", type=FileName(), help="Write the Gantt chart (HTML) here.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary instead of tables.")
 @handle_errors
 def simulate(

@@ -21,7 +21,7 @@ from planner.cli.common import (
     parse_objective,
 )
 from planner.cli.interrupts import Interrupts
-from planner.cli.params import SECONDS, SEED, THREADS
+from planner.cli.params import SECONDS, SEED, THREADS, FileName
 from planner.cli.show import show_page
 from planner.errors import UsageError
 from planner.instance import Instance
@@ -60,13 +60,11 @@ _SOLVE_OPTIONS = [
     click.option(
         "-o",
         "--output",
-        type=click.Path(dir_okay=False, allow_dash=True),
+        type=FileName(allow_dash=True),
         help="Write the schedule JSON here ('-': standard output, like --json).",
     ),
-    click.option("--gantt", type=click.Path(dir_okay=False), help="Write the Gantt CSV here."),
-    click.option(
-        "--show", type=click.Path(dir_okay=False), help="Write the Gantt chart (HTML) here."
-    ),
+    click.option("--gantt", type=FileName(), help="Write the Gantt CSV here."),
+    click.option("--show", type=FileName(), help="Write the Gantt chart (HTML) here."),
     click.option(
         "--solver",
         default="auto",
@@ -230,7 +228,7 @@ def settings_of(
 
 
 @click.command()
-@click.argument("instance", type=click.Path(dir_okay=False))
+@click.argument("instance", type=FileName())
 @solve_options
 @handle_errors
 def solve(instance: str, args: SolveArgs) -> None:
