@@ -87,6 +87,10 @@ def main() -> None:
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "datasets")
     ap.add_argument("-o", "--output", type=Path, default=ROOT / "instances" / "bench")
     args = ap.parse_args()
+    if not (args.shared / "muri").is_dir():
+        raise SystemExit(
+            f"{args.shared}: no muri/ folder here: give the public datasets with --shared DIR"
+        )
     docs = build(args.shared)
     for name, doc in docs.items():
         inst = instance_from_dict(doc, file=name)  # refuse to write a bad instance
