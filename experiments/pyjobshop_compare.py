@@ -6,7 +6,7 @@
 
 DATA_DIR holds `psplib/{j30,j60,j90,j120}/*.sm` with `psplib/psplib_reference.csv` (best
 known bounds, column `ref_ub`) and `jobshop/*.jss` with `jobshop/optimum_kobe.csv`.
-PyJobShop is the `bench` extra (`pip install 'planner[bench]'`).
+PyJobShop is the `bench` extra (`.venv/bin/pip install -e '.[bench]'` from the clone).
 
 Samples are fixed by rule, never chosen by result: per PSPLIB set, the instances in natural
 order and the middle one of each tenth (positions `(2i + 1) * n // (2 * per_set)`); job shop:
@@ -144,6 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sets", default="j30,j60,j90,j120,jobshop,ft")
     ap.add_argument("-o", "--output", default="out/pyjobshop_compare.csv")
     a = ap.parse_args(argv)
+    try:
+        import pyjobshop  # noqa: F401
+    except ImportError:
+        raise SystemExit(
+            "this comparison needs PyJobShop: .venv/bin/pip install -e '.[bench]'"
+        ) from None
     families = [f for f in a.sets.split(",") if f]
     rows: list[dict[str, Any]] = []
     k = 0

@@ -1,7 +1,7 @@
 """`plan bench --executor ray` gives the same rows as local processes (except wall_s).
 
 Starts a small local Ray instance (2 CPUs, no dashboard) and shuts it down afterwards.
-Skipped only when Ray is not installed (`pip install 'planner[ray]'`).
+Skipped only when Ray is not installed (`pip install -e '.[ray]'` from the clone).
 """
 
 from __future__ import annotations

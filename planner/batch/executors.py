@@ -31,6 +31,12 @@ MANAGER_JOIN_S = 10.0
 REACH_TIMEOUT_S = 5.0  # `--address`: how long a cluster has to accept a connection
 
 
+# The extra's package, not `planner[ray]`: on PyPI that name is another project.
+NEEDS_RAY = (
+    "--executor ray needs Ray: pip install 'ray>=2.9' (from a clone: pip install -e '.[ray]')"
+)
+
+
 def run_inline(tasks: Sequence[Task]) -> Iterator[dict[str, Any]]:
     try:
         for task in tasks:
@@ -100,7 +106,7 @@ def run_ray(
     try:
         import ray
     except ImportError:
-        raise UsageError("--executor ray needs Ray: pip install 'planner[ray]'") from None
+        raise UsageError(NEEDS_RAY) from None
     started = False
     if not ray.is_initialized():
         if address:
@@ -145,7 +151,7 @@ def check_executor(executor: str, address: str | None = None) -> None:
         except ValueError:  # a module without a spec
             found = False
         if not found:
-            raise UsageError("--executor ray needs Ray: pip install 'planner[ray]'")
+            raise UsageError(NEEDS_RAY)
     if address:
         _reachable(address)
 
