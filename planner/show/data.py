@@ -18,6 +18,7 @@ from planner.checker import kind
 from planner.errors import gpus_phrase
 from planner.figures import figure
 from planner.instance import Instance, Job
+from planner.replan import DOWN
 from planner.show.colours import alternate, colour_keys
 from planner.show.segments import ShownSegment, Slot, document_segments
 
@@ -223,14 +224,18 @@ def _fit_axis(
     boxes: list[Box], bars: Sequence[Bar], instance: Instance | None
 ) -> tuple[list[Box], int]:
     """The boxes as drawn and where the time axis ends: at the last bar's or box's end,
-    except that a reservation ending past the instance's horizon (a node down for good,
-    whose mark `plan replan` puts at its horizon + 1, README "Replanning") is drawn only to
-    the end of the rest: to its horizon it squeezed the plan into a sliver of the chart."""
+    except that a node down for good (a reservation ending past the instance's horizon,
+    or `plan replan`'s mark of a failed node ending at it, README "Replanning") is drawn
+    only to the end of the rest: to its horizon it squeezed the plan into a sliver."""
     horizon = instance.horizon if instance is not None else None
-    endless = {b for b in boxes if horizon is not None and b.end > horizon}
+    endless = {b for b in boxes if horizon is not None and _for_good(b, horizon)}
     ends = [b.end for b in bars] + [b.end for b in boxes if b not in endless]
     span = max([1, *ends, *(b.start for b in endless)])
     return [b._replace(end=span) if b in endless else b for b in boxes], span
+
+
+def _for_good(box: Box, horizon: int) -> bool:
+    return box.end > horizon or (box.id.startswith(DOWN) and box.end == horizon)
 
 
 def step_curve(name: str, deltas: Mapping[int, float], scale: float) -> Curve:
