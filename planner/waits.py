@@ -1,13 +1,15 @@
 """Why each job of a schedule started when it did: the per-job table of `plan solve`.
 
 A job that starts after its release waited for something; the first of these that holds
-at its start is named (the question an operator asks first):
+at its start is named (the question an operator asks first; a live state's running and
+done jobs started before `now` as given, and say so):
 - a predecessor ending exactly then (`after`),
 - a reservation that does not admit the job ending exactly then, on a node it uses or on
   a pool it draws from,
 - strict priority: a higher-priority job released no later starting exactly then (R9),
 - the present: a live state's `now` (contract §9: nothing not yet running starts before
   it), when the job starts exactly then,
+- its interleaving group: a co-member released exactly then (the group starts together),
 - capacity: a job sharing a node with it ending exactly then (named),
 - a price: with `energy_cost` an objective, the price dropping exactly then (contract
   §12: a plan may hold a job back for a cheaper hour),
@@ -60,7 +62,12 @@ def job_rows(instance: Instance, schedule: Schedule) -> list[JobRow]:
     for a in sorted(schedule.jobs, key=lambda a: (a.start, a.id)):
         job = instance.job_by_id.get(a.id)
         release = job.release if job is not None else 0
-        why = "" if job is None or a.start <= release else _why(instance, job, a, at, curve)
+        if job is None or a.start <= release:
+            why = ""
+        elif job.live is not None:  # a live state's running or done job: given, not planned
+            why = "started before now"
+        else:
+            why = _why(instance, job, a, at, curve)
         pieces = a.pieces()
         grouped = any(q.group is not None for q in pieces)
         rows.append(
@@ -109,6 +116,17 @@ def _why(
             return f"priority ({', '.join(sorted(ahead)[:3])})"
     if a.start == instance.now > job.release:
         return f"the present (now {instance.now})"
+    partners = sorted(
+        b.id
+        for b in (instance.job_by_id.get(s.id) for s in at.starting.get(a.start, ()))
+        if a.group is not None
+        and b is not None
+        and b.id != job.id
+        and at.by_id[b.id].group == a.group
+        and b.release == a.start
+    )
+    if partners:
+        return f"group {a.group} ({', '.join(partners[:3])} released)"
     ended = sorted(
         b.id
         for b in at.ending.get(a.start, ())

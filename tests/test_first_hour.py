@@ -252,6 +252,92 @@ def test_a_job_held_only_by_the_present_is_not_said_to_wait_for_capacity(
     assert "the present (now 50)" in r.stdout
 
 
+def test_a_job_held_for_its_groups_partner_names_the_group() -> None:
+    """`g` (released 0) starts at 500 with `p`, released then, on a node idle all along:
+    the table said "capacity" (planner/waits.py)."""
+    from planner.durations import group_member_durations
+    from planner.read import instance_from_dict
+    from planner.schedule import Assignment, Group, Placement, Schedule
+    from planner.verify import verify
+    from planner.waits import job_rows
+
+    inst = instance_from_dict(
+        {
+            "name": "partner",
+            "cluster": {"nodes": [{"name": "v100", "count": 1, "gpus": 8, "gpu_type": "V100"}]},
+            "interleaving": {"enabled": True, "max_group": 2},
+            "jobs": [
+                {"id": "g", "model": "gpt2", "gpus": 4, "iterations": 400},
+                {"id": "p", "model": "dqn", "gpus": 4, "iterations": 400, "release": 500},
+            ],
+        },
+        file="partner",
+    )
+    ends = group_member_durations(inst, inst.jobs)
+    where = (Placement("v100-0", (0, 1, 2, 3)),)
+    sched = Schedule(
+        "partner",
+        "hand",
+        "feasible",
+        jobs=(
+            Assignment("g", 500, 500 + ends[0], where, group="g1"),
+            Assignment("p", 500, 500 + ends[1], where, group="g1"),
+        ),
+        groups=(Group("g1", ("g", "p")),),
+    )
+    assert verify(inst, sched) == []
+    why = {r.job: (r.wait, r.why) for r in job_rows(inst, sched)}
+    assert why == {"g": (500, "group g1 (p released)"), "p": (0, "")}
+
+
+def test_a_live_states_running_and_done_jobs_started_before_now(tmp_path: Path) -> None:
+    """A done or running job of a live state started when it did as given: the table
+    said it waited for "capacity" on an idle cluster (planner/waits.py)."""
+    from planner.read import read_instance
+    from planner.schedule import schedule_from_dict
+    from planner.verify import verify
+    from planner.waits import job_rows
+
+    doc = {
+        "version": 1,
+        "name": "history",
+        "now": 50,
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 4}]},
+        "jobs": [
+            {
+                "id": "d",
+                "duration": 20,
+                "gpus": 1,
+                "state": "done",
+                "started": 10,
+                "ended": 30,
+                "placement": [{"node": "n-0", "gpus": [0]}],
+            },
+            {
+                "id": "r",
+                "duration": 100,
+                "gpus": 1,
+                "state": "running",
+                "started": 20,
+                "placement": [{"node": "n-0", "gpus": [1]}],
+            },
+            {"id": "w", "duration": 10, "gpus": 1},
+        ],
+    }
+    inst, out = tmp_path / "live.json", tmp_path / "s.json"
+    inst.write_text(json.dumps(doc))
+    r = CliRunner().invoke(main, ["solve", str(inst), "--solver", "greedy", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    state, sched = read_instance(inst), schedule_from_dict(json.loads(out.read_text()))
+    assert verify(state, sched) == []
+    why = {row.job: (row.wait, row.why) for row in job_rows(state, sched)}
+    assert why == {
+        "d": (10, "started before now"),
+        "r": (20, "started before now"),
+        "w": (50, "the present (now 50)"),
+    }
+
+
 def test_job_table_names_a_price_drop_when_energy_cost_is_the_objective() -> None:
     from planner.read import instance_from_dict
     from planner.schedule import Assignment, Placement, Schedule
