@@ -690,6 +690,42 @@ def test_a_placement_off_the_cluster_is_drawn_in_sight_with_a_note(tmp_path: Pat
     assert code == 0 and "has no GPU" not in err and "not in the instance" not in err
 
 
+def test_a_mistyped_gpu_index_under_a_whole_node_reservation_draws_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    """GPU 10^8 on a node a reservation covers whole: the box went over the widened lane
+    row by row, 9 GB, and under a 3 GB cap `plan show` was "internal error: MemoryError"
+    (exit 3); without the reservation the same file drew in 2 s (show/data._boxes)."""
+    import resource
+    import subprocess
+    import sys
+
+    doc = copy.deepcopy(INSTANCE)
+    doc["reservations"][0].pop("gpus")
+    inst = tmp_path / "i.json"
+    inst.write_text(json.dumps(doc))
+    sched = copy.deepcopy(SCHEDULE)
+    sched["jobs"][5]["placement"] = [{"node": "n-0", "gpus": [2, 10**8]}]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(sched))
+    assert {"R5"} <= {v.rule for v in verify(read_instance(inst), schedule_from_dict(sched))}
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    out = tmp_path / "g.html"
+    command = [sys.executable, "-m", "planner", "show", str(bad), "--instance", str(inst)]
+    done = subprocess.run(
+        [*command, "-o", str(out)], preexec_fn=cap, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0 and "has no GPU 100000000" in done.stderr, done.stderr
+    assert out.stat().st_size > 0
+    data = show_data(sched, read_instance(inst))
+    (box,) = data.boxes
+    lane = next(ln for ln in data.lanes if ln.node == "n-0")
+    assert box.rows == (lane.offset, lane.offset + lane.rows - 1) and lane.rows == 10**8 + 1
+
+
 def _named(tmp_path: Path, tenant: str, name: str, reservation: str, pool: str) -> Instance:
     """The show case with user-chosen names where the pictures draw them: the instance, a
     tenant, a reservation and the pool."""

@@ -214,8 +214,10 @@ def _boxes(instance: Instance | None, lanes: Sequence[Lane]) -> list[Box]:
             lane = by_node.get(node)
             if lane is None:
                 continue
-            gpus = r.gpus if r.gpus is not None else range(lane.rows)
-            for a, b in runs_of(gpus):
+            # a whole node is one run: its lane may be widened to a mistyped GPU index of
+            # 10^8, whose rows one by one took 9 GB (tests/test_show.py -k mistyped)
+            whole = ((0, lane.rows - 1),)
+            for a, b in runs_of(r.gpus) if r.gpus is not None else whole:
                 out.append(Box(r.id, label, r.start, r.end, (lane.offset + a, lane.offset + b)))
     return out
 
