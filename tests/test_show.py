@@ -88,6 +88,21 @@ def test_colour_by_tenant_and_priority(case: tuple[Instance, ShowData]) -> None:
     assert by_prio.colours["priority 1"] != by_prio.colours["priority 0"]
 
 
+@pytest.mark.parametrize("colour_by", ["priority", "tenant", "gpus"])  # groups: no legend
+def test_the_legend_names_every_colour_drawn(
+    case: tuple[Instance, ShowData], colour_by: str
+) -> None:
+    """Tenant t2's bars all follow another bar on their rows, so all have the second
+    shade: the page's legend had only "tenant t1" where the PNG had both (show/html.py)."""
+    from planner.show.html import figure
+
+    inst, _ = case
+    data = show_data(SCHEDULE, inst, colour_by)
+    fig = figure(data)
+    named = [t.name for t in fig.data if t.meta == "bars" and t.showlegend]
+    assert sorted(named) == sorted({b.key for b in data.bars}), named
+
+
 def test_colour_by_gpu_count(case: tuple[Instance, ShowData]) -> None:
     """Each bar takes the count its segment runs at (all its nodes' GPUs), as an elastic
     job's chosen count (contract §12) would show; counts differ in colour."""

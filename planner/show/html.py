@@ -57,9 +57,10 @@ def _bar_traces(bars: Sequence[Bar], colours: dict[str, str], legend: bool) -> l
         by_key[(b.key, b.shade)].extend((b.start, b.end, r0, r1) for r0, r1 in b.runs)
     out = []
     for key, colour in colours.items():
-        for shade in (0, 1):
-            if (key, shade) not in by_key:
-                continue
+        # the key's legend entry on its first trace: a key drawn only in the second shade
+        # had none (tests/test_show.py -k legend_names)
+        shades = [shade for shade in (0, 1) if (key, shade) in by_key]
+        for shade in shades:
             x, y = _rects(by_key[(key, shade)])
             out.append(
                 go.Scattergl(
@@ -71,7 +72,7 @@ def _bar_traces(bars: Sequence[Bar], colours: dict[str, str], legend: bool) -> l
                     fillcolor=shaded(colour, shade),
                     line={"width": 0},
                     hoverinfo="skip",
-                    showlegend=legend and shade == 0,
+                    showlegend=legend and shade == shades[0],
                     legendgroup=key,
                     meta="bars",
                 )
