@@ -3,6 +3,7 @@ header and the bench report, so one schedule's figures read alike everywhere."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -13,6 +14,8 @@ def figure(v: Any, digits: int = 2) -> str:
     if v is None:
         return "-"
     if isinstance(v, float):
+        if not math.isfinite(v):  # "inf" read from an edited results file: int() raised
+            return str(v)
         if v == int(v) and abs(v) < 1e15:
             return f"{int(v):,}"
         if abs(v) < 10**-digits:

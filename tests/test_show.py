@@ -471,6 +471,30 @@ def test_the_bench_report_shows_large_objectives_in_full() -> None:
     assert "e+" not in table
 
 
+@pytest.mark.parametrize("column", ["gap_to_bound", "objective_value", "avg_jct"])
+@pytest.mark.parametrize("value", ["inf", "1e999", "-inf"])
+def test_a_bench_report_of_an_edited_results_file_with_infinity_is_drawn(
+    tmp_path: Path, column: str, value: str
+) -> None:
+    """The results reader takes "inf" (float()), and the report then stopped at
+    "internal error: OverflowError" (exit 3) in `figures.figure`'s int()."""
+    import csv as csv_module
+
+    report, results = tmp_path / "r.html", tmp_path / "r.csv"
+    args = ("bench", TINY, "--solvers", "greedy:fifo,greedy:srsf", "--workers", "1")
+    assert run(*args, "--time-limit", "5", "-o", results)[0] == 0
+    with results.open(newline="") as f:
+        rows = list(csv_module.reader(f))
+    assert {r[rows[0].index("verified")] for r in rows[1:]} == {"true"}
+    rows[2][rows[0].index(column)] = value
+    with results.open("w", newline="") as f:
+        csv_module.writer(f, lineterminator="\n").writerows(rows)
+    code, _, err = run(*args, "--time-limit", "5", "-o", results, "--report", report)
+    assert code == 0 and report.stat().st_size > 0, err
+    if column != "avg_jct":  # not a column of the report's table
+        assert f"<td>{value.replace('1e999', 'inf')}</td>" in report.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("at_segment", [False, True])
 def test_a_placement_without_gpus_is_drawn_as_no_placement(
     tmp_path: Path, at_segment: bool
