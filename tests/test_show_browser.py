@@ -61,8 +61,8 @@ def browser() -> Iterator[Any]:
 class Rendered:
     """A page opened in the browser, with what it said and asked for."""
 
-    def __init__(self, browser: Any, html: Path):
-        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    def __init__(self, browser: Any, html: Path, width: int = 1400):
+        self.page = browser.new_page(viewport={"width": width, "height": 1000})
         self.errors: list[str] = []
         self.requests: list[str] = []
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
@@ -165,6 +165,38 @@ def test_hover_names_the_job_and_segment(case: Any) -> None:
     assert case.page.locator("#gantt-tip").inner_text().startswith("g1")
     case.page.mouse.move(*case.pixel_of(55, n1.offset + 2.5))  # a's gap: nothing there
     tip.wait_for(state="hidden", timeout=5_000)
+
+
+def test_hover_names_every_member_of_a_group(case: Any) -> None:
+    # g1 shadowed g2 where both run: g2's end and JCT were shown nowhere (show/html.py)
+    n1 = case.data.lanes[1]
+    case.page.mouse.move(*case.pixel_of(30, n1.offset + 0.5))  # group G, 0-60 on GPUs 0-1
+    tip = case.page.locator("#gantt-tip")
+    tip.wait_for(state="visible", timeout=5_000)
+    lines = tip.inner_text().splitlines()
+    assert lines[0].startswith("g1") and any(line.startswith("g2") for line in lines)
+
+
+@pytest.mark.parametrize("width", [800, 1400])
+def test_the_tooltip_of_the_last_bar_stays_in_the_window_on_few_lines(
+    case: Any, browser: Any, width: int
+) -> None:
+    # At the right edge the tip was squeezed to a word a line and ran off the page.
+    r = Rendered(browser, case.folder / "case.html", width)
+    try:
+        n0 = case.data.lanes[0]
+        tip = r.page.locator("#gantt-tip")
+        sizes = []
+        for x in (101, 149.5):  # job b, 100-150 on every GPU: the chart's middle, its end
+            r.page.mouse.move(*r.pixel_of(x, n0.offset + 0.5))
+            tip.wait_for(state="visible", timeout=5_000)
+            assert tip.inner_text().startswith("b")
+            sizes.append(tip.bounding_box())
+        middle, edge = sizes
+        assert edge["x"] >= 0 and edge["x"] + edge["width"] <= width
+        assert edge["height"] == middle["height"] and edge["width"] == middle["width"]
+    finally:
+        r.page.close()
 
 
 def test_no_console_error_and_no_network(case: Any) -> None:

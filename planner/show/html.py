@@ -8,8 +8,9 @@ Reservations, lane shading and the curves under the chart are a handful of trace
 
 Hover: plotly finds hover targets only at data points, which a long bar does not have
 where the mouse is. So the page carries the bars' rectangles and texts as JSON, and a
-small script (`HOVER_JS`) looks up the bar under the mouse (binary search in its GPU row)
-and shows its text in a tooltip; it draws nothing on the chart.
+small script (`HOVER_JS`) looks up the bars under the mouse (binary search in its GPU row;
+every member of a group there) and shows their texts in a tooltip; it draws nothing on
+the chart.
 """
 
 from __future__ import annotations
@@ -212,7 +213,8 @@ table.facts td:first-child{color:#555}
 p.help{font-size:12px;color:#666;margin:4px 0}
 #gantt-tip{position:absolute;display:none;pointer-events:none;background:#fff;
 border:1px solid #999;border-radius:3px;padding:4px 6px;font-size:12px;z-index:10;
-box-shadow:0 1px 4px rgba(0,0,0,.2)}
+box-shadow:0 1px 4px rgba(0,0,0,.2);white-space:nowrap}
+#gantt-tip hr{border:0;border-top:1px solid #ccc;margin:4px 0}
 """
 
 HOVER_JS = """
@@ -235,11 +237,13 @@ HOVER_JS = """
       var m = (lo + hi) >> 1;
       if (B.x0[L[m]] <= x) { last = m; lo = m + 1; } else { hi = m - 1; }
     }
-    // Bars of one GPU row overlap only within a group; look back over a few.
+    // Bars of one GPU row overlap only within a group: every member there is named
+    // (one member shadowed the others); look back over a few.
+    var hits = [];
     for (var k = last; k >= 0 && k > last - 64; k--) {
-      if (x < B.x1[L[k]]) { return L[k]; }
+      if (x < B.x1[L[k]]) { hits.push(L[k]); }
     }
-    return -1;
+    return hits.sort(function (a, b) { return a - b; });
   }
   function hide() { tip.style.display = "none"; }
   gd.addEventListener("mousemove", function (ev) {
@@ -248,17 +252,26 @@ HOVER_JS = """
     var xa = fl.xaxis, ya = fl.yaxis, box = gd.getBoundingClientRect();
     var px = ev.clientX - box.left - xa._offset, py = ev.clientY - box.top - ya._offset;
     if (px < 0 || py < 0 || px > xa._length || py > ya._length) { return hide(); }
-    var x = xa.p2d(px), y = ya.p2d(py), i = -1;
+    var x = xa.p2d(px), y = ya.p2d(py), hit = [];
     // A bar over several GPU rows also covers the gaps between them.
     [Math.floor(y), Math.ceil(y)].forEach(function (row) {
-      var j = find(x, row);
-      if (i < 0 && j >= 0 && B.r0[j] - HALF <= y && y <= B.r1[j] + HALF) { i = j; }
+      var js = find(x, row).filter(function (j) {
+        return B.r0[j] - HALF <= y && y <= B.r1[j] + HALF;
+      });
+      if (!hit.length) { hit = js; }
     });
-    if (i < 0) { return hide(); }
-    tip.innerHTML = B.t[i];
-    tip.style.left = ev.pageX + 14 + "px";
-    tip.style.top = ev.pageY + 14 + "px";
+    if (!hit.length) { return hide(); }
+    tip.innerHTML = hit.map(function (j) { return B.t[j]; }).join("<hr>");
     tip.style.display = "block";
+    // Beside the mouse, on its left near the window's right edge (the tip was squeezed
+    // to a word a line and ran off the page there).
+    var right = window.scrollX + document.documentElement.clientWidth;
+    var left = ev.pageX + 14;
+    if (left + tip.offsetWidth > right) {
+      left = Math.max(window.scrollX, ev.pageX - 14 - tip.offsetWidth);
+    }
+    tip.style.left = left + "px";
+    tip.style.top = ev.pageY + 14 + "px";
   });
   gd.addEventListener("mouseleave", hide);
 })();
