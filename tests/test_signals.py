@@ -100,10 +100,15 @@ def test_signal_writes_the_best_schedule(
     tmp_path: Path, solver: str, signals: tuple[int, ...], code: int
 ) -> None:
     out, gantt = tmp_path / "s.json", tmp_path / "g.csv"
-    p = plan("solve", str(DEMO), "--solver", solver, "--time-limit", "60", "-o", str(out))
-    p2 = None
-    # SIGTERM gets a handler only once the solve starts: then the signal is meant for it.
-    stdout, stderr = signalled(p, signals, 0.5)
+    # `plan` handles SIGTERM from its first line (planner/launch.py), so the signal may
+    # come while the modules are still imported: on a loaded machine 0.5 s after that was
+    # always then ("error: interrupted", nothing written; that case has its own tests).
+    # Later signals until one reaches the solve.
+    for delay in (0.5, 2.0, 5.0, 10.0):
+        p = plan("solve", str(DEMO), "--solver", solver, "--time-limit", "60", "-o", str(out))
+        stdout, stderr = signalled(p, signals, delay)
+        if not (stdout == "" and stderr == "error: interrupted\n" and not out.exists()):
+            break
     assert p.returncode == code, stderr
     assert "Traceback" not in stdout + stderr
     assert "interrupted" in stdout
