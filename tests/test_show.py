@@ -103,6 +103,26 @@ def test_the_legend_names_every_colour_drawn(
     assert sorted(named) == sorted({b.key for b in data.bars}), named
 
 
+@pytest.mark.parametrize("levels", [2, 7, 10, 40])
+def test_each_priority_level_has_a_colour_of_its_own(levels: int) -> None:
+    # taken from a ramp of seven, levels 0 and 1 of ten were one colour (show/colours.py)
+    from types import SimpleNamespace
+
+    from planner.read import instance_from_dict
+    from planner.show.colours import colour_keys
+
+    doc = {
+        "name": "levels",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 1}]},
+        "jobs": [{"id": f"j{k}", "duration": 1, "gpus": 1, "priority": k} for k in range(levels)],
+    }
+    inst = instance_from_dict(doc, file="levels")
+    bars = [SimpleNamespace(job=f"j{k}", group=None) for k in range(levels)]
+    keys, colours = colour_keys(bars, inst, "priority")
+    assert keys == [f"priority {k}" for k in range(levels)]
+    assert len({colours[k] for k in keys}) == levels
+
+
 def test_colour_by_gpu_count(case: tuple[Instance, ShowData]) -> None:
     """Each bar takes the count its segment runs at (all its nodes' GPUs), as an elastic
     job's chosen count (contract §12) would show; counts differ in colour."""

@@ -57,14 +57,22 @@ def _by_group(bars: Sequence[Any]) -> tuple[list[str], dict[str, str]]:
     return keys, colours
 
 
+def _on_ramp(t: float) -> str:
+    """The colour at `t` in [0, 1] along RAMP, blended between its stops: picked from the
+    stops, ten levels had only seven colours (0 and 1 alike; tests/test_show.py -k levels)."""
+    x = t * (len(RAMP) - 1)
+    k = min(int(x), len(RAMP) - 2)
+    a, b = (tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in (RAMP[k], RAMP[k + 1]))
+    return "#" + "".join(f"{round(u + (v - u) * (x - k)):02x}" for u, v in zip(a, b, strict=True))
+
+
 def _by_priority(bars: Sequence[Any], instance: Instance) -> tuple[list[str], dict[str, str]]:
     jobs = instance.job_by_id
     prio = {b.job: jobs[b.job].priority for b in bars if b.job in jobs}
     levels = sorted(set(prio.values()))
     colours = {"unknown": UNKNOWN}
     for i, p in enumerate(levels):
-        step = i * (len(RAMP) - 1) // max(1, len(levels) - 1)
-        colours[f"priority {p}"] = RAMP[step]
+        colours[f"priority {p}"] = _on_ramp(i / max(1, len(levels) - 1))
     keys = [f"priority {prio[b.job]}" if b.job in prio else "unknown" for b in bars]
     return keys, colours
 
