@@ -231,6 +231,47 @@ def test_a_planned_schedule_renders_every_bar(browser: Any, tmp_path: Path) -> N
         r.page.close()
 
 
+def test_a_zero_length_job_is_drawn_and_hovered(browser: Any, tmp_path: Path) -> None:
+    # start == end drew a rectangle of no width: nothing to see or hover (show/html.py)
+    doc = {
+        "version": 1,
+        "name": "instant",
+        "cluster": {"nodes": [{"name": "n", "count": 1, "gpus": 2}]},
+        "jobs": [
+            {"id": "a", "duration": 100, "gpus": 1},
+            {"id": "b", "duration": 200, "gpus": 1},
+            {"id": "z", "duration": 0, "gpus": 1, "release": 150},
+        ],
+    }
+    inst, sched, html = tmp_path / "i.json", tmp_path / "s.json", tmp_path / "g.html"
+    inst.write_text(json.dumps(doc), encoding="utf-8")
+    # plan solve verifies the schedule before it writes it (exit 1 otherwise).
+    _plan("solve", inst, "--solver", "greedy", "-o", sched, "--show", html)
+    plan = json.loads(sched.read_text(encoding="utf-8"))
+    z = next(j for j in plan["jobs"] if j["id"] == "z")
+    assert z["start"] == z["end"] == 150  # alone on its GPU row there
+    data = show_data(plan, read_instance(inst))
+    r = Rendered(browser, html)
+    try:
+        drawn = r.eval(POLYGONS_JS)
+        assert sum(n for _, _, n in drawn) == len(data.bars) == 3
+        shot = r.screenshot(tmp_path / "instant.png")
+        zbar = next(b for b in data.bars if b.job == "z")
+        colour = _rgb(shaded(data.colours[zbar.key], zbar.shade))
+        x, y = r.pixel_of(150, zbar.runs[0][0])
+        seen = [shot.getpixel((round(x) + dx, round(y))) for dx in (-1, 0, 1)]
+        assert any(_close(c, colour, tol=40) for c in seen), (seen, colour)
+        r.page.mouse.move(x + 1, y)
+        tip = r.page.locator("#gantt-tip")
+        tip.wait_for(state="visible", timeout=5_000)
+        assert tip.inner_text().startswith("z")
+        r.page.mouse.move(*r.pixel_of(150, -0.6))  # above the first GPU row: no bar there
+        tip.wait_for(state="hidden", timeout=5_000)
+        assert r.errors == []
+    finally:
+        r.page.close()
+
+
 def test_names_are_drawn_as_written(browser: Any, tmp_path: Path) -> None:
     """Plotly reads tags and entities in legends, tick labels and text: the page hands it
     names escaped, so it draws them as they are written."""

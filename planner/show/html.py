@@ -62,23 +62,38 @@ def _bar_traces(bars: Sequence[Bar], colours: dict[str, str], legend: bool) -> l
         # had none (tests/test_show.py -k legend_names)
         shades = [shade for shade in (0, 1) if (key, shade) in by_key]
         for shade in shades:
-            x, y = _rects(by_key[(key, shade)])
-            out.append(
+            runs = by_key[(key, shade)]
+            wide = [r for r in runs if r[0] < r[1]]
+            x, y = _rects(wide)
+            traces = [
                 go.Scattergl(
-                    x=x,
-                    y=y,
-                    name=plotly_text(key),
-                    mode="lines",
-                    fill="toself",
-                    fillcolor=shaded(colour, shade),
+                    x=x, y=y, mode="lines", fill="toself", fillcolor=shaded(colour, shade),
                     line={"width": 0},
-                    hoverinfo="skip",
-                    showlegend=legend and shade == shades[0],
-                    legendgroup=key,
-                    meta="bars",
                 )
-            )
+            ] if wide else []  # fmt: skip
+            if len(wide) < len(runs):  # zero-length jobs: a line of 2 px, seen at any zoom
+                x, y = _instants([r for r in runs if r[0] == r[1]])
+                traces.append(
+                    go.Scattergl(
+                        x=x, y=y, mode="lines", line={"width": 2, "color": shaded(colour, shade)}
+                    )
+                )
+            for t in traces:
+                first = shade == shades[0] and t is traces[0]
+                t.update(name=plotly_text(key), hoverinfo="skip", legendgroup=key, meta="bars")
+                t.update(showlegend=legend and first)
+                out.append(t)
     return out
+
+
+def _instants(runs: Sequence[tuple[int, int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Zero-length bars (x, x, first row, last row) as vertical lines, NaN between."""
+    x = np.full(len(runs) * 3, np.nan)
+    y = np.full(len(runs) * 3, np.nan)
+    for i, (x0, _, r0, r1) in enumerate(runs):
+        x[3 * i : 3 * i + 2] = (x0, x0)
+        y[3 * i : 3 * i + 2] = (r0 - HALF, r1 + HALF)
+    return x, y
 
 
 def _bar_index(bars: Sequence[Bar]) -> str:
@@ -229,19 +244,21 @@ HOVER_JS = """
   Object.keys(rows).forEach(function (r) {
     rows[r].sort(function (a, b) { return B.x0[a] - B.x0[b]; });
   });
-  function find(x, row) {
+  function find(x, row, tol) {
     var L = rows[row], lo = 0, hi, last = -1;
-    if (!L) { return -1; }
+    if (!L) { return []; }
     hi = L.length - 1;
     while (lo <= hi) {
       var m = (lo + hi) >> 1;
-      if (B.x0[L[m]] <= x) { last = m; lo = m + 1; } else { hi = m - 1; }
+      if (B.x0[L[m]] <= x + tol) { last = m; lo = m + 1; } else { hi = m - 1; }
     }
     // Bars of one GPU row overlap only within a group: every member there is named
     // (one member shadowed the others); look back over a few.
     var hits = [];
     for (var k = last; k >= 0 && k > last - 64; k--) {
-      if (x < B.x1[L[k]]) { hits.push(L[k]); }
+      var a = B.x0[L[k]], b = B.x1[L[k]];
+      // a zero-length bar, drawn 2 px wide, is hit within a few pixels of its time
+      if ((a <= x && x < b) || (a === b && Math.abs(x - a) <= tol)) { hits.push(L[k]); }
     }
     return hits.sort(function (a, b) { return a - b; });
   }
@@ -255,7 +272,7 @@ HOVER_JS = """
     var x = xa.p2d(px), y = ya.p2d(py), hit = [];
     // A bar over several GPU rows also covers the gaps between them.
     [Math.floor(y), Math.ceil(y)].forEach(function (row) {
-      var js = find(x, row).filter(function (j) {
+      var js = find(x, row, Math.abs(xa.p2d(px + 3) - x)).filter(function (j) {
         return B.r0[j] - HALF <= y && y <= B.r1[j] + HALF;
       });
       if (!hit.length) { hit = js; }

@@ -38,6 +38,15 @@ def _gantt(ax: Axes, data: ShowData) -> None:
             polys.append(_rect(b.start, b.end, r0, r1))
             faces.append(shaded(data.colours[b.key], b.shade))
     ax.add_collection(PolyCollection(polys, facecolors=faces, edgecolors="white", linewidths=0.3))
+    instants = [(b, r0, r1) for b in data.bars if b.start == b.end for r0, r1 in b.runs]
+    if instants:  # zero-length jobs: a line, where a polygon has no width
+        ax.vlines(
+            [b.start for b, _, _ in instants],
+            [r0 - HALF for _, r0, _ in instants],
+            [r1 + HALF for _, _, r1 in instants],
+            colors=[shaded(data.colours[b.key], b.shade) for b, _, _ in instants],
+            linewidths=1.5,
+        )
     boxes = [_rect(x.start, x.end, *x.rows) for x in data.boxes]
     if boxes:
         ax.add_collection(
