@@ -94,6 +94,8 @@ def run_backend(
 ) -> RunResult:
     """Solve `prob` with CBC or HiGHS (`backend`) within `time_limit`, from the variables'
     values as warm start when `warm`; `stop` (Ctrl-C) ends it with the best it has."""
+    if stop.is_set():  # handing the model over takes up to twice its build (solve.HANDOVER)
+        return RunResult("none", None, None, True, 0.0, "interrupted before the solver ran")
     if backend == "highs":
         return _run_highs(prob, time_limit, threads, seed, warm, stop, progress)
     res = _run_cbc(prob, time_limit, threads, seed, warm, stop, progress)

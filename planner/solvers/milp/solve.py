@@ -90,6 +90,7 @@ MIN_SOLVE_S = 1.0
 # 10`, one run each on a loaded 2-core machine: 9.09 s against 4.29 s, 1.74 against 3.83 s).
 # Unbudgeted, the MPS file alone ran 7-9 s past a 10 s limit there.
 HANDOVER = {"cbc": 2.1, "highs": 0.45}
+INTERRUPTED = "interrupted before the MILP model was built"
 
 
 # Below this many admissible groups the model takes every one (`groups.exact_candidates`),
@@ -180,6 +181,8 @@ def solve_milp(instance: Instance, options: SolveOptions) -> Schedule:
     named = _relaxation_bounds(r)
     m = _build_model(r, start, _values(named))
     if isinstance(m, str):
+        if options.stop.is_set():
+            r.info["interrupted"] = True
         return _without_the_model(r, start, named, m)
     st = _solve_stages(r, m)
     r.info["stages"] = st.stages
@@ -216,6 +219,8 @@ def _values(named: dict[str, tuple[float, str]]) -> dict[str, float]:
 def _build_model(r: _Run, start: Schedule | None, simple: dict[str, float]) -> _Model | str:
     """The model on the finest grid it fits (`_choose_grid`), warm-started from `start`;
     or why none fits."""
+    if r.options.stop.is_set():
+        return INTERRUPTED
     instance = r.instance
     groups, complete = exact_candidates(instance, MAX_GROUPS_PER_JOB, ALL_GROUPS_MAX, start)
     units = milp_vars.build_units(instance, groups)
@@ -231,6 +236,8 @@ def _build_model(r: _Run, start: Schedule | None, simple: dict[str, float]) -> _
         instance, units, grid, r.names, grid_caps, earliest=earliest,
         cmax_floor=simple.get("makespan", 0.0),
     )  # fmt: skip
+    if r.options.stop.is_set():  # the build does not look: seconds on a large model
+        return INTERRUPTED
     add_energy(instance, built, r.names)
     r.info["slot"], r.info["slots"], r.info["horizon"] = grid.length, grid.slots, grid.horizon
     r.info.update(built.sizes)  # type: ignore[typeddict-item]  # binaries, variables, rows
