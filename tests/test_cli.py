@@ -192,6 +192,29 @@ def test_a_long_job_list_is_one_aligned_line_per_job(
         assert line[end_edge] == " ", line
 
 
+def test_the_plain_job_lines_keep_a_newline_id_on_its_line_and_align_wide_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an id holding "\n" broke its line in two, and one of CJK characters (two cells
+    # each) pushed its row's columns right (terminal._aligned)
+    from rich.cells import cell_len
+
+    monkeypatch.setattr(terminal, "PLAIN_ROWS", 2)
+    doc = json.loads(DEMO.read_text())
+    doc["jobs"][0]["id"], doc["jobs"][1]["id"] = "two\nlines", "训练任务"
+    inst, out = tmp_path / "i.json", tmp_path / "s.json"
+    inst.write_text(json.dumps(doc))
+    code, stdout, _ = run("solve", inst, "--solver", "greedy", "--jobs", "-o", out)
+    sched = schedule_from_dict(json.loads(out.read_text()))
+    assert code == 0 and verify(read_instance(inst), sched) == []
+    head, *lines = stdout.split("jobs\n", 1)[1].splitlines()[: len(sched.jobs) + 1]
+    assert {line.split()[0] for line in lines} == {a.id.replace("\n", "\\x0a") for a in sched.jobs}
+    end_edge = cell_len(head[: head.index(" end ") + 4])
+    for line in lines:  # every end right-aligned under "end", counted in terminal cells
+        cells = [cell_len(line[: k + 1]) for k in range(len(line))]
+        assert end_edge in cells and line[cells.index(end_edge) + 1] == " ", line
+
+
 def test_check_of_another_instances_schedule_warns(tmp_path: Path) -> None:
     # a valid schedule whose "instance" names another: the verdict is the rules' (exit
     # 0), so the mismatch is a warning; it was printed as "error:" with exit 0

@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.live import Live
 from rich.markup import escape
@@ -227,15 +228,20 @@ def print_job_table(rows: Sequence[Any], time_unit: str) -> None:
 def _aligned(head: Sequence[str], cells: Sequence[Sequence[str]], left: Sequence[bool]) -> str:
     """The rows as text columns two spaces apart, whole (no wrapping or cutting), the
     user's text with its control characters shown (`visible`)."""
-    rows = [list(head), *([visible(c) for c in row] for row in cells)]
-    widths = [max(len(row[k]) for row in rows) for k in range(len(head))]
+    # one line per job: a newline in a job id is shown as \x0a too, and the columns are
+    # as wide as the terminal draws them (a CJK character takes two cells)
+    rows = [list(head), *([visible(c).replace("\n", "\\x0a") for c in row] for row in cells)]
+    widths = [max(cell_len(row[k]) for row in rows) for k in range(len(head))]
     lines = (
-        "  ".join(
-            c.ljust(w) if lj else c.rjust(w) for c, w, lj in zip(row, widths, left, strict=True)
-        )
+        "  ".join(_pad(c, w, lj) for c, w, lj in zip(row, widths, left, strict=True))
         for row in rows
     )
     return "jobs\n" + "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _pad(cell: str, width: int, left: bool) -> str:
+    fill = " " * (width - cell_len(cell))
+    return cell + fill if left else fill + cell
 
 
 def print_check_ok(schedule: str, jobs: int) -> None:
