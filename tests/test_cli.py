@@ -215,6 +215,26 @@ def test_the_plain_job_lines_keep_a_newline_id_on_its_line_and_align_wide_charac
         assert end_edge in cells and line[cells.index(end_edge) + 1] == " ", line
 
 
+def test_the_job_table_folds_a_long_node_list_rather_than_cut_it(tmp_path: Path) -> None:
+    doc = {
+        "version": 1,
+        "name": "wide",
+        "cluster": {"nodes": [{"name": "gpu-node-with-a-long-name", "count": 6, "gpus": 2}]},
+        "jobs": [{"id": "spread", "duration": 10, "gpus": 12}],
+    }
+    inst, out = tmp_path / "i.json", tmp_path / "s.json"
+    inst.write_text(json.dumps(doc))
+    r = CliRunner().invoke(
+        main, ["solve", str(inst), "--solver", "greedy", "--jobs", "-o", str(out)],
+        terminal_width=80, env={"COLUMNS": "80"},
+    )  # fmt: skip
+    sched = schedule_from_dict(json.loads(out.read_text()))
+    assert r.exit_code == 0 and verify(read_instance(inst), sched) == []
+    assert len(sched.jobs[0].placement) == 6 and "…" not in r.stdout  # was "…-name-0,…"
+    table = r.stdout.split("jobs\n", 1)[1].split("\n\n", 1)[0]
+    assert len(table.splitlines()) > 2  # the node list folded onto further lines
+
+
 def test_check_of_another_instances_schedule_warns(tmp_path: Path) -> None:
     # a valid schedule whose "instance" names another: the verdict is the rules' (exit
     # 0), so the mismatch is a warning; it was printed as "error:" with exit 0

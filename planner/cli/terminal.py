@@ -214,12 +214,9 @@ def print_job_table(rows: Sequence[Any], time_unit: str) -> None:
         return
     t = Table(title="jobs", box=None)
     for col in cols:
-        # an id is what the user looks for: wrapped when long, never cut to "…"
-        t.add_column(
-            col,
-            justify="left" if col in left else "right",
-            overflow="fold" if col == "job" else "ellipsis",
-        )
+        # ids, node lists and figures are what the user looks for: wrapped when long,
+        # never cut to "…" (a job's nodes were, at 80 columns: tests/test_cli.py -k fold)
+        t.add_column(col, justify="left" if col in left else "right", overflow="fold")
     for row in cells:
         t.add_row(*row)
     out.print(t)
