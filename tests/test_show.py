@@ -222,6 +222,28 @@ def test_a_node_down_for_good_does_not_stretch_the_time_axis(
     assert (box.start, box.end) == (500, 3000)
 
 
+def test_pool_curves_have_a_colour_each_and_no_flat_held_line(tmp_path: Path) -> None:
+    # job shop and RCPSP charts: four colours in turn for a dozen pools, and a flat
+    # "held by reservations" line for every pool nothing reserves (show/data.py, html.py)
+    from planner.show.html import figure
+
+    doc = copy.deepcopy(INSTANCE)
+    doc["cluster"]["pools"] = {**doc["cluster"]["pools"], **{f"m{k}": 4 for k in range(8)}}
+    for k, job in enumerate(doc["jobs"]):
+        job["demand"] = {**job.get("demand", {}), f"m{k}": 1}
+    inst_path = tmp_path / "i.json"
+    inst_path.write_text(json.dumps(doc))
+    inst = read_instance(inst_path)
+    assert verify(inst, schedule_from_dict(SCHEDULE)) == []
+    data = show_data(SCHEDULE, inst)
+    names = [c.name for c in data.pools]
+    assert [n for n in names if "held" in n] == ["power_kw held by reservations"]
+    assert len(names) == 9 + 1
+    fig = figure(data)
+    used = [t.line.color for t in fig.data if str(t.name).endswith(" in use")]
+    assert len(used) == 9 and len(set(used)) == 9
+
+
 def test_hover_text_names_everything(case: tuple[Instance, ShowData]) -> None:
     _, data = case
     text = next(b.text for b in data.bars if b.job == "a" and b.segment == 1)

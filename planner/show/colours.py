@@ -153,3 +153,14 @@ def shaded(colour: str, shade: int) -> str:
         return colour
     rgb = [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
     return "#" + "".join(f"{round(c * 0.85):02x}" for c in rgb)
+
+
+def pool_styles(curves: Sequence[Any]) -> list[tuple[Any, str, bool]]:
+    """Each pool curve with its pool's colour (one of PALETTE's twenty in turn: four had
+    job-shop charts repeat them) and whether it is what reservations hold (dotted)."""
+    out, pool = [], -1
+    for c in curves:
+        held = c.name.endswith(" held by reservations")
+        pool += 0 if held else 1
+        out.append((c, PALETTE[pool % len(PALETTE)], held))
+    return out

@@ -273,8 +273,8 @@ def _utilisation(bars: Sequence[Bar], total_gpus: int, name: str) -> Curve:
 
 
 def _pools(instance: Instance | None, segments: Sequence[ShownSegment]) -> list[Curve]:
-    """Per pool: demand of running segments, and the amount reservations hold, as shares
-    of the pool's capacity."""
+    """Per pool: demand of running segments, and the amount reservations hold (for a pool
+    some reservation holds), as shares of the pool's capacity."""
     if instance is None:
         return []
     out = []
@@ -293,7 +293,8 @@ def _pools(instance: Instance | None, segments: Sequence[ShownSegment]) -> list[
                 held[r.start] += r.amount
                 held[r.end] -= r.amount
         out.append(step_curve(f"{pool} in use", used, capacity))
-        out.append(step_curve(f"{pool} held by reservations", held or {0: 0.0}, capacity))
+        if held:  # a flat line at 0 for every pool nothing reserves crowded the panel
+            out.append(step_curve(f"{pool} held by reservations", held, capacity))
     return out
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from planner.show.colours import shaded
+from planner.show.colours import pool_styles, shaded
 from planner.show.data import Bar, Box, Curve, ShowData
 
 DIV_ID = "gantt"
@@ -184,9 +184,8 @@ def figure(data: ShowData) -> go.Figure:
     for t in _box_traces(data.boxes):
         fig.add_trace(t, row=1, col=1)
     fig.add_trace(_curve(data.utilisation, "#1f77b4").update(showlegend=False), row=2, col=1)
-    palette = ("#d62728", "#ff7f0e", "#2ca02c", "#9467bd")
-    for i, c in enumerate(data.pools):
-        fig.add_trace(_curve(c, palette[(i // 2) % 4], "dot" if i % 2 else "solid"), row=3, col=1)
+    for c, colour, held in pool_styles(data.pools):
+        fig.add_trace(_curve(c, colour, "dot" if held else "solid"), row=3, col=1)
     _layout(fig, data, rows_total, sum(heights), len(heights))
     return fig
 

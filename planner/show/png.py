@@ -20,7 +20,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from planner.show.colours import shaded
+from planner.show.colours import pool_styles, shaded
 from planner.show.data import Curve, ShowData
 
 HALF = 0.42
@@ -72,14 +72,20 @@ def _gantt(ax: Axes, data: ShowData) -> None:
 
 
 def _curves(ax: Axes, curves: Sequence[Curve], label: str) -> None:
-    lines = [ax.step(c.times, [100 * v for v in c.values], where="post", lw=1)[0] for c in curves]
+    lines = [
+        ax.step(c.times, [100 * v for v in c.values], where="post", lw=1, color=colour,
+                linestyle=":" if held else "-")[0]
+        for c, colour, held in pool_styles(curves)
+    ]  # fmt: skip
     ax.set_ylabel(label)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     if len(curves) > 1:
         # labels given with their lines: matplotlib leaves out a `label=` starting with "_"
-        # (a pool named "_p" had no legend and a warning on stderr)
-        ax.legend(lines, [c.name for c in curves], fontsize=7, loc="upper right")
+        # (a pool named "_p" had no legend and a warning on stderr); beside the panel, where
+        # a dozen pools' entries inside it covered the curves
+        names = [c.name for c in curves]
+        ax.legend(lines, names, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def png_figure(data: ShowData, width_in: float = 12.0) -> Figure:
