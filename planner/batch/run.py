@@ -142,9 +142,12 @@ def run_task(task: Task) -> dict[str, Any]:
         return error_row(task, f"{type(e).__name__}: {e}")
 
 
-# The forked jobs under way in this process: each one's pid (also its process group) and
-# its temporary folder.
-_JOBS: dict[int, str] = {}
+# The forked jobs under way in this process (each one's pid, also its process group), and
+# their temporary folders from made to removed: a signal between the fork and the pid's
+# registration, or during the removal, left an empty folder behind (2 of 27 interrupted
+# benches; tests/test_bench.py -k cut_short).
+_JOBS: set[int] = set()
+_FOLDERS: set[str] = set()
 
 
 def stop_jobs() -> None:
@@ -152,7 +155,14 @@ def stop_jobs() -> None:
     temporary files (a pool worker told to stop)."""
     for pid in list(_JOBS):
         _kill_group(pid)
-        shutil.rmtree(_JOBS.pop(pid), ignore_errors=True)
+        _JOBS.discard(pid)
+    for folder in list(_FOLDERS):
+        _remove(folder)
+
+
+def _remove(folder: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    _FOLDERS.discard(folder)
 
 
 def _kill_group(pid: int) -> None:
@@ -165,6 +175,7 @@ def _run_forked(task: Task) -> dict[str, Any]:
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     folder = tempfile.mkdtemp(prefix="plan-bench-")
+    _FOLDERS.add(folder)
     # the child dies with the thread that forks it (PR_SET_PDEATHSIG): only a main thread
     # lives as long as its process (a pool worker's, the bench's)
     tied = threading.current_thread() is threading.main_thread()
@@ -174,11 +185,11 @@ def _run_forked(task: Task) -> dict[str, Any]:
     try:
         child.start()
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        _remove(folder)
         raise
     pid = child.pid
     assert pid is not None  # started
-    _JOBS[pid] = folder
+    _JOBS.add(pid)
     # the child does it too, whichever comes first (then this fails: EACCES)
     with contextlib.suppress(OSError):
         os.setpgid(pid, pid)
@@ -195,7 +206,8 @@ def _run_forked(task: Task) -> dict[str, Any]:
         _kill_group(pid)
         child.join()
         recv.close()
-        shutil.rmtree(_JOBS.pop(pid), ignore_errors=True)
+        _JOBS.discard(pid)
+        _remove(folder)
     wall = round(time.perf_counter() - t0, 3)
     if row is not None:
         return row
