@@ -202,6 +202,24 @@ def test_a_malformed_row_before_the_last_refuses_the_file_untouched(tmp_path: Pa
     assert out.read_text() == text
 
 
+def test_an_open_quote_before_finished_rows_refuses_the_file_untouched(tmp_path: Path) -> None:
+    """An open quote on line 3 made the rest of the file one record, dropped as torn: the
+    two finished rows after it were run again and the file rewritten (exit 0)."""
+    out = tmp_path / "r.csv"
+    bench(out)
+    lines = out.read_text().splitlines(keepends=True)
+    text = "".join([*lines[:2], 'garbage,"unterminated\n', *lines[2:]])
+    out.write_text(text)
+    with pytest.raises(UsageError, match=r"r.csv line 3: "):
+        bench(out)
+    assert out.read_text() == text
+    # a torn last line that opens a quote is still dropped and run again
+    out.write_text("".join(lines[:-1]) + lines[-1].split(",", 1)[0] + ',"cut')
+    result = bench(out)
+    assert result.dropped_lines == 1 and result.ran == 1 and len(read_csv(out)) == 4
+    assert {r["verified"] for r in read_csv(out)} == {"true"}
+
+
 def test_failures_become_rows(tmp_path: Path) -> None:
     tight = tmp_path / "tight.json"
     tight.write_text(json.dumps(TIGHT))
