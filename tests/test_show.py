@@ -369,7 +369,8 @@ def test_show_writes_the_page_of_what_the_command_made(tmp_path: Path, command: 
     text = page.read_text(encoding="utf-8")
     start = text.index('id="gantt-bars">') + len('id="gantt-bars">')
     bars = json.loads(text[start : text.index("</script>", start)])
-    named = {t.split("</b>")[0].removeprefix("<b>") for t in bars["t"]}
+    texts = ["<br>".join(bars["L"][k] for k in t) for t in bars["t"]]  # lines by number
+    named = {t.split("</b>")[0].removeprefix("<b>") for t in texts}
     assert named == {j["id"] for j in doc["jobs"]}  # every job has its hover text
 
 
