@@ -8,6 +8,8 @@ cycles, fit). Every problem of both passes is reported at once, in document orde
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -107,24 +109,30 @@ def raw_json(path: str | Path) -> Any:
     return read_json(path)
 
 
-def instance_record(instance: str | Path) -> dict[str, str]:
-    """What a schedule records of the instance file it was made from: the path as typed
-    (`info.instance_file`) and as an absolute path (`info.instance_path`), which
-    `recorded_instance` finds from any folder."""
-    return {"instance_file": str(Path(instance)), "instance_path": str(Path(instance).absolute())}
+def instance_record(instance: str | Path, schedule: str | None) -> dict[str, str]:
+    """What a schedule written to `schedule` records of the instance file it was made from:
+    the path as typed (`info.instance_file`) and, for a schedule written to a file, the
+    path from that file's folder (`info.instance_relative`), which `recorded_instance`
+    finds from any folder, and in a copy of the whole project, the copy's."""
+    out = {"instance_file": str(Path(instance))}
+    if schedule is not None and schedule != "-":
+        here = Path(schedule).absolute().parent
+        with contextlib.suppress(ValueError):  # another drive (Windows): no such path
+            out["instance_relative"] = os.path.relpath(Path(instance).absolute(), here)
+    return out
 
 
 def recorded_instance(info: Any, schedule_path: str | Path) -> str | None:
-    """The instance file a schedule records, looked for at its absolute path
-    (`info.instance_path`; a path typed relative to another folder was not found from the
-    schedule's, tests/test_show.py -k absolute), as written (`info.instance_file`), then as
-    written from the schedule's folder, then by its name beside the schedule; None when it
-    is not there."""
+    """The instance file a schedule records, looked for from the schedule's folder
+    (`info.instance_relative`: `plan solve inst/i.json -o out/s.json` recorded only the
+    typed path, not found from out/ or anywhere else, tests/test_show.py -k typed_relative),
+    then as written (`info.instance_file`), as written from the schedule's folder, and by
+    its name beside the schedule; None when it is not there."""
     if not isinstance(info, dict):
         return None
-    recorded, absolute = info.get("instance_file"), info.get("instance_path")
+    recorded, relative = info.get("instance_file"), info.get("instance_relative")
     folder = Path(schedule_path).parent
-    candidates = [Path(absolute)] if isinstance(absolute, str) else []
+    candidates = [folder / relative] if isinstance(relative, str) else []
     if isinstance(recorded, str):
         candidates += [Path(recorded), folder / recorded, folder / Path(recorded).name]
     for candidate in candidates:

@@ -54,7 +54,7 @@ class SolveInfo(TypedDict, total=False):
     bound_by: dict[str, str]
     interrupted: bool  # stopped by Ctrl-C (options.stop)
     instance_file: str  # set by `plan solve` and `plan simulate`, as typed
-    instance_path: str  # the same, absolute (`planner.read.instance_record`)
+    instance_relative: str  # its path from the schedule's folder (`read.instance_record`)
     live: dict[str, Any]  # a live state (contract §9): now and the jobs per state
     # greedy
     rule: str

@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import json
 import math
+import shutil
 import warnings
 from pathlib import Path
 from typing import Any
@@ -649,28 +650,36 @@ def test_a_recorded_relative_path_is_found_from_the_schedules_folder(
 
 
 @pytest.mark.parametrize("command", ["show", "export"])
-def test_an_instance_typed_relative_to_another_folder_is_found_by_its_absolute_path(
+def test_an_instance_typed_relative_to_another_folder_is_found_from_the_schedules(
     tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`plan solve inst/i.json -o out/s.json` recorded only "inst/i.json": from `out/` or
-    any other folder the instance was left out, with its tenants, models and priorities."""
-    (tmp_path / "inst").mkdir()
-    inst, _ = write_case(tmp_path / "inst")
-    project = tmp_path
+    any other folder the instance was left out, with its tenants, models and priorities.
+    A copy of the whole project, its instance edited, shows the copy's."""
+    project = tmp_path / "proj"
+    (project / "inst").mkdir(parents=True)
     (project / "out").mkdir()
+    inst, _ = write_case(project / "inst")
     monkeypatch.chdir(project)
     typed = inst.relative_to(project)
     assert run("solve", typed, "--solver", "greedy", "-o", Path("out") / "s.json")[0] == 0
     doc = json.loads((project / "out" / "s.json").read_text())
     assert doc["info"]["instance_file"] == str(typed)
+    assert doc["info"]["instance_relative"] == str(Path("..") / typed)
     assert verify(read_instance(inst), schedule_from_dict(doc)) == []
-    for folder in (project / "out", tmp_path.parent):
-        monkeypatch.chdir(folder)
-        out = tmp_path / ("g.html" if command == "show" else "g.csv")
-        code, _, err = run(command, project / "out" / "s.json", "-o", out)
-        assert code == 0 and "no instance file" not in err, err
-        if command == "export":
-            assert "vgg16" in out.read_text()
+    copy_ = tmp_path / "copy"
+    shutil.copytree(project, copy_)
+    edited = json.loads((copy_ / typed).read_text())
+    edited["jobs"][1]["tenant"] = "edited"
+    (copy_ / typed).write_text(json.dumps(edited))
+    for where, tenant in ((project, ",t1,"), (copy_, ",edited,")):
+        for folder in (where / "out", tmp_path.parent):
+            monkeypatch.chdir(folder)
+            out = tmp_path / ("g.html" if command == "show" else "g.csv")
+            code, _, err = run(command, where / "out" / "s.json", "-o", out)
+            assert code == 0 and "no instance file" not in err, err
+            if command == "export":
+                assert tenant in out.read_text()
 
 
 @pytest.mark.parametrize("recorded", ["x" * 300 + ".json", "a\u0000b.json"])

@@ -89,7 +89,7 @@ def simulate(
         raise InputError(instance, [Problem("policy.preemption", f"policy {policy} {why}")])
     _feasible_or_exit(inst)
     doc, realized, res = _run(inst, pol, interval, bool(events), not as_json)
-    doc["info"].update(instance_record(instance))
+    doc["info"].update(instance_record(instance, output))
     files = _files(inst, doc, realized, res, output, gantt, events)
     from planner.outputs import write_all
 

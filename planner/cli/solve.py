@@ -266,7 +266,7 @@ def plan_and_write(
         interrupted = {"interrupted": True} if options.stop.is_set() else {}
         sched = sched.with_(
             wall_s=time.perf_counter() - t0,
-            info={**sched.info, **interrupted, **instance_record(instance)},
+            info={**sched.info, **interrupted, **instance_record(instance, outs.output)},
         )
         found = sched.status in ("optimal", "feasible")
         violations = verify(inst, sched) if found else []
