@@ -220,6 +220,27 @@ def test_an_open_quote_before_finished_rows_refuses_the_file_untouched(tmp_path:
     assert {r["verified"] for r in read_csv(out)} == {"true"}
 
 
+@pytest.mark.parametrize("odd", ["tiny\u2028dl", "a\rb"])
+def test_a_torn_last_line_after_fields_with_other_line_breaks_is_still_dropped(
+    tmp_path: Path, odd: str
+) -> None:
+    # the look for rows after an unreadable line counted lines as str.splitlines does (at
+    # "\r" and U+2028 too), csv as "\n" only: it looked at a whole earlier row and
+    # refused the file (planner/batch/results.py)
+    from planner.batch.results import results_text
+
+    out = tmp_path / "r.csv"
+    bench(out, solvers=["greedy:fifo", "greedy:sjf", "greedy:srsf"])
+    rows, _ = read_results(out)
+    for row in rows[:2]:
+        row["name"] = odd
+    text = results_text(rows)
+    last = text.rstrip("\n").rsplit("\n", 1)[1]
+    out.write_text(text[: len(text) - len(last) - 1] + last[:40], newline="")
+    kept, dropped = read_results(out)
+    assert dropped == 1 and len(kept) == len(rows) - 1 and kept[0]["name"] == odd
+
+
 def test_failures_become_rows(tmp_path: Path) -> None:
     tight = tmp_path / "tight.json"
     tight.write_text(json.dumps(TIGHT))

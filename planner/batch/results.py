@@ -116,8 +116,10 @@ def results_text(rows: Iterable[Mapping[str, Any]], header: bool = True) -> str:
 
 
 def _rows_after(text: str, line: int, header: tuple[str, ...]) -> bool:
-    """Whether a line after line `line` of `text` is a whole row on its own."""
-    for later in text.splitlines()[line:]:
+    """Whether a line after line `line` of `text` is a whole row on its own. Lines end at
+    "\n" only, as csv counts them (`splitlines` also ends one at a "\r" or U+2028 inside
+    a quoted field)."""
+    for later in text.split("\n")[line:]:
         try:
             fields = next(csv.reader([later]))
             if len(fields) == len(header):

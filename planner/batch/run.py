@@ -26,6 +26,7 @@ import signal
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -174,8 +175,9 @@ def _kill_group(pid: int) -> None:
 def _run_forked(task: Task) -> dict[str, Any]:
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
-    folder = tempfile.mkdtemp(prefix="plan-bench-")
-    _FOLDERS.add(folder)
+    folder = os.path.join(tempfile.gettempdir(), f"plan-bench-{uuid.uuid4().hex}")
+    _FOLDERS.add(folder)  # before it exists: known to stop_jobs from the start
+    os.mkdir(folder, 0o700)  # as mkdtemp makes it
     # the child dies with the thread that forks it (PR_SET_PDEATHSIG): only a main thread
     # lives as long as its process (a pool worker's, the bench's)
     tied = threading.current_thread() is threading.main_thread()
