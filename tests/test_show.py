@@ -223,6 +223,26 @@ def test_a_node_down_for_good_does_not_stretch_the_time_axis(
     assert (box.start, box.end) == (500, 3000)
 
 
+def test_a_reservation_past_the_horizon_after_the_plan_is_drawn_whole(tmp_path: Path) -> None:
+    # cut to the end of the rest, one starting after it had no width left and stretched
+    # the axis to its start; and the page left its axis to plotly, which ran it to the
+    # end of a pool reservation past the horizon (show/data._fit_axis, show/html.py)
+    from planner.show.html import figure
+
+    doc = copy.deepcopy(INSTANCE)
+    doc["horizon"] = 86400
+    doc["reservations"][0].update(start=50000, end=90000)
+    doc["reservations"][1].update(end=10**6)
+    inst_path = tmp_path / "i.json"
+    inst_path.write_text(json.dumps(doc))
+    inst = read_instance(inst_path)
+    assert verify(inst, schedule_from_dict(SCHEDULE)) == []
+    data = show_data(SCHEDULE, inst)
+    (box,) = data.boxes
+    assert (box.start, box.end) == (50000, 90000) and data.span == 90000
+    assert list(figure(data).layout.xaxis.range) == [0, 90000 * 1.01]
+
+
 def test_pool_curves_have_a_colour_each_and_no_flat_held_line(tmp_path: Path) -> None:
     # job shop and RCPSP charts: four colours in turn for a dozen pools, and a flat
     # "held by reservations" line for every pool nothing reserves (show/data.py, html.py)

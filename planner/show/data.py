@@ -231,8 +231,11 @@ def _fit_axis(
     only to the end of the rest: to its horizon it squeezed the plan into a sliver."""
     horizon = instance.horizon if instance is not None else None
     endless = {b for b in boxes if horizon is not None and _for_good(b, horizon)}
-    ends = [b.end for b in bars] + [b.end for b in boxes if b not in endless]
-    span = max([1, *ends, *(b.start for b in endless)])
+    rest = max([1, *(b.end for b in bars), *(b.end for b in boxes if b not in endless)])
+    # one that starts after the rest ends is drawn whole, as before: cut there, it had no
+    # width left (tests/test_show.py -k down_for_good)
+    endless = {b for b in endless if b.start < rest}
+    span = max([rest, *(b.end for b in boxes if b not in endless)])
     return [b._replace(end=span) if b in endless else b for b in boxes], span
 
 

@@ -223,7 +223,9 @@ def _layout(fig: go.Figure, data: ShowData, rows_total: int, height: int, n_rows
     fig.update_yaxes(row=2, col=1, title="GPUs busy %", rangemode="tozero", gridcolor="#eee")
     if data.pools:
         fig.update_yaxes(row=3, col=1, title="pools %", rangemode="tozero", gridcolor="#eee")
-    fig.update_xaxes(gridcolor="#eee", zeroline=False)
+    # the axis `show_data` chose, as the PNG's: left to plotly, a pool reservation past the
+    # horizon stretched it again (tests/test_show.py -k down_for_good)
+    fig.update_xaxes(gridcolor="#eee", zeroline=False, range=[0, data.span * 1.01])
     fig.update_xaxes(row=n_rows, col=1, title=f"time ({data.time_unit})")
 
 
