@@ -873,6 +873,37 @@ def test_the_png_draws_names_with_dollars_and_emoji_as_written(tmp_path: Path) -
     assert {"tenant $\\badcmd$ \U0001f680", "r$\\x$ (nobody)", "_p$\\y$ in use"} <= drawn
 
 
+@pytest.mark.parametrize("name", ["power_kw", "p" * 75])
+def test_the_pngs_pool_legend_names_a_lone_pool_and_keeps_the_panels_wide(
+    tmp_path: Path, name: str
+) -> None:
+    # one pool and no pool reservation: one curve, and the legend (drawn only for two or
+    # more) left it unnamed; a 75-character name beside the panel took 40% of the width
+    from planner.show.png import as_written, png_figure
+
+    doc = copy.deepcopy(INSTANCE)
+    doc["reservations"] = doc["reservations"][:1]  # the GPU reservation only
+    doc["cluster"]["pools"] = {name: 10}
+    for job in doc["jobs"]:
+        if "demand" in job:
+            job["demand"] = {name: job["demand"]["power_kw"]}
+    inst_path = tmp_path / "i.json"
+    inst_path.write_text(json.dumps(doc))
+    inst = read_instance(inst_path)
+    assert verify(inst, schedule_from_dict(SCHEDULE)) == []
+    data = show_data(SCHEDULE, inst)
+    assert [c.name for c in data.pools] == [f"{name} in use"]
+    with as_written():
+        fig = png_figure(data)
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        legend = fig.axes[2].get_legend()
+        assert legend is not None
+        assert [t.get_text() for t in legend.get_texts()][0].startswith(name[:30])
+        gantt = fig.axes[0].get_window_extent(renderer)
+    assert gantt.width > 0.8 * fig.get_window_extent(renderer).width
+
+
 def test_the_pngs_legend_leaves_the_title_line_in_sight(tmp_path: Path) -> None:
     """The title line holds the objective, bound and gap; a legend of several rows above
     the chart covered it."""

@@ -71,7 +71,7 @@ def _gantt(ax: Axes, data: ShowData) -> None:
         ax.axhspan(lane.offset - 0.5, lane.offset + lane.rows - 0.5, color="0.96", zorder=0)
 
 
-def _curves(ax: Axes, curves: Sequence[Curve], label: str) -> None:
+def _curves(ax: Axes, curves: Sequence[Curve], label: str, legend: bool = False) -> None:
     lines = [
         ax.step(c.times, [100 * v for v in c.values], where="post", lw=1, color=colour,
                 linestyle=":" if held else "-")[0]
@@ -80,12 +80,16 @@ def _curves(ax: Axes, curves: Sequence[Curve], label: str) -> None:
     ax.set_ylabel(label)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    if len(curves) > 1:
+    if legend:
         # labels given with their lines: matplotlib leaves out a `label=` starting with "_"
-        # (a pool named "_p" had no legend and a warning on stderr); beside the panel, where
-        # a dozen pools' entries inside it covered the curves
-        names = [c.name for c in curves]
-        ax.legend(lines, names, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        # (a pool named "_p" had no legend and a warning on stderr). Beside the panel when
+        # many (a dozen entries inside it covered the curves), names cut at 40 characters
+        # (a long one there narrowed every panel): tests/test_show.py -k pool_legend
+        names = [c.name if len(c.name) <= 40 else c.name[:39] + "…" for c in curves]
+        if len(curves) > 4:
+            ax.legend(lines, names, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        else:
+            ax.legend(lines, names, fontsize=7, loc="upper right")
 
 
 def png_figure(data: ShowData, width_in: float = 12.0) -> Figure:
@@ -98,7 +102,7 @@ def png_figure(data: ShowData, width_in: float = 12.0) -> Figure:
     _gantt(axes[0], data)
     _curves(axes[1], [data.utilisation], "GPUs busy %")
     if data.pools:
-        _curves(axes[2], data.pools, "pools %")
+        _curves(axes[2], data.pools, "pools %", legend=True)
     axes[-1].set_xlabel(f"time ({data.time_unit})")
     if data.colour_by != "group":
         # Under the chart: above it, a legend of two rows or more covered the title line
