@@ -785,6 +785,13 @@ def test_an_empty_name_for_a_file_is_exit_2_naming_its_option(
     assert not out.exists()
 
 
+def test_an_empty_name_for_a_required_option_does_not_say_leave_it_out(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    assert run("solve", DEMO, "--solver", "greedy", "-o", plan)[0] == 0
+    code, _, err = run("export", plan, "-o", "")
+    assert code == 2 and "the file name is empty" in err and "leave the option out" not in err
+
+
 def test_the_summary_shows_a_tiny_value_as_it_is() -> None:
     # the energy cost of a millisecond instance (3.7e-06) was printed as 0.00
     from planner.figures import figure

@@ -586,7 +586,7 @@ def test_a_stop_during_the_start_ends_it_after_the_first_plan(
 
 
 @pytest.mark.parametrize("backend", ["cbc", "highs"])
-@pytest.mark.parametrize("when", ["before", "during"])
+@pytest.mark.parametrize("when", ["before", "during", "after"])
 def test_a_stop_at_the_model_build_hands_nothing_to_the_back_end(
     monkeypatch: pytest.MonkeyPatch, backend: str, when: str
 ) -> None:
@@ -613,7 +613,15 @@ def test_a_stop_at_the_model_build_hands_nothing_to_the_back_end(
             options.stop.set()  # the signal comes once the start is made
         return start
 
+    real_warm = milp_solve.set_warm
+
+    def set_warm(*args: object, **kw: object) -> object:
+        if when == "after":
+            options.stop.set()  # the signal comes once the model is built and warmed
+        return real_warm(*args, **kw)  # type: ignore[arg-type]
+
     handed: list[str] = []
+    monkeypatch.setattr(milp_solve, "set_warm", set_warm)
     monkeypatch.setattr(milp_solve.milp_model, "build", build)
     monkeypatch.setattr(milp_solve, "best_start", best_start)
     monkeypatch.setattr(backends, "_write_model", lambda *a, **k: handed.append("cbc") or None)
@@ -621,6 +629,7 @@ def test_a_stop_at_the_model_build_hands_nothing_to_the_back_end(
     s = solve_milp(inst, options)
     assert s.info.get("interrupted") is True and handed == []
     assert built == ([] if when == "before" else [1])
+    assert s.info.get("stages") if when == "after" else not s.info.get("stages")
     assert s.status == "feasible" and verify(inst, s) == [] and len(s.jobs) == len(inst.jobs)
 
 

@@ -45,8 +45,8 @@ class FileName(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "":  # a shell variable left empty, say
-            option = isinstance(param, click.Option)
-            self.fail(f"the file name is empty{OR_LEAVE_OUT if option else ''}", param, ctx)
+            optional = isinstance(param, click.Option) and not param.required
+            self.fail(f"the file name is empty{OR_LEAVE_OUT if optional else ''}", param, ctx)
         return super().convert(value, param, ctx)
 
 

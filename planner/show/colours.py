@@ -59,7 +59,8 @@ def _by_group(bars: Sequence[Any]) -> tuple[list[str], dict[str, str]]:
 
 def _on_ramp(t: float) -> str:
     """The colour at `t` in [0, 1] along RAMP, blended between its stops: picked from the
-    stops, ten levels had only seven colours (0 and 1 alike; tests/test_show.py -k levels)."""
+    stops, ten levels had only seven colours (0 and 1 alike; tests/test_show.py -k
+    priority_level)."""
     x = t * (len(RAMP) - 1)
     k = min(int(x), len(RAMP) - 2)
     a, b = (tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in (RAMP[k], RAMP[k + 1]))

@@ -91,6 +91,7 @@ MIN_SOLVE_S = 1.0
 # Unbudgeted, the MPS file alone ran 7-9 s past a 10 s limit there.
 HANDOVER = {"cbc": 2.1, "highs": 0.45}
 INTERRUPTED = "interrupted before the MILP model was built"
+INTERRUPTED_BUILT = "interrupted before the MILP model was handed to the solver"
 
 
 # Below this many admissible groups the model takes every one (`groups.exact_candidates`),
@@ -237,7 +238,7 @@ def _build_model(r: _Run, start: Schedule | None, simple: dict[str, float]) -> _
         cmax_floor=simple.get("makespan", 0.0),
     )  # fmt: skip
     if r.options.stop.is_set():  # the build does not look: seconds on a large model
-        return INTERRUPTED
+        return INTERRUPTED_BUILT
     add_energy(instance, built, r.names)
     r.info["slot"], r.info["slots"], r.info["horizon"] = grid.length, grid.slots, grid.horizon
     r.info.update(built.sizes)  # type: ignore[typeddict-item]  # binaries, variables, rows
