@@ -233,7 +233,7 @@ def _fit_axis(
     endless = {b for b in boxes if horizon is not None and _for_good(b, horizon)}
     rest = max([1, *(b.end for b in bars), *(b.end for b in boxes if b not in endless)])
     # one that starts after the rest ends is drawn whole, as before: cut there, it had no
-    # width left (tests/test_show.py -k down_for_good)
+    # width left (tests/test_show.py -k past_the_horizon)
     endless = {b for b in endless if b.start < rest}
     span = max([rest, *(b.end for b in boxes if b not in endless)])
     return [b._replace(end=span) if b in endless else b for b in boxes], span
