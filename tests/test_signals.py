@@ -377,15 +377,17 @@ def test_a_bench_run_whose_clean_up_was_cut_short_is_cleaned_when_the_bench_ends
     folder = tmp_path / "plan-bench-x"
     folder.mkdir()
     child = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    run._JOBS[child.pid] = str(folder)
+    run._JOBS.add(child.pid)
+    run._FOLDERS.add(str(folder))
     try:
         rows = executors.run_inline([])
         assert list(rows) == []
         assert child.wait(timeout=10) == -signal.SIGKILL and not folder.exists()
-        assert child.pid not in run._JOBS
+        assert child.pid not in run._JOBS and str(folder) not in run._FOLDERS
     finally:
         child.kill()
-        run._JOBS.pop(child.pid, None)
+        run._JOBS.discard(child.pid)
+        run._FOLDERS.discard(str(folder))
 
 
 def test_a_signal_after_the_outputs_are_written_changes_nothing(tmp_path: Path) -> None:
