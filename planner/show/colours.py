@@ -63,8 +63,13 @@ def _on_ramp(t: float) -> str:
     priority_level)."""
     x = t * (len(RAMP) - 1)
     k = min(int(x), len(RAMP) - 2)
-    a, b = (tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in (RAMP[k], RAMP[k + 1]))
+    a, b = _rgb(RAMP[k]), _rgb(RAMP[k + 1])
     return "#" + "".join(f"{round(u + (v - u) * (x - k)):02x}" for u, v in zip(a, b, strict=True))
+
+
+def _rgb(colour: str) -> list[int]:
+    """ "#rrggbb" as its three channels."""
+    return [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
 
 
 def _by_priority(bars: Sequence[Any], instance: Instance) -> tuple[list[str], dict[str, str]]:
@@ -152,8 +157,7 @@ def shaded(colour: str, shade: int) -> str:
     """`colour` (#rrggbb), 15% darker when `shade` is 1."""
     if not shade:
         return colour
-    rgb = [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
-    return "#" + "".join(f"{round(c * 0.85):02x}" for c in rgb)
+    return "#" + "".join(f"{round(c * 0.85):02x}" for c in _rgb(colour))
 
 
 def pool_styles(curves: Sequence[Any]) -> list[tuple[Any, str, bool]]:
@@ -161,7 +165,6 @@ def pool_styles(curves: Sequence[Any]) -> list[tuple[Any, str, bool]]:
     job-shop charts repeat them) and whether it is what reservations hold (dotted)."""
     out, pool = [], -1
     for c in curves:
-        held = c.name.endswith(" held by reservations")
-        pool += 0 if held else 1
-        out.append((c, PALETTE[pool % len(PALETTE)], held))
+        pool += 0 if c.held else 1
+        out.append((c, PALETTE[pool % len(PALETTE)], c.held))
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from planner.checker import kind
@@ -64,6 +64,7 @@ class Curve:
     name: str
     times: tuple[int, ...]
     values: tuple[float, ...]
+    held: bool = False  # a pool's amount held by reservations (drawn dotted, its pool's colour)
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,8 @@ def _pools(instance: Instance | None, segments: Sequence[ShownSegment]) -> list[
                 held[r.end] -= r.amount
         out.append(step_curve(f"{pool} in use", used, capacity))
         if held:  # a flat line at 0 for every pool nothing reserves crowded the panel
-            out.append(step_curve(f"{pool} held by reservations", held, capacity))
+            curve = step_curve(f"{pool} held by reservations", held, capacity)
+            out.append(replace(curve, held=True))
     return out
 
 
